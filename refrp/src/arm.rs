@@ -1,0 +1,199 @@
+//! The single entry point of the RP: one fallback handler that reads the body, parses the
+//! path into a [`Route`], checks the method and `api-version`, then runs the route's handler
+//! under the store lock, and finally adds the ARM tracing headers to every response.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use crate::context::{Req, base_url, parse_query};
+use crate::errors::ApiError;
+use crate::faults::Fault;
+use crate::path::{self, Route};
+use crate::reply::Reply;
+use crate::settings::Settings;
+use crate::store::Store;
+use crate::{API_VERSIONS, DEFAULT_API_VERSION, groups, ids, operations, resources};
+
+/// Largest request body accepted.
+const MAX_BODY: usize = 1 << 20;
+
+/// Resource groups also accept the Microsoft.Resources api-version clients commonly use.
+const GROUP_API_VERSION: &str = "2021-04-01";
+
+/// Shared state of one RP instance.
+pub struct App {
+    pub settings: Settings,
+    pub store: Mutex<Store>,
+}
+
+impl App {
+    pub fn new(settings: Settings) -> Self {
+        let store = Mutex::new(Store::new(&settings));
+        App { settings, store }
+    }
+}
+
+/// The axum fallback handler: every request comes through here.
+pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    let reply = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(bytes) => dispatch(&app, &parts, bytes),
+        Err(_) => Reply::error(
+            &app.settings,
+            &ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestBodyTooLarge",
+                format!("The request body could not be read or exceeds {MAX_BODY} bytes."),
+            ),
+        ),
+    };
+    finish(&app.settings, &parts.headers, reply)
+}
+
+fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
+    let settings = &app.settings;
+    let fail = |e: ApiError| Reply::error(settings, &e);
+    let raw_path = parts.uri.path();
+    let Some(route) = path::parse(raw_path) else {
+        return fail(ApiError::not_found(
+            "NotFound",
+            "No route matches the request path.",
+        ));
+    };
+    // HEAD is answered like GET; hyper drops the body.
+    let method = if parts.method == Method::HEAD {
+        Method::GET
+    } else {
+        parts.method.clone()
+    };
+    if !method_allowed(&route, &method) {
+        return fail(ApiError::method_not_allowed(route.allowed()));
+    }
+    let query = parse_query(parts.uri.query());
+    let api_version = match api_version(&route, &query, settings) {
+        Ok(v) => v,
+        Err(e) => return fail(e),
+    };
+    let mut store = app.store.lock().unwrap_or_else(PoisonError::into_inner);
+    // Take the time under the lock so that operations start and end in request order.
+    let now = Instant::now();
+    store.advance(now);
+    let req = Req {
+        headers: &parts.headers,
+        path: raw_path,
+        query,
+        api_version,
+        body,
+        base: base_url(&parts.headers, &parts.uri),
+        settings,
+        now,
+    };
+    let store = &mut *store;
+    let result = match (&route, method) {
+        (Route::Group(g), Method::GET) => groups::get(store, g),
+        (Route::Group(g), Method::PUT) => groups::put(&req, store, g),
+        (Route::Group(g), Method::DELETE) => Ok(groups::delete(store, g)),
+        (Route::Resource(r), Method::GET) => resources::get(&req, store, r),
+        (Route::Resource(r), Method::PUT) => resources::put(&req, store, r),
+        (Route::Resource(r), Method::PATCH) => resources::patch(&req, store, r),
+        (Route::Resource(r), Method::DELETE) => resources::delete(&req, store, r),
+        (Route::Collection(c), _) => resources::list(&req, store, c),
+        (Route::Skus(r), _) => resources::skus(&req, store, r),
+        (Route::Restart(r), _) => resources::restart(&req, store, r),
+        (
+            Route::Operation {
+                endpoint,
+                sub,
+                location,
+                op,
+            },
+            _,
+        ) => operations::read(&req, store, *endpoint, sub, location, op),
+        _ => Err(ApiError::method_not_allowed(route.allowed())),
+    };
+    result.unwrap_or_else(fail)
+}
+
+fn method_allowed(route: &Route, method: &Method) -> bool {
+    match route {
+        Route::Group(_) => [Method::GET, Method::PUT, Method::DELETE].contains(method),
+        Route::Resource(_) => {
+            [Method::GET, Method::PUT, Method::PATCH, Method::DELETE].contains(method)
+        }
+        Route::Restart(_) => method == Method::POST,
+        Route::Collection(_) | Route::Skus(_) | Route::Operation { .. } => method == Method::GET,
+    }
+}
+
+/// The checked `api-version`: 400 `MissingApiVersionParameter` / `InvalidApiVersionParameter`.
+fn api_version(
+    route: &Route,
+    query: &[(String, String)],
+    settings: &Settings,
+) -> Result<String, ApiError> {
+    let given = query
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("api-version"))
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty());
+    let Some(given) = given else {
+        if settings.has(Fault::MissingApiVersionAccepted) {
+            return Ok(DEFAULT_API_VERSION.to_string());
+        }
+        return Err(ApiError::bad_request(
+            "MissingApiVersionParameter",
+            "The api-version query parameter (?api-version=) is required for all requests.",
+        ));
+    };
+    let group_only: &[&str] = match route {
+        Route::Group(_) => &[GROUP_API_VERSION],
+        _ => &[],
+    };
+    API_VERSIONS
+        .iter()
+        .chain(group_only)
+        .find(|v| v.eq_ignore_ascii_case(given))
+        .map(|v| v.to_string())
+        .ok_or_else(|| {
+            let shown: String = given.chars().take(64).collect();
+            ApiError::bad_request(
+                "InvalidApiVersionParameter",
+                format!(
+                    "The api-version '{shown}' is invalid. The supported versions are '{}'.",
+                    API_VERSIONS.join(",")
+                ),
+            )
+        })
+}
+
+/// Turns a [`Reply`] into a response with the request-id and echoed correlation headers.
+fn finish(settings: &Settings, request_headers: &HeaderMap, reply: Reply) -> Response {
+    let mut response = match reply.body {
+        Some(body) => (reply.status, Json(body)).into_response(),
+        None => reply.status.into_response(),
+    };
+    let headers = response.headers_mut();
+    for (name, value) in reply.headers {
+        headers.append(name, value);
+    }
+    if !settings.has(Fault::NoRequestId)
+        && let Ok(v) = HeaderValue::from_str(&ids::uuid())
+    {
+        headers.insert(HeaderName::from_static("x-ms-request-id"), v);
+    }
+    if !settings.has(Fault::NoCorrelationEcho) {
+        for name in ["x-ms-client-request-id", "x-ms-correlation-request-id"] {
+            if let Some(v) = request_headers.get(name) {
+                headers.insert(HeaderName::from_static(name), v.clone());
+            }
+        }
+    }
+    response
+}

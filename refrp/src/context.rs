@@ -1,0 +1,205 @@
+//! [`Req`]: what a handler needs to know about the request — headers, query, the checked
+//! api-version, the public base URL for links, identity and preconditions — plus the settings.
+
+use std::time::Instant;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Uri};
+use serde_json::{Map, Value};
+
+use crate::etag::Cond;
+use crate::faults::Fault;
+use crate::path::percent_decode;
+use crate::settings::Settings;
+
+/// One request as seen by the handlers.
+pub struct Req<'a> {
+    pub headers: &'a HeaderMap,
+    /// The raw request path (no query).
+    pub path: &'a str,
+    pub query: Vec<(String, String)>,
+    /// The api-version in force (checked, or the default under a fault).
+    pub api_version: String,
+    pub body: Bytes,
+    /// `scheme://authority` for absolute links: the Referer's origin, else the Host.
+    pub base: String,
+    pub settings: &'a Settings,
+    pub now: Instant,
+}
+
+impl<'a> Req<'a> {
+    pub fn has(&self, fault: Fault) -> bool {
+        self.settings.has(fault)
+    }
+
+    /// A header as text; `None` when absent or not visible ASCII.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The first query parameter with this name (case-insensitive).
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `If-Match`, or `Absent` under the `ignore-if-match` fault. Unreadable bytes count as
+    /// a tag that matches nothing.
+    pub fn if_match(&self) -> Cond {
+        if self.has(Fault::IgnoreIfMatch) {
+            return Cond::Absent;
+        }
+        self.cond("if-match")
+    }
+
+    /// `If-None-Match`, or `Absent` under the `ignore-if-none-match` fault.
+    pub fn if_none_match(&self) -> Cond {
+        if self.has(Fault::IgnoreIfNoneMatch) {
+            return Cond::Absent;
+        }
+        self.cond("if-none-match")
+    }
+
+    fn cond(&self, name: &str) -> Cond {
+        match self.headers.get(name) {
+            None => Cond::Absent,
+            Some(v) => match v.to_str() {
+                Ok(s) => Cond::parse(Some(s)),
+                Err(_) => Cond::Tags(vec!["\"\u{fffd}\"".into()]),
+            },
+        }
+    }
+
+    pub fn tenant(&self) -> Option<String> {
+        self.identity("x-ms-home-tenant-id")
+    }
+
+    pub fn client(&self) -> Option<String> {
+        self.identity("x-ms-client-object-id")
+    }
+
+    fn identity(&self, name: &str) -> Option<String> {
+        self.header(name)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    }
+
+    /// The JSON object of `x-ms-arm-resource-system-data`; malformed values are ignored.
+    pub fn system_data(&self) -> Option<Map<String, Value>> {
+        if self.has(Fault::SystemDataIgnored) {
+            return None;
+        }
+        let raw = self.header("x-ms-arm-resource-system-data")?;
+        match serde_json::from_str::<Value>(raw) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// An absolute URL on this server for `path` (already encoded) and `query`.
+    pub fn absolute(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.base, path_and_query)
+    }
+}
+
+/// Splits a raw query string into decoded (name, value) pairs.
+pub fn parse_query(raw: Option<&str>) -> Vec<(String, String)> {
+    let Some(raw) = raw else { return Vec::new() };
+    raw.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let dec = |s: &str| {
+                let s = s.replace('+', " ");
+                percent_decode(&s).unwrap_or(s)
+            };
+            (dec(k), dec(v))
+        })
+        .collect()
+}
+
+/// `scheme://authority` of the public address: the Referer's origin when it parses, else
+/// `http://` + Host, else the URI's authority, else `http://localhost`.
+pub fn base_url(headers: &HeaderMap, uri: &Uri) -> String {
+    let referer = headers
+        .get("referer")
+        .and_then(|v| v.to_str().ok())
+        .and_then(origin);
+    if let Some(o) = referer {
+        return o;
+    }
+    let host = headers
+        .get("host")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|h| valid_authority(h))
+        .map(str::to_string)
+        .or_else(|| uri.authority().map(|a| a.as_str().to_string()));
+    format!("http://{}", host.as_deref().unwrap_or("localhost"))
+}
+
+fn valid_authority(a: &str) -> bool {
+    !a.is_empty()
+        && a.len() <= 255
+        && a
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
+}
+
+/// The `scheme://authority` of an absolute http(s) URL.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return None;
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    valid_authority(authority).then(|| format!("{}://{authority}", scheme.to_ascii_lowercase()))
+}
+
+/// Percent-encodes one path segment (unreserved characters and `()` stay as they are).
+pub fn encode_segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'(' | b')') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn base_prefers_referer_then_host() {
+        let uri: Uri = "/x".parse().unwrap_or_default();
+        let mut h = HeaderMap::new();
+        assert_eq!(base_url(&h, &uri), "http://localhost");
+        h.insert("host", HeaderValue::from_static("127.0.0.1:8080"));
+        assert_eq!(base_url(&h, &uri), "http://127.0.0.1:8080");
+        h.insert("referer", HeaderValue::from_static("https://arm.example:443/some/path?q"));
+        assert_eq!(base_url(&h, &uri), "https://arm.example:443");
+        h.insert("referer", HeaderValue::from_static("not a url"));
+        assert_eq!(base_url(&h, &uri), "http://127.0.0.1:8080");
+        h.insert("host", HeaderValue::from_static("bad host/"));
+        h.remove("referer");
+        assert_eq!(base_url(&h, &uri), "http://localhost");
+    }
+
+    #[test]
+    fn query_parsing_and_encoding() {
+        let q = parse_query(Some("api-version=2024-05-01&$skipToken=a%20b&flag"));
+        assert_eq!(q[0], ("api-version".into(), "2024-05-01".into()));
+        assert_eq!(q[1].1, "a b");
+        assert_eq!(q[2], ("flag".into(), String::new()));
+        assert_eq!(encode_segment("a b/c"), "a%20b%2Fc");
+    }
+}

@@ -1,0 +1,88 @@
+//! `rpconform-refrp`: the embedded reference ARM resource provider of rpconform.
+//!
+//! A conforming ARM-style RP for the `Microsoft.Contoso` namespace (widgets, nested gadgets
+//! and sprockets, links that depend on widgets, a `restart` action, `/skus`), built with axum
+//! on tokio. Every [`Fault`] knob in [`Settings::faults`] breaks named contract rules on
+//! purpose; with no knob set the RP satisfies the whole catalogue.
+//!
+//! - [`app`] builds the router for one fresh RP instance (for in-process tests);
+//! - [`start`] serves it on `127.0.0.1` and returns a [`RunningServer`];
+//! - [`Fault`] lists the knobs, [`list_faults_text`] renders them for humans.
+//!
+//! Inside: `arm` dispatches every request (one fallback handler), `path` parses routes,
+//! `resources` / `groups` / `operations` handle them against the `store` (state, operations,
+//! propagation, lazy time-based completion), with `validate`, `etag`, `errors`, `render`
+//! and `reply` as helpers.
+
+use std::sync::Arc;
+
+mod arm;
+mod context;
+mod errors;
+mod etag;
+mod faults;
+mod groups;
+mod ids;
+mod operations;
+mod path;
+mod render;
+mod reply;
+mod resources;
+mod server;
+mod settings;
+mod store;
+mod validate;
+
+pub use faults::Fault;
+pub use server::{RunningServer, start};
+pub use settings::Settings;
+
+/// The resource-provider namespace served.
+pub const NAMESPACE: &str = "Microsoft.Contoso";
+
+/// The api-versions every route accepts (resource groups also take `2021-04-01`).
+pub const API_VERSIONS: &[&str] = &["2024-05-01", "2024-09-01-preview"];
+
+/// The api-version to use when nothing else is said.
+pub const DEFAULT_API_VERSION: &str = "2024-05-01";
+
+/// The router of one fresh RP instance with its own empty state.
+pub fn app(settings: Settings) -> axum::Router {
+    let state = Arc::new(arm::App::new(settings));
+    axum::Router::new().fallback(arm::handle).with_state(state)
+}
+
+/// One line per fault: `name  RULE-01,RULE-02  description`, names padded to one column.
+pub fn list_faults_text() -> String {
+    let all = Fault::all();
+    let name_width = all.iter().map(|f| f.name().len()).max().unwrap_or(0);
+    let rules_width = all
+        .iter()
+        .map(|f| f.rules().join(",").len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for f in all {
+        out.push_str(&format!(
+            "{:name_width$}  {:rules_width$}  {}\n",
+            f.name(),
+            f.rules().join(","),
+            f.description()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_list_has_one_line_per_fault() {
+        let text = list_faults_text();
+        assert_eq!(text.lines().count(), Fault::all().len());
+        let first = text.lines().next().unwrap_or_default();
+        assert!(first.starts_with("relative-location  "));
+        assert!(first.contains("LOC-02"));
+    }
+}

@@ -1,0 +1,89 @@
+//! JSON bodies of resources, resource groups, SKU lists and operation resources.
+
+use serde_json::{Map, Value, json};
+
+use crate::store::{Group, Resource, State};
+
+/// A resource body; `state: None` omits `properties.provisioningState`.
+pub fn resource(r: &Resource, state: Option<State>) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(r.id));
+    m.insert("name".into(), json!(r.name));
+    m.insert("type".into(), json!(r.type_name));
+    if let Some(loc) = &r.location {
+        m.insert("location".into(), json!(loc));
+    }
+    if let Some(tags) = &r.tags {
+        m.insert("tags".into(), Value::Object(tags.clone()));
+    }
+    if !r.system_data.is_empty() {
+        m.insert("systemData".into(), Value::Object(r.system_data.clone()));
+    }
+    let mut props = r.properties.clone();
+    if let Some(state) = state {
+        props.insert("provisioningState".into(), json!(state.as_str()));
+    }
+    m.insert("properties".into(), Value::Object(props));
+    Value::Object(m)
+}
+
+/// A resource group body.
+pub fn group(g: &Group) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(g.id));
+    m.insert("name".into(), json!(g.name));
+    m.insert("type".into(), json!("Microsoft.Resources/resourceGroups"));
+    m.insert("location".into(), json!(g.location));
+    if let Some(tags) = &g.tags {
+        m.insert("tags".into(), Value::Object(tags.clone()));
+    }
+    m.insert("properties".into(), json!({"provisioningState": "Succeeded"}));
+    Value::Object(m)
+}
+
+/// The alternative SKUs of a widget.
+pub fn widget_skus() -> Value {
+    json!({"value": [
+        {
+            "resourceType": "widgets",
+            "sku": {"name": "Standard_S1", "tier": "Standard"},
+            "capacity": {"scaleType": "automatic", "minimum": 1, "maximum": 10, "default": 1}
+        },
+        {
+            "resourceType": "widgets",
+            "sku": {"name": "Premium_P1", "tier": "Premium"},
+            "capacity": {"scaleType": "manual", "minimum": 1, "maximum": 5, "default": 2}
+        }
+    ]})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::path::Kind;
+
+    #[test]
+    fn proxy_body_has_no_location_or_tags() {
+        let r = Resource {
+            id: "/x/gadgets/g".into(),
+            name: "g".into(),
+            type_name: "Microsoft.Contoso/widgets/gadgets".into(),
+            kind: Kind::Gadget,
+            location: None,
+            tags: None,
+            properties: json!({"size": 1}).as_object().cloned().unwrap_or_default(),
+            settled: State::Succeeded,
+            etag: "\"e\"".into(),
+            system_data: Map::new(),
+            restart_count: 0,
+            op_location: "eastus".into(),
+        };
+        let b = resource(&r, Some(State::Updating));
+        assert_eq!(
+            b,
+            json!({"id": "/x/gadgets/g", "name": "g", "type": "Microsoft.Contoso/widgets/gadgets",
+                   "properties": {"size": 1, "provisioningState": "Updating"}})
+        );
+        assert!(resource(&r, None)["properties"].get("provisioningState").is_none());
+    }
+}

@@ -1,0 +1,144 @@
+//! clap definitions of every subcommand and flag.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "rpconform", version, about = "Conformance tester for Azure Resource Manager resource providers and other asynchronous resource APIs")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run suites against a target and write reports.
+    Run(RunArgs),
+    /// Check suites (and a target file) without sending a request.
+    Check(CheckArgs),
+    /// Print the rule catalogue.
+    Rules(RulesArgs),
+    /// Serve the embedded reference RP on 127.0.0.1.
+    Serve(ServeArgs),
+    /// Work with report directories.
+    #[command(subcommand)]
+    Report(ReportCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite files or directories (default: suites/).
+    #[arg(value_name = "SUITE_PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// `embedded` (the reference RP, in-process) or a target file.
+    #[arg(long, default_value = "embedded")]
+    pub target: String,
+    /// Reference-RP fault knobs to turn on (with --target embedded).
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    /// Operation duration of the embedded RP, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub op_duration: u64,
+    /// Multiply every wait (Retry-After, sleeps) by F; F != 1 marks the run accelerated.
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub time_scale: f64,
+    /// SHOULD failures fail the run too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Where reports go.
+    #[arg(long, default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// Where JSON Schemas are.
+    #[arg(long, default_value = "schemas")]
+    pub schemas: PathBuf,
+    /// Run one partition of the tests: hash:M/N or count:M/N.
+    #[arg(long, value_name = "hash:M/N|count:M/N")]
+    pub partition: Option<String>,
+    /// Do not verify TLS certificates.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Do not fetch URLs on another origin than the target's (they are reported).
+    #[arg(long)]
+    pub no_foreign: bool,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub request_timeout: u64,
+    /// Largest response body read, in bytes.
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub body_cap: usize,
+    /// Run the suites once per reference-RP fault and write reports/fault-matrix.md.
+    #[arg(long)]
+    pub fault_matrix: bool,
+
+    // cargo-test flags.
+    /// Run only tests whose name contains FILTER (exactly, with --exact).
+    #[arg(long = "filter", short = 'f', value_name = "FILTER")]
+    pub filter: Option<String>,
+    #[arg(long)]
+    pub exact: bool,
+    /// Skip tests whose name contains this (repeatable).
+    #[arg(long)]
+    pub skip: Vec<String>,
+    /// List the tests and exit.
+    #[arg(long)]
+    pub list: bool,
+    #[arg(long)]
+    pub include_ignored: bool,
+    #[arg(long)]
+    pub ignored: bool,
+    /// Tests run at once (default 32: most of a test's time is waiting on polls).
+    #[arg(long)]
+    pub test_threads: Option<usize>,
+    /// One character per test.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[arg(value_name = "SUITE_PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// Also check this target file (and that the suites can run on it).
+    #[arg(long)]
+    pub target: Option<PathBuf>,
+    #[arg(long, default_value = "schemas")]
+    pub schemas: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
+    /// Suites whose coverage to show (default: suites/).
+    #[arg(long = "suites", default_value = "suites")]
+    pub suites: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    #[arg(long, default_value_t = 1000)]
+    pub op_duration: u64,
+    #[arg(long, default_value_t = 10)]
+    pub retry_after: u64,
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    #[arg(long, default_value = "reports/embedded-target.yaml")]
+    pub write_target: PathBuf,
+    /// Print every fault knob with the rules it breaks, and exit.
+    #[arg(long)]
+    pub list_faults: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Join the reports of partitioned runs (directories or report.json files).
+    Merge {
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+    },
+}

@@ -1,0 +1,158 @@
+//! Positioned diagnostics: what a suite or target file got wrong, where, and what was expected.
+//!
+//! A [`Diagnostic`] names file, line and column; [`Diagnostic::render`] prints it the way
+//! compilers do (`--> file:line:col`, the offending line, a caret) so a user can fix the file
+//! without guessing. Loaders collect every diagnostic of a file instead of stopping at the first.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A position in a source file (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Pos {
+    pub file: Arc<Path>,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl Pos {
+    pub fn new(file: &Arc<Path>, line: usize, col: usize) -> Self {
+        Pos { file: file.clone(), line, col }
+    }
+}
+
+impl fmt::Display for Pos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)
+    }
+}
+
+/// One problem found in an input file.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub pos: Pos,
+    pub message: String,
+    /// What would have been accepted there, when that helps ("expected one of: ...").
+    pub expected: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(pos: Pos, message: impl Into<String>) -> Self {
+        Diagnostic { pos, message: message.into(), expected: None }
+    }
+
+    pub fn expected(mut self, what: impl Into<String>) -> Self {
+        self.expected = Some(what.into());
+        self
+    }
+
+    /// Render with the source line and a caret under the column.
+    pub fn render(&self, source: Option<&str>) -> String {
+        let mut out = format!("error: {}\n  --> {}\n", self.message, self.pos);
+        if let Some(line) = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1))) {
+            let num = self.pos.line.to_string();
+            let pad = " ".repeat(num.len());
+            // Columns count characters; tabs are kept so the caret lines up in a terminal.
+            let prefix: String = line
+                .chars()
+                .take(self.pos.col.saturating_sub(1))
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            out.push_str(&format!("{pad} |\n{num} | {line}\n{pad} | {prefix}^\n"));
+        }
+        if let Some(exp) = &self.expected {
+            out.push_str(&format!("  = expected: {exp}\n"));
+        }
+        out
+    }
+}
+
+/// Every diagnostic of a load, with the sources needed to render them.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub diagnostics: Vec<Diagnostic>,
+    sources: Vec<(PathBuf, Arc<str>)>,
+}
+
+impl Report {
+    pub fn add_source(&mut self, path: &Path, text: Arc<str>) {
+        self.sources.push((path.to_path_buf(), text));
+    }
+
+    pub fn push(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+    }
+
+    pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        self.diagnostics.extend(ds);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.diagnostics.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.diagnostics.len()
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for d in &self.diagnostics {
+            let src = self
+                .sources
+                .iter()
+                .find(|(p, _)| p.as_path() == &*d.pos.file)
+                .map(|(_, s)| &**s);
+            out.push_str(&d.render(src));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Suggest the closest candidate for a misspelt name (edit distance at most 2, or a prefix).
+pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let w = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_caret_under_column() {
+        let file: Arc<Path> = Arc::from(Path::new("suites/x.yaml"));
+        let d = Diagnostic::new(Pos::new(&file, 2, 5), "unknown key `stauts`").expected("status");
+        let text = d.render(Some("a: 1\nb:  stauts\n"));
+        assert!(text.contains("--> suites/x.yaml:2:5"), "{text}");
+        assert!(text.contains("2 | b:  stauts\n  |     ^"), "{text}");
+        assert!(text.contains("expected: status"));
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        assert_eq!(did_you_mean("stauts", ["status", "headers"]), Some("status"));
+        assert_eq!(did_you_mean("zzz", ["status", "headers"]), None);
+    }
+}

@@ -1,0 +1,129 @@
+//! An [`Exchange`]: one request and what came back (or why nothing did), already redacted.
+//! Rules and reports read exchanges only; they never see a live connection or a secret.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Why the runner sent a request; rules use it to know which contract applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A request a scenario step wrote.
+    Step,
+    /// Creating a prerequisite resource.
+    Setup,
+    /// GET of an Azure-AsyncOperation URL (an operation resource).
+    OperationStatus,
+    /// GET of a 202's Location URL.
+    LocationPoll,
+    /// GET of the resource while its operation runs (provisioningState polling).
+    ResourcePoll,
+    /// A further page of a collection (nextLink).
+    NextPage,
+    /// Deleting what the run created, at the end.
+    Cleanup,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    /// Body text (redacted), cut to a size fit for reports.
+    pub body: String,
+    pub body_bytes: usize,
+    #[serde(skip)]
+    pub json: Option<Value>,
+    /// Why the body is not JSON, when it is not empty and does not parse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_error: Option<String>,
+}
+
+impl Response {
+    /// The first value of a header (case-insensitive name).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    pub fn header_all(&self, name: &str) -> Vec<&str> {
+        self.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).collect()
+    }
+
+    pub fn pointer(&self, ptr: &str) -> Option<&Value> {
+        self.json.as_ref().and_then(|j| j.pointer(ptr))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Order in the run, for "the exchange that shows it".
+    pub seq: u64,
+    pub role: Role,
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Response>,
+    /// Transport failure: refused, reset, timed out, body over the cap...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub started_at: String,
+    pub elapsed_ms: u64,
+    /// Sent to another origin than the target's, without credentials.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign: bool,
+}
+
+impl Exchange {
+    pub fn status(&self) -> Option<u16> {
+        self.response.as_ref().map(|r| r.status)
+    }
+
+    pub fn request_header(&self, name: &str) -> Option<&str> {
+        self.request_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// A short one-line description: `#12 PUT https://… → 201`.
+    pub fn summary(&self) -> String {
+        let outcome = match (&self.response, &self.error) {
+            (Some(r), _) => r.status.to_string(),
+            (None, Some(e)) => format!("error: {e}"),
+            _ => "no response".into(),
+        };
+        format!("#{} {} {} → {}", self.seq, self.method, self.url, outcome)
+    }
+
+    /// A curl-like transcript (already redacted), bodies cut to `max_body` characters.
+    pub fn transcript(&self, max_body: usize) -> String {
+        let mut out = format!("> {} {}  (#{}, {:?}, {} ms)\n", self.method, self.url, self.seq, self.role, self.elapsed_ms);
+        for (k, v) in &self.request_headers {
+            out.push_str(&format!("> {k}: {v}\n"));
+        }
+        if let Some(b) = &self.request_body {
+            out.push_str(&format!(">\n{}\n", cut(b, max_body)));
+        }
+        match (&self.response, &self.error) {
+            (Some(r), _) => {
+                out.push_str(&format!("< {}\n", r.status));
+                for (k, v) in &r.headers {
+                    out.push_str(&format!("< {k}: {v}\n"));
+                }
+                if !r.body.is_empty() {
+                    out.push_str(&format!("<\n{}\n", cut(&r.body, max_body)));
+                }
+            }
+            (None, Some(e)) => out.push_str(&format!("< (no response: {e})\n")),
+            _ => {}
+        }
+        out
+    }
+}
+
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max).collect();
+    format!("{head}… ({} more characters)", s.chars().count() - max)
+}

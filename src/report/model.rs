@@ -1,0 +1,146 @@
+//! The results a run hands to reporters: one [`ScenarioResult`] per test plus [`RunInfo`].
+//! Reporters (JUnit, JSON, Markdown, console) read only these.
+
+use serde::{Deserialize, Serialize};
+
+use crate::checks::{Outcome, RuleTally};
+use crate::http::Exchange;
+
+/// How one test ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", content = "detail", rename_all = "kebab-case")]
+pub enum Status {
+    Passed,
+    /// Only SHOULD rules failed (and the run is not `--strict`).
+    Warned,
+    /// A rule failed: the target broke the contract.
+    Failed,
+    /// The runner could not check: transport failure, setup failure, deadline, bad variable.
+    Error(String),
+    /// Not applicable to this target, or ignored; with the reason.
+    Skipped(String),
+}
+
+/// One poll loop's history: attempts are history, never failures of their own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PollRecord {
+    pub step: String,
+    pub via: String,
+    pub attempts: u32,
+    pub elapsed_ms: u64,
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// `suite::scenario[::type][::row]`.
+    pub name: String,
+    pub suite: String,
+    pub suite_file: String,
+    pub scenario: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<String>,
+    /// file:line:col of the scenario.
+    pub at: String,
+    #[serde(flatten)]
+    pub status: Status,
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub verdicts: Vec<Verdict>,
+    #[serde(default)]
+    pub polls: Vec<PollRecord>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    #[serde(default)]
+    pub exchanges: Vec<Exchange>,
+}
+
+/// All checks of one rule in one test, as reports hold them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Verdict {
+    pub rule: String,
+    /// MUST, SHOULD or MAY.
+    pub level: String,
+    /// passed, failed or exempt.
+    pub outcome: String,
+    pub passed: u32,
+    pub failed: u32,
+    #[serde(default)]
+    pub failures: Vec<FindingOut>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exempt_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FindingOut {
+    pub expected: String,
+    pub seen: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exchange: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+}
+
+impl Verdict {
+    pub fn failed_outcome(&self) -> bool {
+        self.outcome == "failed"
+    }
+}
+
+/// The run's settings, recorded in every report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub rpconform_version: String,
+    pub run_id: String,
+    pub target: String,
+    pub base_url: String,
+    pub time_scale: f64,
+    /// True when the time scale is not 1: not a certification run.
+    pub accelerated: bool,
+    pub strict: bool,
+    pub filters: Vec<String>,
+    pub skip: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
+    pub started_at: String,
+    pub duration_ms: u64,
+    /// Resources the run created and could not delete.
+    #[serde(default)]
+    pub left_behind: Vec<String>,
+    #[serde(default)]
+    pub faults: Vec<String>,
+}
+
+/// Turn a scenario's tallies into report verdicts.
+pub fn verdicts(t: &[RuleTally]) -> Vec<Verdict> {
+    t.iter()
+        .map(|x| Verdict {
+            rule: x.rule.to_string(),
+            level: x.level.as_str().to_string(),
+            outcome: match x.outcome {
+                Outcome::Passed => "passed",
+                Outcome::Failed => "failed",
+                Outcome::Exempt => "exempt",
+            }
+            .to_string(),
+            passed: x.passed,
+            failed: x.failed,
+            failures: x
+                .failures
+                .iter()
+                .map(|f| FindingOut {
+                    expected: f.expected.clone(),
+                    seen: f.seen.clone(),
+                    exchange: f.exchange,
+                    at: f.at.clone(),
+                    step: f.step.clone(),
+                })
+                .collect(),
+            exempt_reason: x.exempt_reason.clone(),
+        })
+        .collect()
+}

@@ -1,0 +1,80 @@
+//! Creating the run's resource group, and deleting at the end what the run created: every
+//! tracked resource (children first, LRO deletes polled to completion), then the group if the
+//! run made it. Whatever could not be deleted is listed in the reports.
+
+use std::time::{Duration, Instant};
+
+use super::context::RunCtx;
+use crate::http::{OutRequest, Role};
+
+fn with_version(url: &str, v: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}api-version={v}")
+}
+
+/// PUT the resource group when the target asks the run to create it.
+pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
+    let rg = &ctx.target.resource_group;
+    if !rg.create {
+        return Ok(());
+    }
+    let url = with_version(&ctx.target.rg_url(), &rg.api_version);
+    let body = serde_json::json!({"location": ctx.target.location}).to_string();
+    let req = OutRequest { method: "PUT".into(), url, headers: Vec::new(), body: Some(body) };
+    let ex = ctx.http.send(req, Role::Setup).await;
+    match ex.status() {
+        Some(200 | 201) => Ok(()),
+        Some(s) => Err(format!("could not create resource group {}: {s} {}", rg.name, crate::http::cut(&ex.response.map(|r| r.body).unwrap_or_default(), 300))),
+        None => Err(format!("could not create resource group {}: {}", rg.name, ex.error.unwrap_or_default())),
+    }
+}
+
+/// Delete what is left; returns what could not be deleted.
+pub async fn final_cleanup(ctx: &RunCtx, budget: Duration) -> Vec<String> {
+    let start = Instant::now();
+    let mut items = ctx.cleanup.remaining();
+    // Children first: longer paths go before their parents.
+    items.sort_by_key(|(u, _)| std::cmp::Reverse(u.matches('/').count()));
+    let mut left = Vec::new();
+    for (url, by) in items {
+        if !ctx.cleanup.remaining().iter().any(|(u, _)| u == &url) {
+            continue; // deleted with its parent
+        }
+        if !delete_and_wait(ctx, &url, budget.saturating_sub(start.elapsed())).await {
+            left.push(format!("{url} (created by {by})"));
+        } else {
+            ctx.cleanup.forget(&url);
+        }
+    }
+    let rg = &ctx.target.resource_group;
+    if rg.create {
+        let url = with_version(&ctx.target.rg_url(), &rg.api_version);
+        let ex = ctx.http.send(OutRequest { method: "DELETE".into(), url, headers: Vec::new(), body: None }, Role::Cleanup).await;
+        if !matches!(ex.status(), Some(200..=299)) {
+            left.push(format!("resource group {} ({})", rg.name, ex.summary()));
+        }
+    }
+    left
+}
+
+async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
+    let start = Instant::now();
+    let u = with_version(url, &ctx.target.api_version);
+    let ex = ctx.http.send(OutRequest { method: "DELETE".into(), url: u.clone(), headers: Vec::new(), body: None }, Role::Cleanup).await;
+    match ex.status() {
+        Some(200 | 204 | 404) => return true,
+        Some(202) => {}
+        _ => return false,
+    }
+    // Poll the resource itself until it is gone: the simplest signal every RP gives.
+    while start.elapsed() < budget {
+        tokio::time::sleep(Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64).max(Duration::from_millis(50))).await;
+        let g = ctx.http.send(OutRequest { method: "GET".into(), url: u.clone(), headers: Vec::new(), body: None }, Role::Cleanup).await;
+        match g.status() {
+            Some(404) => return true,
+            Some(_) => continue,
+            None => return false,
+        }
+    }
+    false
+}

@@ -1,0 +1,368 @@
+//! The long-running-operation poller (ARM pattern): follows Azure-AsyncOperation when the
+//! response has it, else a 202's Location, else the resource's provisioningState; honours
+//! Retry-After (integer seconds, 60 when absent) scaled by `--time-scale`; stops at the
+//! deadline; and checks the rules that only a poll can see (OPRES-03, LOC-05/06/08, PUT-02/03,
+//! PATCH-02, DEL-03, AAO-04, PSTATE-02, PUT-04). Attempts are history, never failures.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::exec::{Exec, canonical};
+use crate::checks::ambient::is_terminal;
+use crate::checks::arm_path::{PathKind, classify};
+use crate::http::Role;
+use crate::report::PollRecord;
+use crate::scenario::ApiVersion;
+
+pub(super) struct PollOut {
+    pub outcome: String,
+    pub final_exchange: Option<usize>,
+}
+
+#[derive(PartialEq)]
+enum Via {
+    Operation(String),
+    Location(String),
+    Resource(String),
+}
+
+/// Seconds from a Retry-After header, when it is the integer form.
+fn retry_after(v: Option<&str>) -> Option<f64> {
+    v.map(str::trim).filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).and_then(|s| s.parse::<f64>().ok())
+}
+
+fn resolve(base: &str, v: &str) -> String {
+    url::Url::parse(base).and_then(|b| b.join(v)).map(|u| u.to_string()).unwrap_or_else(|_| v.to_string())
+}
+
+impl Exec<'_> {
+    fn ps_of(&self, idx: usize) -> Option<String> {
+        self.exchanges[idx]
+            .response
+            .as_ref()
+            .and_then(|r| r.pointer("/properties/provisioningState"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    fn reports_state(&self, url: &str) -> bool {
+        let path = url::Url::parse(url).map(|u| u.path().to_string()).unwrap_or_default();
+        match classify(&path, &self.ctx.target) {
+            PathKind::Resource(t) => t.provisioning_state,
+            _ => false,
+        }
+    }
+
+    fn declared_async(&self, url: &str) -> bool {
+        let path = url::Url::parse(url).map(|u| u.path().to_string()).unwrap_or_default();
+        matches!(classify(&path, &self.ctx.target), PathKind::Resource(t) if t.asynchronous)
+    }
+
+    /// A GET of the resource made while the operation was known to run, both before and after.
+    fn judge_during(&mut self, idx: usize, method: &str) {
+        let ex = &self.exchanges[idx];
+        let seq = Some(ex.seq);
+        let status = ex.status();
+        let ps = self.ps_of(idx);
+        let running = ps.as_deref().is_some_and(|s| !is_terminal(s));
+        let seen = format!("{} with provisioningState {:?}", status.map(|s| s.to_string()).unwrap_or("no response".into()), ps);
+        match method {
+            "PUT" => self.ledger.check("PUT-03", status == Some(200) && running, seq, || {
+                ("200 with a non-terminal provisioningState while provisioning runs".into(), seen)
+            }),
+            "PATCH" => self.ledger.check("PATCH-02", status == Some(200) && running, seq, || {
+                ("200 with a non-terminal provisioningState while the update runs".into(), seen)
+            }),
+            "DELETE" => self.ledger.check("DEL-03", status == Some(404) || (status == Some(200) && running), seq, || {
+                ("404, or 200 with a non-terminal provisioningState, while the delete runs".into(), seen)
+            }),
+            _ => {}
+        }
+    }
+
+    /// Follow the operation started by exchange `init`.
+    pub(super) async fn follow(
+        &mut self,
+        init: usize,
+        resource: Option<String>,
+        method: &str,
+        deadline: Duration,
+        watch: Vec<String>,
+    ) -> PollOut {
+        let start = Instant::now();
+        let Some(resp) = self.exchanges[init].response.clone() else {
+            return PollOut { outcome: "error: no response to follow".into(), final_exchange: Some(init) };
+        };
+        let req_url = self.exchanges[init].url.clone();
+        let aao = resp.header("azure-asyncoperation").map(|v| resolve(&req_url, v));
+        let loc = if resp.status == 202 { resp.header("location").map(|v| resolve(&req_url, v)) } else { None };
+        let ps = self.ps_of(init);
+        let seq = Some(self.exchanges[init].seq);
+        if matches!(resp.status, 200 | 201) && matches!(method, "PUT" | "PATCH") {
+            let unfinished = aao.is_some() || self.declared_async(&req_url);
+            if unfinished {
+                let ok = ps.as_deref().is_some_and(|s| !is_terminal(s));
+                let rule = if method == "PUT" { "PUT-02" } else { "PATCH-02" };
+                self.ledger.check(rule, ok, seq, || {
+                    ("a non-terminal properties.provisioningState in the initial response of an asynchronous operation".into(), format!("provisioningState {ps:?}"))
+                });
+            }
+        }
+        let needs = resp.status == 202 || aao.is_some() || (matches!(resp.status, 200 | 201) && ps.as_deref().is_some_and(|s| !is_terminal(s)));
+        if !needs {
+            let outcome = if (200..300).contains(&resp.status) { "Succeeded" } else { "Failed" };
+            return PollOut { outcome: outcome.into(), final_exchange: Some(init) };
+        }
+        let via = match (&aao, &loc, &resource) {
+            (Some(a), _, _) => Via::Operation(a.clone()),
+            (None, Some(l), _) => Via::Location(l.clone()),
+            (None, None, Some(r)) if resp.status != 202 => Via::Resource(r.clone()),
+            _ => {
+                return PollOut {
+                    outcome: "error: a 202 with neither Location nor Azure-AsyncOperation: nothing to poll".into(),
+                    final_exchange: Some(init),
+                };
+            }
+        };
+        let mut retry = retry_after(resp.header("retry-after"));
+        let mut attempts = 0u32;
+        let mut pending: Vec<usize> = Vec::new();
+        let mut last: Option<usize> = None;
+        let mut outcome: Option<String> = None;
+        let mut interrupted = false;
+        loop {
+            let remaining = deadline.saturating_sub(start.elapsed());
+            if remaining.is_zero() {
+                break;
+            }
+            // Retry-After of 0, negative or absurd still gets a sane floor; the deadline caps it.
+            let wait = Duration::from_secs_f64((retry.unwrap_or(60.0).max(1.0) * self.ctx.time_scale).min(86_400.0));
+            if !self.ctx.cancel.sleep(wait.min(remaining)).await {
+                interrupted = true;
+                break;
+            }
+            if start.elapsed() >= deadline {
+                break;
+            }
+            attempts += 1;
+            let (url, role) = match &via {
+                Via::Operation(u) => (u.clone(), Role::OperationStatus),
+                Via::Location(u) => (u.clone(), Role::LocationPoll),
+                Via::Resource(u) => (u.clone(), Role::ResourcePoll),
+            };
+            let Ok(i) = self.send("GET", &url, Vec::new(), None, role, &ApiVersion::Default).await else {
+                outcome = Some("error: invalid poll URL".into());
+                break;
+            };
+            last = Some(i);
+            let r = self.exchanges[i].response.clone();
+            if let Some(r) = &r
+                && let Some(ra) = retry_after(r.header("retry-after"))
+            {
+                retry = Some(ra);
+            }
+            let running = match &via {
+                Via::Operation(_) => {
+                    let st = r.as_ref().filter(|r| r.status == 200).and_then(|r| r.json.as_ref()).and_then(|j| j.get("status")).and_then(Value::as_str);
+                    match st {
+                        Some(s) if is_terminal(s) => {
+                            outcome = Some(canonical(s));
+                            false
+                        }
+                        // An unreadable status is not progress: keep polling to the deadline.
+                        _ => true,
+                    }
+                }
+                Via::Location(_) => match r.as_ref().map(|r| r.status) {
+                    Some(202) => true,
+                    Some(s) if (200..300).contains(&s) => {
+                        outcome = Some("Succeeded".into());
+                        false
+                    }
+                    Some(_) => {
+                        outcome = Some("Failed".into());
+                        false
+                    }
+                    None => true,
+                },
+                Via::Resource(_) => match r.as_ref().map(|r| r.status) {
+                    Some(404) if method == "DELETE" => {
+                        outcome = Some("Succeeded".into());
+                        false
+                    }
+                    Some(200) => match self.ps_of(i) {
+                        Some(s) if !is_terminal(&s) => true,
+                        Some(s) => {
+                            outcome = Some(canonical(&s));
+                            false
+                        }
+                        None => {
+                            outcome = Some("Succeeded".into());
+                            false
+                        }
+                    },
+                    _ => true,
+                },
+            };
+            if !running {
+                break;
+            }
+            // GETs made between two "running" reads were made during the operation.
+            for p in std::mem::take(&mut pending) {
+                self.judge_during(p, method);
+            }
+            // LOC-05: a Location that stops answering 202 while the operation still runs.
+            if let (Via::Operation(op), Some(l)) = (&via, &loc) {
+                if let Ok(li) = self.send("GET", l, Vec::new(), None, Role::LocationPoll, &ApiVersion::Default).await {
+                    let ls = self.exchanges[li].status();
+                    if ls != Some(202) {
+                        // Confirm the operation still runs before blaming Location.
+                        if let Ok(again) = self.send("GET", op, Vec::new(), None, Role::OperationStatus, &ApiVersion::Default).await {
+                            let st = self.exchanges[again].response.as_ref().and_then(|r| r.pointer("/status")).and_then(Value::as_str).map(str::to_string);
+                            if st.as_deref().is_some_and(|s| !is_terminal(s)) {
+                                let lseq = Some(self.exchanges[li].seq);
+                                self.ledger.fail("LOC-05", "202 from Location while the operation runs", format!("{} while the operation status is {}", ls.map(|s| s.to_string()).unwrap_or("no response".into()), st.unwrap_or_default()), lseq, None);
+                            }
+                        }
+                    } else {
+                        self.ledger.pass("LOC-05");
+                    }
+                }
+            }
+            if matches!(via, Via::Location(_)) {
+                self.ledger.pass("LOC-05");
+            }
+            for w in &watch {
+                if self.reports_state(w)
+                    && let Ok(wi) = self.send("GET", w, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await
+                {
+                    pending.push(wi);
+                }
+            }
+        }
+        let via_name = match &via {
+            Via::Operation(_) => "azure-asyncoperation",
+            Via::Location(_) => "location",
+            Via::Resource(_) => "resource",
+        };
+        let mut final_exchange = last.or(Some(init));
+        let outcome = match outcome {
+            Some(o) => o,
+            None if interrupted => "interrupted".to_string(),
+            None => {
+                let (rule, what) = match (&via, method) {
+                    (Via::Operation(_), _) => ("OPRES-03", "the operation status to become Succeeded, Failed or Canceled"),
+                    (Via::Location(_), _) => ("LOC-08", "Location to stop answering 202"),
+                    (Via::Resource(_), "PATCH") => ("PATCH-02", "provisioningState to become terminal"),
+                    (Via::Resource(_), _) => ("PUT-04", "provisioningState to become terminal"),
+                };
+                let seen = last
+                    .map(|i| {
+                        let r = self.exchanges[i].response.as_ref();
+                        let st = r.and_then(|r| r.pointer("/status").or_else(|| r.pointer("/properties/provisioningState"))).map(|v| v.to_string());
+                        format!("after {attempts} polls over {} s the last answer was {} {}", deadline.as_secs(), r.map(|r| r.status.to_string()).unwrap_or("none".into()), st.unwrap_or_default())
+                    })
+                    .unwrap_or_else(|| "no poll was answered".into());
+                let lseq = last.map(|i| self.exchanges[i].seq);
+                self.ledger.fail(rule, format!("{what} within the deadline ({} s)", deadline.as_secs()), seen, lseq, None);
+                format!("timed out after {} s", deadline.as_secs())
+            }
+        };
+        let terminal = ["Succeeded", "Failed", "Canceled"].contains(&outcome.as_str());
+        if terminal && let Via::Operation(op) = &via {
+            match outcome.as_str() {
+                "Succeeded" | "Failed" | "Canceled" => self.ledger.pass("OPRES-03"),
+                _ => {}
+            }
+            // OPS-07: one more read after the end must show the same terminal status.
+            let _ = self.send("GET", op, Vec::new(), None, Role::OperationStatus, &ApiVersion::Default).await;
+            if let Some(l) = loc.clone() {
+                let mut li = None;
+                for _ in 0..5 {
+                    let Ok(i) = self.send("GET", &l, Vec::new(), None, Role::LocationPoll, &ApiVersion::Default).await else { break };
+                    li = Some(i);
+                    if self.exchanges[i].status() != Some(202) {
+                        break;
+                    }
+                    if start.elapsed() >= deadline || !self.ctx.sleep(retry.unwrap_or(10.0).max(1.0)).await {
+                        break;
+                    }
+                }
+                if let Some(i) = li {
+                    let st = self.exchanges[i].status().unwrap_or(0);
+                    let iseq = Some(self.exchanges[i].seq);
+                    if st == 202 {
+                        self.ledger.fail("LOC-08", "Location to stop answering 202 once the operation is terminal", format!("still 202 after the operation ended {outcome}"), iseq, None);
+                    } else {
+                        let agree = if outcome == "Succeeded" { (200..300).contains(&st) } else { st >= 400 };
+                        self.ledger.check("AAO-04", agree, iseq, || {
+                            (format!("Location's final answer to agree with the operation status {outcome}"), format!("Location answered {st}"))
+                        });
+                        if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
+                            let body_id = self.exchanges[i].response.as_ref().and_then(|r| r.pointer("/id")).and_then(Value::as_str).map(str::to_string);
+                            let want = resource.as_deref().and_then(|r| url::Url::parse(r).ok()).map(|u| u.path().to_string()).unwrap_or_default();
+                            let ok = matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| b.eq_ignore_ascii_case(&want));
+                            self.ledger.check("LOC-06", ok, iseq, || {
+                                (format!("200/201 with the resource (id {want})"), format!("{st} with id {body_id:?}"))
+                            });
+                        } else if outcome != "Succeeded" {
+                            self.ledger.check("LOC-06", st >= 400, iseq, || ("the failure's 4xx/5xx with the error envelope".into(), format!("{st}")));
+                        }
+                        if method != "PUT" && method != "PATCH" {
+                            final_exchange = Some(i);
+                        }
+                    }
+                }
+            }
+        }
+        if terminal && matches!(via, Via::Location(_)) && let Some(i) = last {
+            // The final non-202 Location answer is what the request would have returned.
+            let st = self.exchanges[i].status().unwrap_or(0);
+            let iseq = Some(self.exchanges[i].seq);
+            if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
+                let body_id = self.exchanges[i].response.as_ref().and_then(|r| r.pointer("/id")).and_then(Value::as_str).map(str::to_string);
+                let want = resource.as_deref().and_then(|r| url::Url::parse(r).ok()).map(|u| u.path().to_string()).unwrap_or_default();
+                self.ledger.check("LOC-06", matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| b.eq_ignore_ascii_case(&want)), iseq, || {
+                    (format!("200/201 with the resource (id {want})"), format!("{st} with id {body_id:?}"))
+                });
+            }
+        }
+        // Settled state of the resource for PUT/PATCH.
+        if terminal
+            && matches!(method, "PUT" | "PATCH")
+            && outcome != "Canceled"
+            && let Some(r) = &resource
+            && let Ok(gi) = self.send("GET", r, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await
+        {
+            let gseq = Some(self.exchanges[gi].seq);
+            if self.exchanges[gi].status() == Some(200) {
+                let ps = self.ps_of(gi);
+                let shown = ps.clone().unwrap_or_else(|| "Succeeded".into());
+                self.ledger.check("PSTATE-02", is_terminal(&shown), gseq, || {
+                    ("a terminal (or absent) provisioningState once the operation ended".into(), format!("provisioningState {shown}"))
+                });
+                if matches!(via, Via::Operation(_)) {
+                    self.ledger.check("AAO-04", shown.eq_ignore_ascii_case(&outcome), gseq, || {
+                        (format!("provisioningState {outcome}, as the operation status says"), format!("provisioningState {shown}"))
+                    });
+                }
+                if matches!(via, Via::Resource(_)) {
+                    self.ledger.pass(if method == "PATCH" { "PATCH-02" } else { "PUT-04" });
+                }
+            }
+            final_exchange = Some(gi);
+        }
+        if outcome == "Succeeded" && method == "DELETE" && let Some(r) = &resource {
+            self.ctx.cleanup.forget(r);
+        }
+        self.polls.push(PollRecord {
+            step: self.step_label.clone(),
+            via: via_name.into(),
+            attempts,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+            outcome: outcome.clone(),
+        });
+        PollOut { outcome, final_exchange }
+    }
+}

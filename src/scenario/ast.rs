@@ -1,0 +1,238 @@
+//! The scenario language as data: suites, scenarios, steps, expectations. Every node that can be
+//! blamed carries the [`Pos`] it came from, so a finding points at the YAML that produced it.
+
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::diag::Pos;
+use crate::template::{JsonTemplate, Template};
+
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub name: String,
+    pub path: std::path::PathBuf,
+    pub description: Option<String>,
+    pub scenarios: Vec<Scenario>,
+}
+
+/// One table row: its name and values (`${row.x}`).
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub values: serde_json::Map<String, Value>,
+    pub pos: Pos,
+}
+
+/// Extra conditions a scenario needs from the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// May delete everything in the resource group.
+    Destructive,
+    /// The target declares ARM identity headers.
+    Identity,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub pos: Pos,
+    pub description: Option<String>,
+    /// Features every type the scenario runs against must have; `None`: not per type.
+    pub for_each_type: Option<Vec<String>>,
+    pub requires: Vec<Requirement>,
+    /// Ignored unless `--include-ignored`, with the reason.
+    pub ignore: Option<String>,
+    pub table: Vec<Row>,
+    pub vars: Vec<(String, JsonTemplate, Pos)>,
+    pub setup: Vec<Step>,
+    pub steps: Vec<Step>,
+    pub teardown: Vec<Step>,
+}
+
+impl Scenario {
+    /// Every rule ID an expectation of this scenario cites, sorted, without duplicates.
+    pub fn rules(&self) -> Vec<&'static str> {
+        let mut ids: Vec<&'static str> = self
+            .setup
+            .iter()
+            .chain(&self.steps)
+            .chain(&self.teardown)
+            .flat_map(|s| s.expect.iter().flat_map(|e| e.rules.iter().copied()).chain(s.implied_rules()))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: Option<String>,
+    pub pos: Pos,
+    pub action: Action,
+    pub condition: Option<Condition>,
+    pub expect: Vec<Expectation>,
+    pub capture: Vec<Capture>,
+    /// Ambient rules not applied to this step's exchanges, with the reason shown in reports.
+    pub exempt: Vec<(&'static str, String)>,
+}
+
+impl Step {
+    /// Rules that a built-in action checks by itself.
+    pub fn implied_rules(&self) -> Vec<&'static str> {
+        match &self.action {
+            Action::Sweep(_) => vec!["RGDEL-03"],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("{} (line {})", self.action.keyword(), self.pos.line),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Condition {
+    pub template: Template,
+    /// `unless:` rather than `if:`.
+    pub negate: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum ApiVersion {
+    /// The target's api-version, added when the URL has none.
+    Default,
+    /// Send no api-version.
+    Omit,
+    Value(Template),
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    pub method: Template,
+    pub url: Template,
+    pub headers: Vec<(String, Template)>,
+    pub body: Option<Body>,
+    pub api_version: ApiVersion,
+    /// Follow `nextLink` and gather every page's `value` into `items`.
+    pub all_pages: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Body {
+    Json(JsonTemplate),
+    /// Sent as is (for malformed-JSON tests).
+    Raw(Template),
+}
+
+/// Which type a `create`/`fresh` step makes, relative to the scenario's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeRef {
+    SelfType,
+    Parent,
+    Child,
+    Dependency,
+    Named(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct CreateSpec {
+    pub bind: String,
+    pub type_ref: TypeRef,
+    pub parent: Option<Template>,
+    pub dependency: Option<Template>,
+    pub body: Option<JsonTemplate>,
+    /// Wait until the resource is settled (default true).
+    pub wait: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct PollSpec {
+    /// The step whose response started the operation.
+    pub follow: String,
+    pub deadline: Option<std::time::Duration>,
+    /// A resource URL to GET on each poll round while the operation runs.
+    pub watch: Vec<Template>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SweepSpec {
+    pub resources: Vec<Template>,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum Action {
+    Request(RequestSpec),
+    Poll(PollSpec),
+    Create(CreateSpec),
+    Fresh(CreateSpec),
+    /// GET the resource until no operation runs on it.
+    Settle(Template),
+    Sleep(f64),
+    Sweep(SweepSpec),
+}
+
+impl Action {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Action::Request(_) => "request",
+            Action::Poll(_) => "poll",
+            Action::Create(_) => "create",
+            Action::Fresh(_) => "fresh",
+            Action::Settle(_) => "settle",
+            Action::Sleep(_) => "sleep",
+            Action::Sweep(_) => "sweep",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Predicate {
+    Present,
+    Absent,
+    Equals(JsonTemplate),
+    NotEquals(JsonTemplate),
+    Matches(Arc<Regex>),
+    OneOf(Vec<JsonTemplate>),
+    NotOneOf(Vec<JsonTemplate>),
+}
+
+#[derive(Debug, Clone)]
+pub enum Check {
+    Status(Vec<u16>),
+    Header { name: String, predicate: Predicate, ignore_case: bool },
+    Pointer { pointer: String, predicate: Predicate, ignore_case: bool },
+    Schema { file: String, validator: Arc<jsonschema::Validator> },
+    /// A poll step's outcome: Succeeded, Failed, Canceled.
+    Outcome(Vec<String>),
+    /// The (all-pages) collection lists / does not list a resource id.
+    ListContains(Template),
+    ListOmits(Template),
+}
+
+#[derive(Debug, Clone)]
+pub struct Expectation {
+    pub rules: Vec<&'static str>,
+    pub check: Check,
+    pub pos: Pos,
+}
+
+#[derive(Debug, Clone)]
+pub enum CaptureFrom {
+    Header(String),
+    Pointer(String),
+    Status,
+}
+
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub var: String,
+    pub from: CaptureFrom,
+    pub pos: Pos,
+}

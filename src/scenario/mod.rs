@@ -1,0 +1,13 @@
+//! The scenario language: suite files of scenarios with setup, steps and teardown, tables,
+//! captures, `${...}` variables and expectations tagged with rule IDs.
+//!
+//! `ast` is the language as data (every node positioned); `parse` reads suite files and checks
+//! them statically; `plan` expands scenarios over target types and table rows into tests.
+
+mod ast;
+mod parse;
+mod plan;
+
+pub use ast::*;
+pub use parse::{LoadOptions, load_suites, parse_suite, suite_files};
+pub use plan::{Instance, expand};

@@ -1,0 +1,111 @@
+//! The target file of the embedded reference RP (`--target embedded`, `rpconform serve`).
+//! It is kept as YAML text, parsed by the same code as a user's file, so it doubles as a
+//! complete, tested example of the format.
+
+/// Target YAML for the reference RP listening at `base_url`.
+pub fn embedded_target_yaml(base_url: &str) -> String {
+    TEMPLATE.replace("{BASE_URL}", base_url.trim_end_matches('/'))
+}
+
+const TEMPLATE: &str = r#"# Target file for the rpconform embedded reference RP (generated).
+base_url: {BASE_URL}
+auth: none
+subscription: 00000000-0000-0000-0000-00000000c0de
+resource_group:
+  name: rpconform
+  create: true          # the run creates the group (name + run suffix) and deletes it at the end
+namespace: Microsoft.Contoso
+api_version: "2024-05-01"
+location: eastus
+deadline: 60            # seconds one operation may take before the poll gives up
+identity:
+  tenant: 72f988bf-0000-0000-0000-00000000aaaa
+  client: 11111111-0000-0000-0000-00000000bbbb
+types:
+  widgets:
+    kind: tracked
+    async: true
+    etag: true
+    skus: true
+    create_body:
+      location: eastus
+      tags: {env: test}
+      properties: {size: 3, minCount: 1, maxCount: 5}
+    update_body:
+      tags: {env: patched}
+      properties: {size: 4}
+    failing_body:
+      location: eastus
+      properties: {size: 3, simulateFailure: true}
+    invalid_bodies:
+      - {location: eastus, properties: {size: "three"}}
+      - {location: eastus, properties: {minCount: 9, maxCount: 2}}
+      - {properties: {size: 3}}
+    actions:
+      - name: restart
+        long_running: true
+        body: {}
+        result: {status: 200, pointer: /restartCount}
+  gadgets:
+    parent: widgets
+    kind: proxy
+    async: true
+    etag: true
+    propagation: true
+    skus: true
+    skus_empty: true
+    create_body:
+      properties: {size: 1}
+    update_body:
+      properties: {size: 2}
+  sprockets:
+    parent: gadgets
+    kind: proxy
+    async: true
+    etag: true
+    propagation: true
+    create_body:
+      properties: {size: 1}
+    update_body:
+      properties: {size: 2}
+  links:
+    depends_on: widgets
+    kind: tracked
+    async: true
+    etag: true
+    create_body:
+      location: eastus
+      properties: {widgetId: "${dependency.id}"}
+    update_body:
+      tags: {note: updated}
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn embedded_target_parses() {
+        let text = embedded_target_yaml("http://127.0.0.1:1234/");
+        let t = crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
+            .unwrap_or_else(|r| panic!("{}", r.render()));
+        assert_eq!(t.base(), "http://127.0.0.1:1234");
+        assert_eq!(t.types.len(), 4);
+        let sp = t.type_named("sprockets").unwrap();
+        assert_eq!(sp.arm_type(&t), "Microsoft.Contoso/widgets/gadgets/sprockets");
+        assert!(sp.has("grandchild", &t));
+        assert!(t.type_named("widgets").unwrap().has("has_children", &t));
+    }
+
+    #[test]
+    fn target_errors_are_positioned() {
+        let text = "base_url: nope\nsubscription: s\nnamespace: N\napi_version: v\nresource_group: {name: rg}\n\
+                    types:\n  a:\n    kind: weird\n    create_bdy: {}\n    parent: zz\n";
+        let err = crate::target::parse_target(Path::new("t.yaml"), text, "t").unwrap_err();
+        let out = err.render();
+        assert!(out.contains("t.yaml:1:11"), "{out}");
+        assert!(out.contains("unknown kind `weird`"), "{out}");
+        assert!(out.contains("did you mean `create_body`"), "{out}");
+    }
+}

@@ -1,0 +1,263 @@
+//! `${...}` interpolation: templates are parsed when a suite loads (so an undefined variable is
+//! a positioned load error) and rendered against a [`Scope`] when a step runs.
+//!
+//! `${a.b.c}` looks up `a` in the scope and walks object keys (or array indexes). A filter may
+//! follow a bar: `${w.id|upper}` (`upper`, `lower`, `swapcase`, `json`). `$${` writes a literal
+//! `${`. In JSON bodies a string that is exactly one `${x}` is replaced by the value itself, so
+//! `body: ${type.create_body}` inserts an object.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Variables visible to a step: target, type, row, captures, created resources...
+pub type Scope = BTreeMap<String, Value>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarRef {
+    pub root: String,
+    pub path: Vec<String>,
+    pub filter: Option<Filter>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Filter {
+    Upper,
+    Lower,
+    SwapCase,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Lit(String),
+    Var(VarRef),
+}
+
+/// A string with `${...}` references.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+impl Template {
+    /// Parse; the error says what is wrong and at which character offset.
+    pub fn parse(text: &str) -> Result<Template, (usize, String)> {
+        let mut parts = Vec::new();
+        let mut lit = String::new();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < text.len() {
+            if text[i..].starts_with("$${") {
+                lit.push_str("${");
+                i += 3;
+            } else if text[i..].starts_with("${") {
+                let Some(end) = text[i + 2..].find('}') else {
+                    return Err((i, "`${` without a closing `}`".into()));
+                };
+                let inner = text[i + 2..i + 2 + end].trim();
+                let var = parse_var(inner).map_err(|m| (i, m))?;
+                if !lit.is_empty() {
+                    parts.push(Part::Lit(std::mem::take(&mut lit)));
+                }
+                parts.push(Part::Var(var));
+                i += 2 + end + 1;
+            } else {
+                let ch = text[i..].chars().next().unwrap_or(' ');
+                lit.push(ch);
+                i += ch.len_utf8().max(1);
+                let _ = bytes;
+            }
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Lit(lit));
+        }
+        Ok(Template { parts })
+    }
+
+    pub fn literal(text: &str) -> Template {
+        Template { parts: vec![Part::Lit(text.to_string())] }
+    }
+
+    pub fn vars(&self) -> impl Iterator<Item = &VarRef> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var(v) => Some(v),
+            Part::Lit(_) => None,
+        })
+    }
+
+    /// The text, when the template has no variables.
+    pub fn as_literal(&self) -> Option<String> {
+        if self.vars().next().is_some() {
+            return None;
+        }
+        Some(self.parts.iter().map(|p| if let Part::Lit(s) = p { s.as_str() } else { "" }).collect())
+    }
+
+    /// Render to a string.
+    pub fn render(&self, scope: &Scope) -> Result<String, String> {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => out.push_str(s),
+                Part::Var(v) => out.push_str(&value_to_text(&resolve(v, scope)?)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Render keeping the JSON type when the template is exactly one variable.
+    pub fn render_value(&self, scope: &Scope) -> Result<Value, String> {
+        match self.parts.as_slice() {
+            [Part::Var(v)] => resolve(v, scope),
+            _ => self.render(scope).map(Value::String),
+        }
+    }
+}
+
+fn parse_var(inner: &str) -> Result<VarRef, String> {
+    let (path, filter) = match inner.split_once('|') {
+        Some((p, f)) => {
+            let filter = match f.trim() {
+                "upper" => Filter::Upper,
+                "lower" => Filter::Lower,
+                "swapcase" => Filter::SwapCase,
+                "json" => Filter::Json,
+                other => {
+                    return Err(format!(
+                        "unknown filter `{other}` (expected upper, lower, swapcase or json)"
+                    ));
+                }
+            };
+            (p.trim(), Some(filter))
+        }
+        None => (inner, None),
+    };
+    let mut segs = path.split('.');
+    let root = segs.next().unwrap_or("").to_string();
+    let valid = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid(&root) {
+        return Err(format!("`${{{inner}}}` is not a variable reference (expected `${{name.field}}`)"));
+    }
+    let path: Vec<String> = segs.map(str::to_string).collect();
+    if path.iter().any(|s| !valid(s)) {
+        return Err(format!("`${{{inner}}}` has an empty or invalid field name"));
+    }
+    Ok(VarRef { root, path, filter })
+}
+
+fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
+    let mut cur = scope.get(&v.root).ok_or_else(|| format!("variable `{}` is not defined", v.root))?;
+    for (i, seg) in v.path.iter().enumerate() {
+        let next = match cur {
+            Value::Object(m) => m.get(seg),
+            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            _ => None,
+        };
+        cur = next.ok_or_else(|| {
+            format!("`{}.{}` is not defined", v.root, v.path[..=i].join("."))
+        })?;
+    }
+    Ok(match v.filter {
+        None => cur.clone(),
+        Some(Filter::Json) => Value::String(cur.to_string()),
+        Some(f) => {
+            let s = value_to_text(cur);
+            Value::String(match f {
+                Filter::Upper => s.to_uppercase(),
+                Filter::Lower => s.to_lowercase(),
+                Filter::SwapCase => s
+                    .chars()
+                    .map(|c| if c.is_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() })
+                    .collect(),
+                Filter::Json => unreachable!("handled above"),
+            })
+        }
+    })
+}
+
+pub fn value_to_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A JSON value whose strings may hold templates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonTemplate {
+    Str(Template),
+    Array(Vec<JsonTemplate>),
+    Object(Vec<(String, JsonTemplate)>),
+    Other(Value),
+}
+
+impl JsonTemplate {
+    pub fn parse(v: &Value) -> Result<JsonTemplate, String> {
+        Ok(match v {
+            Value::String(s) => JsonTemplate::Str(Template::parse(s).map_err(|(_, m)| m)?),
+            Value::Array(a) => JsonTemplate::Array(a.iter().map(JsonTemplate::parse).collect::<Result<_, _>>()?),
+            Value::Object(m) => JsonTemplate::Object(
+                m.iter()
+                    .map(|(k, v)| Ok((k.clone(), JsonTemplate::parse(v)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+            other => JsonTemplate::Other(other.clone()),
+        })
+    }
+
+    pub fn render(&self, scope: &Scope) -> Result<Value, String> {
+        Ok(match self {
+            JsonTemplate::Str(t) => t.render_value(scope)?,
+            JsonTemplate::Array(a) => Value::Array(a.iter().map(|t| t.render(scope)).collect::<Result<_, _>>()?),
+            JsonTemplate::Object(m) => Value::Object(
+                m.iter().map(|(k, t)| Ok((k.clone(), t.render(scope)?))).collect::<Result<_, String>>()?,
+            ),
+            JsonTemplate::Other(v) => v.clone(),
+        })
+    }
+
+    pub fn vars(&self) -> Vec<&VarRef> {
+        match self {
+            JsonTemplate::Str(t) => t.vars().collect(),
+            JsonTemplate::Array(a) => a.iter().flat_map(|t| t.vars()).collect(),
+            JsonTemplate::Object(m) => m.iter().flat_map(|(_, t)| t.vars()).collect(),
+            JsonTemplate::Other(_) => Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scope() -> Scope {
+        let mut s = Scope::new();
+        s.insert("w".into(), json!({"id": "/a/B", "n": 3, "body": {"x": 1}}));
+        s
+    }
+
+    #[test]
+    fn renders_strings_values_and_filters() {
+        let t = Template::parse("id=${w.id} n=${ w.n }").unwrap();
+        assert_eq!(t.render(&scope()).unwrap(), "id=/a/B n=3");
+        assert_eq!(Template::parse("${w.body}").unwrap().render_value(&scope()).unwrap(), json!({"x": 1}));
+        assert_eq!(Template::parse("${w.id|swapcase}").unwrap().render(&scope()).unwrap(), "/A/b");
+        assert_eq!(Template::parse("$${x}").unwrap().render(&scope()).unwrap(), "${x}");
+    }
+
+    #[test]
+    fn reports_undefined_and_malformed() {
+        assert!(Template::parse("${w.nope}").unwrap().render(&scope()).unwrap_err().contains("w.nope"));
+        assert!(Template::parse("${unclosed").is_err());
+        assert!(Template::parse("${a|bogus}").is_err());
+        assert!(Template::parse("${}").is_err());
+    }
+
+    #[test]
+    fn json_templates_keep_types() {
+        let jt = JsonTemplate::parse(&json!({"a": "${w.n}", "b": ["x-${w.n}"], "c": true})).unwrap();
+        assert_eq!(jt.render(&scope()).unwrap(), json!({"a": 3, "b": ["x-3"], "c": true}));
+    }
+}
