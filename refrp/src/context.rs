@@ -144,8 +144,7 @@ pub fn base_url(headers: &HeaderMap, uri: &Uri) -> String {
 fn valid_authority(a: &str) -> bool {
     !a.is_empty()
         && a.len() <= 255
-        && a
-            .chars()
+        && a.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'))
 }
 
@@ -185,7 +184,10 @@ mod tests {
         assert_eq!(base_url(&h, &uri), "http://localhost");
         h.insert("host", HeaderValue::from_static("127.0.0.1:8080"));
         assert_eq!(base_url(&h, &uri), "http://127.0.0.1:8080");
-        h.insert("referer", HeaderValue::from_static("https://arm.example:443/some/path?q"));
+        h.insert(
+            "referer",
+            HeaderValue::from_static("https://arm.example:443/some/path?q"),
+        );
         assert_eq!(base_url(&h, &uri), "https://arm.example:443");
         h.insert("referer", HeaderValue::from_static("not a url"));
         assert_eq!(base_url(&h, &uri), "http://127.0.0.1:8080");

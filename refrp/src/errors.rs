@@ -52,8 +52,13 @@ impl ApiError {
     /// 400 `InvalidRequestContent` carrying one detail per problem found.
     pub fn invalid_content(details: Vec<Detail>) -> Self {
         let message = match details.first() {
-            Some(d) if details.len() == 1 => format!("The request content is invalid: {}", d.message),
-            _ => format!("The request content is invalid ({} problems).", details.len()),
+            Some(d) if details.len() == 1 => {
+                format!("The request content is invalid: {}", d.message)
+            }
+            _ => format!(
+                "The request content is invalid ({} problems).",
+                details.len()
+            ),
         };
         ApiError {
             details,
@@ -135,12 +140,16 @@ mod tests {
             e.body(false),
             json!({"error": {"code": "NotFound", "message": "nothing here"}})
         );
-        assert_eq!(e.body(true), json!({"code": "NotFound", "message": "nothing here"}));
+        assert_eq!(
+            e.body(true),
+            json!({"code": "NotFound", "message": "nothing here"})
+        );
     }
 
     #[test]
     fn details_are_rendered() {
-        let e = ApiError::invalid_content(vec![Detail::new("InvalidSize", "properties.size", "bad")]);
+        let e =
+            ApiError::invalid_content(vec![Detail::new("InvalidSize", "properties.size", "bad")]);
         let b = e.body(false);
         assert_eq!(b["error"]["code"], "InvalidRequestContent");
         assert_eq!(b["error"]["details"][0]["target"], "properties.size");

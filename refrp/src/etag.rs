@@ -130,7 +130,10 @@ mod tests {
         assert_eq!(c(""), Cond::Absent);
         assert_eq!(c("\"\""), Cond::Absent);
         assert_eq!(c(" * "), Cond::Any);
-        assert_eq!(c("\"a\", W/\"b\""), Cond::Tags(vec!["\"a\"".into(), "W/\"b\"".into()]));
+        assert_eq!(
+            c("\"a\", W/\"b\""),
+            Cond::Tags(vec!["\"a\"".into(), "W/\"b\"".into()])
+        );
         assert_eq!(c("xyz"), Cond::Tags(vec!["\"xyz\"".into()]));
     }
 

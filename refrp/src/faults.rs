@@ -7,7 +7,7 @@
 /// One deliberate deviation from the ARM RP contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Fault {
-    /// LOC-02, LOC-09: Location headers are bare paths instead of absolute URIs.
+    /// LOC-02: Location headers are bare paths instead of absolute URIs.
     RelativeLocation,
     /// LOC-03: Retry-After is sent as an HTTP-date instead of whole seconds.
     RetryAfterDate,
@@ -92,7 +92,7 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::RelativeLocation,
         "relative-location",
-        &["LOC-02", "LOC-09"],
+        &["LOC-02"],
         "Location headers are bare paths",
     ),
     (
@@ -320,7 +320,9 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::ReplaceAnswers201,
         "replace-answers-201",
-        &["PUT-01", "ETAG-02", "ETAG-04", "ETAG-06", "RETRY-02", "OPS-12"],
+        &[
+            "PUT-01", "ETAG-02", "ETAG-04", "ETAG-06", "RETRY-02", "OPS-12",
+        ],
         "PUT on an existing resource answers 201",
     ),
 ];

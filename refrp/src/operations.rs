@@ -84,7 +84,11 @@ fn status(req: &Req, op: &Operation) -> Result<Reply, ApiError> {
     let percent = if req.has(Fault::PercentOutOfRange) {
         150
     } else if running {
-        let total = op.deadline.saturating_duration_since(op.started).as_millis().max(1);
+        let total = op
+            .deadline
+            .saturating_duration_since(op.started)
+            .as_millis()
+            .max(1);
         let done = req.now.saturating_duration_since(op.started).as_millis();
         (done * 100 / total).min(99) as u64
     } else {
@@ -110,7 +114,10 @@ fn status(req: &Req, op: &Operation) -> Result<Reply, ApiError> {
         _ => false,
     };
     if show_error && let Some(e) = &op.error {
-        m.insert("error".into(), json!({"code": e.code, "message": e.message}));
+        m.insert(
+            "error".into(),
+            json!({"code": e.code, "message": e.message}),
+        );
     }
     if op.status == OpStatus::Succeeded
         && let Some(result) = &op.result
@@ -157,10 +164,12 @@ fn result(req: &Req, store: &Store, op: &Operation) -> Result<Reply, ApiError> {
             ),
         }),
         OpStatus::Failed => {
-            let (code, message) = op.error.as_ref().map_or(
-                ("OperationFailed", "The operation failed."),
-                |e| (e.code.as_str(), e.message.as_str()),
-            );
+            let (code, message) = op
+                .error
+                .as_ref()
+                .map_or(("OperationFailed", "The operation failed."), |e| {
+                    (e.code.as_str(), e.message.as_str())
+                });
             Err(ApiError::bad_request(code, message))
         }
         OpStatus::Canceled => Err(ApiError::conflict(

@@ -328,7 +328,10 @@ mod tests {
             "/subscriptions/S1/resourceGroups/Rg1/providers/Microsoft.Contoso/widgets/W1/gadgets/g1/sprockets/s1"
         );
         assert_eq!(r.type_name(), "Microsoft.Contoso/widgets/gadgets/sprockets");
-        assert!(r.key(false).ends_with("/widgets/w1/gadgets/g1/sprockets/s1"));
+        assert!(
+            r.key(false)
+                .ends_with("/widgets/w1/gadgets/g1/sprockets/s1")
+        );
         assert!(r.key(true).ends_with("/widgets/W1/gadgets/g1/sprockets/s1"));
         assert_eq!(r.parent().map(|p| p.kind()), Some(Kind::Gadget));
     }
@@ -336,7 +339,9 @@ mod tests {
     #[test]
     fn collections_actions_skus() {
         let p = format!("{RG}/providers/Microsoft.Contoso/widgets");
-        assert!(matches!(parse(&p), Some(Route::Collection(c)) if c.kind == Kind::Widget && c.parent.is_none()));
+        assert!(
+            matches!(parse(&p), Some(Route::Collection(c)) if c.kind == Kind::Widget && c.parent.is_none())
+        );
         let p = format!("{RG}/providers/Microsoft.Contoso/widgets/w/gadgets/");
         assert!(matches!(parse(&p), Some(Route::Collection(c)) if c.kind == Kind::Gadget));
         let p = format!("{RG}/providers/Microsoft.Contoso/widgets/w/Restart");
@@ -349,10 +354,24 @@ mod tests {
 
     #[test]
     fn operations() {
-        let p = "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/abc";
-        assert!(matches!(parse(p), Some(Route::Operation { endpoint: OpEndpoint::Status, .. })));
-        let p = "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationresults/abc";
-        assert!(matches!(parse(p), Some(Route::Operation { endpoint: OpEndpoint::Result, .. })));
+        let p =
+            "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/abc";
+        assert!(matches!(
+            parse(p),
+            Some(Route::Operation {
+                endpoint: OpEndpoint::Status,
+                ..
+            })
+        ));
+        let p =
+            "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationresults/abc";
+        assert!(matches!(
+            parse(p),
+            Some(Route::Operation {
+                endpoint: OpEndpoint::Result,
+                ..
+            })
+        ));
     }
 
     #[test]

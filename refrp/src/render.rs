@@ -37,7 +37,10 @@ pub fn group(g: &Group) -> Value {
     if let Some(tags) = &g.tags {
         m.insert("tags".into(), Value::Object(tags.clone()));
     }
-    m.insert("properties".into(), json!({"provisioningState": "Succeeded"}));
+    m.insert(
+        "properties".into(),
+        json!({"provisioningState": "Succeeded"}),
+    );
     Value::Object(m)
 }
 
@@ -84,6 +87,10 @@ mod tests {
             json!({"id": "/x/gadgets/g", "name": "g", "type": "Microsoft.Contoso/widgets/gadgets",
                    "properties": {"size": 1, "provisioningState": "Updating"}})
         );
-        assert!(resource(&r, None)["properties"].get("provisioningState").is_none());
+        assert!(
+            resource(&r, None)["properties"]
+                .get("provisioningState")
+                .is_none()
+        );
     }
 }

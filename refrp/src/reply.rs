@@ -132,7 +132,10 @@ mod tests {
     fn retry_after_forms() {
         let s = Settings::default();
         assert_eq!(retry_after(&s), "10");
-        assert_eq!(retry_after(&s.clone().with_fault(Fault::RetryAfterOutOfRange)), "5");
+        assert_eq!(
+            retry_after(&s.clone().with_fault(Fault::RetryAfterOutOfRange)),
+            "5"
+        );
         let d = retry_after(&s.with_fault(Fault::RetryAfterDate));
         assert!(d.ends_with(" GMT") && d.contains(','), "{d}");
     }

@@ -70,16 +70,23 @@ pub fn put(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError> 
             let shown = current.map_or("none (the resource does not exist)", State::as_str);
             return Err(ApiError::bad_request(
                 "InvalidProvisioningState",
-                format!(
-                    "properties.provisioningState is read-only; the current value is {shown}."
-                ),
+                format!("properties.provisioningState is read-only; the current value is {shown}."),
             ));
         }
     }
     if invalid.is_none() {
         check_link_target(req, store, kind, &body.properties, None)?;
     }
-    write(req, store, r, &key, body, existing, invalid, OpKind::Replace)
+    write(
+        req,
+        store,
+        r,
+        &key,
+        body,
+        existing,
+        invalid,
+        OpKind::Replace,
+    )
 }
 
 /// PATCH: merge-patch of `properties`, `tags` replaced whole; never creates (unless a fault).
@@ -284,7 +291,11 @@ pub fn delete(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiErro
         return Err(if req.has(Fault::DependencyDelete500) {
             ApiError {
                 retry_after: true,
-                ..ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "InternalServerError", message)
+                ..ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "InternalServerError",
+                    message,
+                )
             }
         } else {
             ApiError::conflict("ResourceInUse", message)
@@ -521,9 +532,11 @@ fn check_link_target(
     }
 }
 
+/// Whether a link that is not already being deleted references the widget.
 fn widget_in_use(store: &Store, key: &str, cs: bool) -> bool {
-    store.resources.values().any(|r| {
+    store.resources.iter().any(|(link_key, r)| {
         r.kind == Kind::Link
+            && store.shown_state(link_key) != State::Deleting
             && r.properties
                 .get("widgetId")
                 .and_then(Value::as_str)
@@ -537,7 +550,7 @@ fn encode_token(name: &str) -> String {
 }
 
 fn decode_token(token: &str) -> Option<String> {
-    if token.len() % 2 != 0 || !token.is_ascii() {
+    if !token.len().is_multiple_of(2) || !token.is_ascii() {
         return None;
     }
     let bytes = (0..token.len())

@@ -30,7 +30,6 @@ pub enum State {
     Deleting,
     Succeeded,
     Failed,
-    Canceled,
 }
 
 impl State {
@@ -41,7 +40,6 @@ impl State {
             State::Deleting => "Deleting",
             State::Succeeded => "Succeeded",
             State::Failed => "Failed",
-            State::Canceled => "Canceled",
         }
     }
 }
@@ -318,12 +316,12 @@ impl Store {
                 } else {
                     Some((2, own))
                 }
-            } else if is_ancestor(key, &op.target) {
-                Some((1, State::Updating))
-            } else if self.knobs.siblings
-                && matches!(op.kind, OpKind::Replace | OpKind::Patch)
-                && are_siblings(key, &op.target)
+            } else if is_ancestor(key, &op.target)
+                || (self.knobs.siblings
+                    && matches!(op.kind, OpKind::Replace | OpKind::Patch)
+                    && are_siblings(key, &op.target))
             {
+                // Ancestors of the target show Updating (and, under a fault, its siblings).
                 Some((1, State::Updating))
             } else {
                 None
@@ -434,22 +432,14 @@ impl Store {
     }
 
     /// Items directly under a collection key prefix (ending in `/`), in key order.
-    pub fn children<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a String, &'a Resource)> + 'a {
+    pub fn children<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = (&'a String, &'a Resource)> + 'a {
         self.resources
             .range(prefix.to_string()..)
             .take_while(move |(k, _)| k.starts_with(prefix))
             .filter(move |(k, _)| !k[prefix.len()..].contains('/'))
-    }
-
-    /// Whether a link references the widget with this id (compared case-insensitively).
-    pub fn widget_in_use(&self, widget_id: &str) -> bool {
-        self.resources.values().any(|r| {
-            r.kind == Kind::Link
-                && r.properties
-                    .get("widgetId")
-                    .and_then(Value::as_str)
-                    .is_some_and(|w| w.trim_end_matches('/').eq_ignore_ascii_case(widget_id))
-        })
     }
 }
 
@@ -512,7 +502,10 @@ mod tests {
         assert!(!is_ancestor(W, W));
         assert_eq!(parent_key(W), None);
         assert_eq!(parent_key(&format!("{W}/gadgets/g")), Some(W));
-        assert!(are_siblings(&format!("{W}/gadgets/a"), &format!("{W}/gadgets/b")));
+        assert!(are_siblings(
+            &format!("{W}/gadgets/a"),
+            &format!("{W}/gadgets/b")
+        ));
     }
 
     #[test]
@@ -548,7 +541,10 @@ mod tests {
         s.cancel_for_delete(&w);
         let del = s.start(spec(OpKind::Delete, &w), t0);
         assert_eq!(s.ops[&child].status, OpStatus::Canceled);
-        assert_eq!(s.ops[&child].error.as_ref().map(|e| e.code.as_str()), Some("OperationCanceled"));
+        assert_eq!(
+            s.ops[&child].error.as_ref().map(|e| e.code.as_str()),
+            Some("OperationCanceled")
+        );
         assert_eq!(s.shown_state(&g1), State::Deleting);
         s.advance(t0 + settings.op_duration);
         assert!(s.resources.is_empty());
@@ -577,6 +573,9 @@ mod tests {
         s.advance(t0);
         assert_eq!(s.ops[&r].status, OpStatus::Running);
         s.advance(t0 + Duration::from_secs(5));
-        assert_eq!(s.ops[&r].result, Some(json!({"restartCount": 1, "status": "Restarted"})));
+        assert_eq!(
+            s.ops[&r].result,
+            Some(json!({"restartCount": 1, "status": "Restarted"}))
+        );
     }
 }

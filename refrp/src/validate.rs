@@ -37,15 +37,24 @@ pub fn json(bytes: &[u8]) -> Result<Value, Detail> {
             "The request body is empty; a JSON object is required.",
         ));
     }
-    serde_json::from_slice(bytes)
-        .map_err(|e| Detail::new("InvalidJson", "", format!("The request body is not valid JSON: {e}.")))
+    serde_json::from_slice(bytes).map_err(|e| {
+        Detail::new(
+            "InvalidJson",
+            "",
+            format!("The request body is not valid JSON: {e}."),
+        )
+    })
 }
 
 /// Checks a PUT body of type `kind`.
 pub fn put_body(kind: Kind, body: &Value) -> Result<PutBody, Vec<Detail>> {
     let mut errs = Vec::new();
     let Some(obj) = body.as_object() else {
-        return Err(vec![Detail::new("InvalidType", "", "The request body must be a JSON object.")]);
+        return Err(vec![Detail::new(
+            "InvalidType",
+            "",
+            "The request body must be a JSON object.",
+        )]);
     };
     let location = check_location(kind, obj.get("location"), true, &mut errs);
     let tags = check_tags(kind, obj.get("tags"), &mut errs).flatten();
@@ -69,7 +78,11 @@ pub fn put_body(kind: Kind, body: &Value) -> Result<PutBody, Vec<Detail>> {
 pub fn patch_body(kind: Kind, body: &Value) -> Result<PatchBody, Vec<Detail>> {
     let mut errs = Vec::new();
     let Some(obj) = body.as_object() else {
-        return Err(vec![Detail::new("InvalidType", "", "The request body must be a JSON object.")]);
+        return Err(vec![Detail::new(
+            "InvalidType",
+            "",
+            "The request body must be a JSON object.",
+        )]);
     };
     let location = check_location(kind, obj.get("location"), false, &mut errs);
     let tags = check_tags(kind, obj.get("tags"), &mut errs);
@@ -125,7 +138,12 @@ fn type_error(target: &str, what: &str) -> Detail {
     Detail::new("InvalidType", target, format!("'{target}' must be {what}."))
 }
 
-fn check_location(kind: Kind, v: Option<&Value>, required: bool, errs: &mut Vec<Detail>) -> Option<String> {
+fn check_location(
+    kind: Kind,
+    v: Option<&Value>,
+    required: bool,
+    errs: &mut Vec<Detail>,
+) -> Option<String> {
     if !kind.tracked() {
         if v.is_some_and(|v| !v.is_null()) {
             errs.push(Detail::new(
@@ -140,7 +158,11 @@ fn check_location(kind: Kind, v: Option<&Value>, required: bool, errs: &mut Vec<
         Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 100 => Some(s.clone()),
         None | Some(Value::Null) if !required => None,
         None | Some(Value::Null) => {
-            errs.push(Detail::new("MissingLocation", "location", "'location' is required."));
+            errs.push(Detail::new(
+                "MissingLocation",
+                "location",
+                "'location' is required.",
+            ));
             None
         }
         Some(_) => {
@@ -151,7 +173,11 @@ fn check_location(kind: Kind, v: Option<&Value>, required: bool, errs: &mut Vec<
 }
 
 /// `None`: absent; `Some(None)`: null; `Some(Some(map))`: valid tags.
-fn check_tags(kind: Kind, v: Option<&Value>, errs: &mut Vec<Detail>) -> Option<Option<Map<String, Value>>> {
+fn check_tags(
+    kind: Kind,
+    v: Option<&Value>,
+    errs: &mut Vec<Detail>,
+) -> Option<Option<Map<String, Value>>> {
     let v = v?;
     if !kind.tracked() {
         if !v.is_null() {
@@ -169,7 +195,10 @@ fn check_tags(kind: Kind, v: Option<&Value>, errs: &mut Vec<Detail>) -> Option<O
             let mut ok = true;
             for (k, val) in m {
                 if k.is_empty() || k.len() > 512 || !val.is_string() {
-                    errs.push(type_error(&format!("tags.{k}"), "a string under a non-empty name"));
+                    errs.push(type_error(
+                        &format!("tags.{k}"),
+                        "a string under a non-empty name",
+                    ));
                     ok = false;
                 }
             }
@@ -183,7 +212,10 @@ fn check_tags(kind: Kind, v: Option<&Value>, errs: &mut Vec<Detail>) -> Option<O
 }
 
 /// Splits `properties` into the stored part and the echoed `provisioningState`.
-fn split_properties(v: Option<&Value>, errs: &mut Vec<Detail>) -> (Map<String, Value>, Option<String>) {
+fn split_properties(
+    v: Option<&Value>,
+    errs: &mut Vec<Detail>,
+) -> (Map<String, Value>, Option<String>) {
     match v {
         None | Some(Value::Null) => (Map::new(), None),
         Some(Value::Object(m)) => {
@@ -205,7 +237,13 @@ fn split_properties(v: Option<&Value>, errs: &mut Vec<Detail>) -> (Map<String, V
     }
 }
 
-fn int_in(props: &Map<String, Value>, key: &str, lo: i64, hi: i64, errs: &mut Vec<Detail>) -> Option<i64> {
+fn int_in(
+    props: &Map<String, Value>,
+    key: &str,
+    lo: i64,
+    hi: i64,
+    errs: &mut Vec<Detail>,
+) -> Option<i64> {
     let v = props.get(key)?;
     let target = format!("properties.{key}");
     match v.as_i64() {
@@ -330,7 +368,11 @@ mod tests {
     use serde_json::json;
 
     fn codes(r: Result<PutBody, Vec<Detail>>) -> Vec<String> {
-        r.err().unwrap_or_default().into_iter().map(|d| d.code).collect()
+        r.err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|d| d.code)
+            .collect()
     }
 
     #[test]
@@ -346,8 +388,14 @@ mod tests {
 
     #[test]
     fn invalid_widgets() {
-        assert_eq!(codes(put_body(Kind::Widget, &json!({}))), ["MissingLocation"]);
-        assert_eq!(codes(put_body(Kind::Widget, &json!({"location": 3}))), ["InvalidType"]);
+        assert_eq!(
+            codes(put_body(Kind::Widget, &json!({}))),
+            ["MissingLocation"]
+        );
+        assert_eq!(
+            codes(put_body(Kind::Widget, &json!({"location": 3}))),
+            ["InvalidType"]
+        );
         assert_eq!(codes(put_body(Kind::Widget, &json!([1]))), ["InvalidType"]);
         for size in [json!(0), json!(101), json!("3"), json!(2.5)] {
             let b = json!({"location": "x", "properties": {"size": size}});
@@ -364,18 +412,39 @@ mod tests {
     #[test]
     fn proxies_and_links() {
         assert!(put_body(Kind::Gadget, &json!({"properties": {"size": 1}})).is_ok());
-        assert_eq!(codes(put_body(Kind::Gadget, &json!({"location": "x"}))), ["LocationNotAllowed"]);
-        assert_eq!(codes(put_body(Kind::Sprocket, &json!({"tags": {}}))), ["TagsNotAllowed"]);
-        assert_eq!(codes(put_body(Kind::Link, &json!({"location": "x"}))), ["MissingProperty"]);
-        assert!(put_body(Kind::Link, &json!({"location": "x", "properties": {"widgetId": "/w"}})).is_ok());
+        assert_eq!(
+            codes(put_body(Kind::Gadget, &json!({"location": "x"}))),
+            ["LocationNotAllowed"]
+        );
+        assert_eq!(
+            codes(put_body(Kind::Sprocket, &json!({"tags": {}}))),
+            ["TagsNotAllowed"]
+        );
+        assert_eq!(
+            codes(put_body(Kind::Link, &json!({"location": "x"}))),
+            ["MissingProperty"]
+        );
+        assert!(
+            put_body(
+                Kind::Link,
+                &json!({"location": "x", "properties": {"widgetId": "/w"}})
+            )
+            .is_ok()
+        );
     }
 
     #[test]
     fn patch_shape_and_merge() {
-        let p = patch_body(Kind::Widget, &json!({"tags": null, "properties": {"size": 4, "description": null}}))
-            .expect("valid");
+        let p = patch_body(
+            Kind::Widget,
+            &json!({"tags": null, "properties": {"size": 4, "description": null}}),
+        )
+        .expect("valid");
         assert_eq!(p.tags, Some(None));
-        let mut t = json!({"size": 3, "description": "d", "minCount": 1}).as_object().cloned().unwrap_or_default();
+        let mut t = json!({"size": 3, "description": "d", "minCount": 1})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         merge_patch(&mut t, p.properties.as_ref().unwrap_or(&Map::new()));
         assert_eq!(Value::Object(t), json!({"size": 4, "minCount": 1}));
         assert!(patch_body(Kind::Gadget, &json!({"tags": {"a": "b"}})).is_err());
@@ -395,7 +464,11 @@ mod tests {
     fn salvage() {
         let b = salvage_put(Kind::Widget, None, "westus");
         assert_eq!(b.location.as_deref(), Some("westus"));
-        let b = salvage_put(Kind::Gadget, Some(&json!({"location": "x", "properties": {"size": "big"}})), "w");
+        let b = salvage_put(
+            Kind::Gadget,
+            Some(&json!({"location": "x", "properties": {"size": "big"}})),
+            "w",
+        );
         assert_eq!(b.location, None);
         assert_eq!(b.properties["size"], "big");
     }

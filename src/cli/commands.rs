@@ -375,7 +375,7 @@ pub(super) fn run_suites(
         return Err(EXIT_FAILED);
     }
     let (results, _conclusion) = harness::run(ctx.clone(), rt.handle(), instances, &args);
-    let left = rt.block_on(runner::final_cleanup(&ctx, Duration::from_secs(120)));
+    let left = rt.block_on(runner::final_cleanup(ctx.clone(), Duration::from_secs(120)));
     if let Some(s) = server {
         rt.block_on(s.shutdown());
     }

@@ -30,22 +30,53 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
 }
 
 /// Delete what is left; returns what could not be deleted.
-pub async fn final_cleanup(ctx: &RunCtx, budget: Duration) -> Vec<String> {
+pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec<String> {
     let start = Instant::now();
-    let mut items = ctx.cleanup.remaining();
-    // Children first: longer paths go before their parents.
-    items.sort_by_key(|(u, _)| std::cmp::Reverse(u.matches('/').count()));
-    let mut left = Vec::new();
-    for (url, by) in items {
-        if !ctx.cleanup.remaining().iter().any(|(u, _)| u == &url) {
-            continue; // deleted with its parent
+    // Passes until nothing is left or a pass makes no progress: a dependency refuses its DELETE
+    // until its dependant is gone, in an order the run cannot know.
+    loop {
+        let mut items = ctx.cleanup.remaining();
+        if items.is_empty() || start.elapsed() >= budget {
+            break;
         }
-        if !delete_and_wait(ctx, &url, budget.saturating_sub(start.elapsed())).await {
-            left.push(format!("{url} (created by {by})"));
-        } else {
-            ctx.cleanup.forget(&url);
+        // Children first: longer paths go before their parents.
+        items.sort_by_key(|(u, _)| std::cmp::Reverse(u.matches('/').count()));
+        let before = items.len();
+        // Delete a whole depth level at once: deletes are slow and independent.
+        let mut depth_groups: Vec<Vec<String>> = Vec::new();
+        let mut last_depth = usize::MAX;
+        for (url, _) in items {
+            let d = url.matches('/').count();
+            if d != last_depth {
+                depth_groups.push(Vec::new());
+                last_depth = d;
+            }
+            if let Some(g) = depth_groups.last_mut() {
+                g.push(url);
+            }
+        }
+        for group in depth_groups {
+            let mut set = tokio::task::JoinSet::new();
+            for url in group {
+                if !ctx.cleanup.remaining().iter().any(|(u, _)| u == &url) {
+                    continue; // deleted with its parent
+                }
+                let ctx = ctx.clone();
+                let left = budget.saturating_sub(start.elapsed());
+                set.spawn(async move {
+                    if delete_and_wait(&ctx, &url, left).await {
+                        ctx.cleanup.forget(&url);
+                    }
+                });
+            }
+            while set.join_next().await.is_some() {}
+        }
+        if ctx.cleanup.remaining().len() >= before {
+            break;
         }
     }
+    let mut left: Vec<String> =
+        ctx.cleanup.remaining().into_iter().map(|(url, by)| format!("{url} (created by {by})")).collect();
     let rg = &ctx.target.resource_group;
     if rg.create {
         let url = with_version(&ctx.target.rg_url(), &rg.api_version);

@@ -435,7 +435,9 @@ impl<'a> Exec<'a> {
             "arm_type": ty.arm_type(&self.ctx.target),
             "collection": collection,
             "parent": parent.clone().unwrap_or(Value::Null),
+            "dependency": Value::Null,
             "body": Value::Null,
+            "sent": Value::Null,
             "type": ty.name,
         });
         if !really {
@@ -449,6 +451,8 @@ impl<'a> Exec<'a> {
             Some(jt) => jt.render(&bscope)?,
             None => JsonTemplate::parse(&ty.create_body)?.render(&bscope)?,
         };
+        bound["sent"] = body.clone();
+        bound["dependency"] = dependency.clone().unwrap_or(Value::Null);
         let idx = self.send("PUT", &url, Vec::new(), Some(body.to_string()), role, &ApiVersion::Default).await?;
         let st = self.exchanges[idx].status();
         let mut out = StepOut { exchange: Some(idx), url: url.clone(), method: "PUT".into(), ..Default::default() };

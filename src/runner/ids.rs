@@ -6,19 +6,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static STATE: AtomicU64 = AtomicU64::new(0);
 
 fn next() -> u64 {
-    let mut s = STATE.load(Ordering::Relaxed);
-    if s == 0 {
-        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
-        s = t ^ (std::process::id() as u64).rotate_left(32) | 1;
-    }
+    let mut cur = STATE.load(Ordering::Relaxed);
     loop {
+        let s = if cur == 0 {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1);
+            (t ^ (std::process::id() as u64).rotate_left(32)) | 1
+        } else {
+            cur
+        };
         let mut x = s;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        match STATE.compare_exchange(s, x, Ordering::Relaxed, Ordering::Relaxed) {
+        match STATE.compare_exchange(cur, x, Ordering::Relaxed, Ordering::Relaxed) {
             Ok(_) => return x.wrapping_mul(0x2545F4914F6CDD1D),
-            Err(cur) => s = if cur == 0 { s } else { cur },
+            Err(now) => cur = now,
         }
     }
 }

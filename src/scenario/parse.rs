@@ -36,7 +36,8 @@ const SUBJECTS: &[&str] = &["status", "header", "pointer", "schema", "outcome", 
 const ALWAYS: &[&str] = &["target", "run", "unique"];
 /// Fields a named step or a created resource exposes.
 const STEP_FIELDS: &[&str] = &["status", "headers", "body", "items", "url", "outcome", "location", "operation"];
-const RESOURCE_FIELDS: &[&str] = &["url", "path", "id", "name", "arm_type", "collection", "parent", "body", "type"];
+const RESOURCE_FIELDS: &[&str] =
+    &["url", "path", "id", "name", "arm_type", "collection", "parent", "dependency", "body", "sent", "type"];
 
 /// Where the suites and schemas are.
 pub struct LoadOptions {
@@ -138,6 +139,7 @@ struct Defined {
     /// Names whose fields are fixed (resources and steps), with the fields allowed.
     shaped: Vec<(String, &'static [&'static str])>,
     has_type: bool,
+    steps: BTreeSet<String>,
     row_fields: Option<BTreeSet<String>>,
 }
 
@@ -388,6 +390,7 @@ impl<'o> SuiteParser<'o> {
                 self.r.error(m.get("name").unwrap_or(node), format!("step name `{n}` may only use letters, digits, `-` and `_`"), None);
             }
             def.roots.insert(n.clone());
+            def.steps.insert(n.clone());
             def.shaped.push((n.clone(), STEP_FIELDS));
         }
         def.roots.extend(new_names);
@@ -521,8 +524,8 @@ impl<'o> SuiteParser<'o> {
     }
 
     fn check_step_ref(&mut self, name: &str, node: &Node, def: &Defined) {
-        if !def.shaped.iter().any(|(n, f)| n == name && std::ptr::eq(*f, STEP_FIELDS)) {
-            let steps: Vec<&str> = def.shaped.iter().filter(|(_, f)| std::ptr::eq(*f, STEP_FIELDS)).map(|(n, _)| n.as_str()).collect();
+        if !def.steps.contains(name) {
+            let steps: Vec<&str> = def.steps.iter().map(|n| n.as_str()).collect();
             let hint = did_you_mean(name, steps.iter().copied())
                 .map(|s| format!("did you mean `{s}`?"))
                 .unwrap_or_else(|| format!("a named step before this one ({})", if steps.is_empty() { "none".to_string() } else { steps.join(", ") }));

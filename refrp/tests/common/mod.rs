@@ -1,0 +1,232 @@
+//! Shared helpers of the HTTP integration tests: a real RP on an ephemeral port, a small
+//! request wrapper, paths of the test resources, and polling.
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use rpconform_refrp::{Fault, RunningServer, Settings, start};
+use serde_json::{Value, json};
+
+pub const API: &str = "2024-05-01";
+/// Operation duration used by the tests: short, but long enough to observe running states.
+pub const DUR: Duration = Duration::from_millis(300);
+pub const SUB: &str = "00000000-0000-0000-0000-000000000001";
+
+pub struct Rp {
+    pub server: RunningServer,
+    pub base: String,
+    pub client: reqwest::Client,
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Resp {
+    pub fn h(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    pub fn code(&self) -> &str {
+        self.body["error"]["code"].as_str().unwrap_or("")
+    }
+    pub fn state(&self) -> &str {
+        self.body["properties"]["provisioningState"]
+            .as_str()
+            .unwrap_or("")
+    }
+    pub fn aao(&self) -> String {
+        self.h("azure-asyncoperation")
+            .expect("Azure-AsyncOperation")
+            .to_string()
+    }
+    pub fn location(&self) -> String {
+        self.h("location").expect("Location").to_string()
+    }
+    pub fn etag(&self) -> String {
+        self.h("etag").expect("ETag").to_string()
+    }
+    /// Asserts the ARM error envelope with this status and code.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(self.code(), code, "body: {}", self.body);
+        assert!(
+            !self.body["error"]["message"]
+                .as_str()
+                .unwrap_or("")
+                .is_empty()
+        );
+    }
+}
+
+pub async fn rp_with(settings: Settings) -> Rp {
+    let server = start(settings, 0).await.expect("start");
+    let base = server.base_url();
+    Rp {
+        server,
+        base,
+        client: reqwest::Client::new(),
+    }
+}
+
+pub fn settings() -> Settings {
+    Settings {
+        op_duration: DUR,
+        ..Settings::default()
+    }
+}
+
+pub async fn rp() -> Rp {
+    rp_with(settings()).await
+}
+
+pub async fn rp_fault(f: Fault) -> Rp {
+    rp_with(settings().with_fault(f)).await
+}
+
+pub fn rg(name: &str) -> String {
+    format!("/subscriptions/{SUB}/resourceGroups/{name}")
+}
+pub fn widget(rg_name: &str, w: &str) -> String {
+    format!("{}/providers/Microsoft.Contoso/widgets/{w}", rg(rg_name))
+}
+pub fn widgets(rg_name: &str) -> String {
+    format!("{}/providers/Microsoft.Contoso/widgets", rg(rg_name))
+}
+pub fn gadget(rg_name: &str, w: &str, g: &str) -> String {
+    format!("{}/gadgets/{g}", widget(rg_name, w))
+}
+pub fn sprocket(rg_name: &str, w: &str, g: &str, s: &str) -> String {
+    format!("{}/sprockets/{s}", gadget(rg_name, w, g))
+}
+pub fn link(rg_name: &str, l: &str) -> String {
+    format!("{}/providers/Microsoft.Contoso/links/{l}", rg(rg_name))
+}
+
+pub fn widget_body() -> Value {
+    json!({"location": "eastus", "tags": {"env": "test"},
+           "properties": {"size": 3, "minCount": 1, "maxCount": 5, "description": "d", "simulateFailure": false}})
+}
+pub fn proxy_body() -> Value {
+    json!({"properties": {"size": 1}})
+}
+
+impl Rp {
+    /// `path` gets `?api-version=API` unless it already has a query or is absolute.
+    pub fn url(&self, path: &str) -> String {
+        let full = if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        };
+        if full.contains('?') {
+            full
+        } else {
+            format!("{full}?api-version={API}")
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let mut rb = self.client.request(method, self.url(path));
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let resp = rb.send().await.expect("send");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Resp {
+        self.send(Method::GET, path, None, &[]).await
+    }
+    pub async fn put(&self, path: &str, body: &Value) -> Resp {
+        self.send(Method::PUT, path, Some(body), &[]).await
+    }
+    pub async fn patch(&self, path: &str, body: &Value) -> Resp {
+        self.send(Method::PATCH, path, Some(body), &[]).await
+    }
+    pub async fn delete(&self, path: &str) -> Resp {
+        self.send(Method::DELETE, path, None, &[]).await
+    }
+    pub async fn post(&self, path: &str) -> Resp {
+        self.send(Method::POST, path, None, &[]).await
+    }
+
+    pub async fn make_rg(&self, name: &str) {
+        let r = self.put(&rg(name), &json!({"location": "eastus"})).await;
+        assert!(r.status == 201 || r.status == 200, "rg: {}", r.status);
+    }
+
+    /// Polls an Azure-AsyncOperation URL until its status is terminal; returns the last body.
+    pub async fn wait(&self, aao: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.get(aao).await;
+            assert_eq!(r.status, 200, "status read: {}", r.body);
+            let s = r.body["status"].as_str().unwrap_or("").to_string();
+            if ["Succeeded", "Failed", "Canceled"].contains(&s.as_str()) {
+                return r.body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "operation never ended: {}",
+                r.body
+            );
+            tokio::time::sleep(Duration::from_millis(40)).await;
+        }
+    }
+
+    /// PUT and wait until the operation ends; asserts it succeeded.
+    pub async fn create(&self, path: &str, body: &Value) -> Resp {
+        let r = self.put(path, body).await;
+        assert!(
+            r.status == 201 || r.status == 200,
+            "PUT {path}: {} {}",
+            r.status,
+            r.body
+        );
+        let done = self.wait(&r.aao()).await;
+        assert_eq!(done["status"], "Succeeded", "{done}");
+        r
+    }
+
+    pub async fn remove(&self, path: &str) {
+        let r = self.delete(path).await;
+        assert_eq!(r.status, 202, "DELETE {path}: {}", r.body);
+        let done = self.wait(&r.aao()).await;
+        assert_eq!(done["status"], "Succeeded");
+    }
+
+    /// Group `rg1` with widget `w1`, settled.
+    pub async fn with_widget(&self) -> String {
+        self.make_rg("rg1").await;
+        let w = widget("rg1", "w1");
+        self.create(&w, &widget_body()).await;
+        w
+    }
+}
