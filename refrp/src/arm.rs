@@ -88,7 +88,7 @@ fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
     let req = Req {
         headers: &parts.headers,
         path: raw_path,
-        query,
+        params: query,
         api_version,
         body,
         base: base_url(&parts.headers, &parts.uri),

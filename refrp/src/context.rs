@@ -17,7 +17,7 @@ pub struct Req<'a> {
     pub headers: &'a HeaderMap,
     /// The raw request path (no query).
     pub path: &'a str,
-    pub query: Vec<(String, String)>,
+    pub params: Vec<(String, String)>,
     /// The api-version in force (checked, or the default under a fault).
     pub api_version: String,
     pub body: Bytes,
@@ -39,7 +39,7 @@ impl<'a> Req<'a> {
 
     /// The first query parameter with this name (case-insensitive).
     pub fn query(&self, name: &str) -> Option<&str> {
-        self.query
+        self.params
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())

@@ -116,8 +116,8 @@ pub fn retry_after(settings: &Settings) -> String {
         settings.retry_after_secs
     };
     if settings.has(Fault::RetryAfterDate) {
-        let secs = i64::try_from(secs).unwrap_or(i64::MAX / 2_000_000);
-        let at = chrono::Utc::now() + chrono::Duration::seconds(secs.min(1_000_000_000));
+        let secs = i64::try_from(secs.min(1_000_000_000)).unwrap_or(0);
+        let at = chrono::Utc::now() + chrono::Duration::seconds(secs);
         at.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
     } else {
         secs.to_string()

@@ -156,6 +156,12 @@ async fn resource_groups() {
             .status,
         200
     );
+    let head = rp.send(Method::HEAD, &rg("rg1"), None, &[]).await;
+    assert_eq!((head.status, head.body.is_null()), (200, true));
+    assert_eq!(
+        rp.send(Method::HEAD, &rg("none"), None, &[]).await.status,
+        404
+    );
     let g = rp.get(&rg("RG1")).await;
     assert_eq!(g.status, 200);
     assert_eq!(g.body["id"], rg("Rg1"));

@@ -17,8 +17,23 @@ pub struct Subject<'a> {
     pub outcome: Option<&'a str>,
 }
 
-/// `Ok(())` when the check holds; otherwise (expected, seen).
-pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(), (String, String)> {
+/// Why a check did not pass.
+#[derive(Debug)]
+pub enum Miss {
+    /// The target did not do what the rule says: (expected, seen).
+    Failed(String, String),
+    /// The check could not be made (a variable the scenario needs is missing): a runner error.
+    Broken(String),
+}
+
+impl From<(String, String)> for Miss {
+    fn from((e, s): (String, String)) -> Self {
+        Miss::Failed(e, s)
+    }
+}
+
+/// `Ok(())` when the check holds.
+pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(), Miss> {
     let resp = subject.exchange.and_then(|e| e.response.as_ref());
     let no_resp = || {
         let why = subject
@@ -32,48 +47,59 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             let want = codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ");
             match resp {
                 Some(r) if codes.contains(&r.status) => Ok(()),
-                Some(r) => Err((format!("status {want}"), format!("status {}{}", r.status, error_hint(r.json.as_ref())))),
-                None => Err((format!("status {want}"), no_resp())),
+                Some(r) => Err(Miss::Failed(format!("status {want}"), format!("status {}{}", r.status, error_hint(r.json.as_ref())))),
+                None => Err(Miss::Failed(format!("status {want}"), no_resp())),
             }
         }
+        Check::StatusFrom(t) => {
+            let v = t.render_value(scope).map_err(Miss::Broken)?;
+            let codes: Vec<u16> = match &v {
+                Value::Array(a) => a.iter().filter_map(status_of).collect(),
+                other => status_of(other).into_iter().collect(),
+            };
+            if codes.is_empty() {
+                return Err(Miss::Broken(format!("`{v}` is not a status code")));
+            }
+            evaluate(&Check::Status(codes), subject, scope)
+        }
         Check::Header { name, predicate, ignore_case } => {
-            let Some(r) = resp else { return Err((format!("header {name}"), no_resp())) };
+            let Some(r) = resp else { return Err(Miss::Failed(format!("header {name}"), no_resp())) };
             let v = r.header(name).map(|s| Value::String(s.to_string()));
-            test(predicate, v.as_ref(), scope, *ignore_case).map_err(|(e, s)| (format!("header {name} {e}"), s))
+            test(predicate, v.as_ref(), scope, *ignore_case).map_err(|m| prefix(m, &format!("header {name}")))
         }
         Check::Pointer { pointer, predicate, ignore_case } => {
-            let Some(r) = resp else { return Err((format!("body {pointer}"), no_resp())) };
+            let Some(r) = resp else { return Err(Miss::Failed(format!("body {pointer}"), no_resp())) };
             let Some(j) = &r.json else {
                 if matches!(predicate, Predicate::Absent) {
                     return Ok(());
                 }
-                return Err((format!("body {pointer}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
+                return Err(Miss::Failed(format!("body {pointer}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
             };
             let shown = if pointer.is_empty() { "body".to_string() } else { format!("body {pointer}") };
-            test(predicate, j.pointer(pointer), scope, *ignore_case).map_err(|(e, s)| (format!("{shown} {e}"), s))
+            test(predicate, j.pointer(pointer), scope, *ignore_case).map_err(|m| prefix(m, &shown))
         }
         Check::Schema { file, validator } => {
-            let Some(r) = resp else { return Err((format!("body valid against {file}"), no_resp())) };
+            let Some(r) = resp else { return Err(Miss::Failed(format!("body valid against {file}"), no_resp())) };
             let Some(j) = &r.json else {
-                return Err((format!("body valid against {file}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
+                return Err(Miss::Failed(format!("body valid against {file}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
             };
             let errors: Vec<String> = validator
                 .iter_errors(j)
                 .take(5)
                 .map(|e| format!("{} at `{}`", e, e.instance_path()))
                 .collect();
-            if errors.is_empty() { Ok(()) } else { Err((format!("body valid against {file}"), errors.join("; "))) }
+            if errors.is_empty() { Ok(()) } else { Err(Miss::Failed(format!("body valid against {file}"), errors.join("; "))) }
         }
         Check::Outcome(want) => {
             let got = subject.outcome.unwrap_or("no outcome");
             if want.iter().any(|w| w.eq_ignore_ascii_case(got)) {
                 Ok(())
             } else {
-                Err((format!("operation ends {}", want.join(" or ")), got.to_string()))
+                Err(Miss::Failed(format!("operation ends {}", want.join(" or ")), got.to_string()))
             }
         }
         Check::ListContains(t) | Check::ListOmits(t) => {
-            let id = t.render(scope).map_err(|e| ("a resource id".to_string(), e))?;
+            let id = t.render(scope).map_err(Miss::Broken)?;
             let items: Vec<&Value> = match subject.items {
                 Some(items) => items.iter().collect(),
                 None => resp
@@ -91,9 +117,17 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
                 Ok(())
             } else {
                 let verb = if contains { "lists" } else { "does not list" };
-                Err((format!("the collection {verb} {id}"), format!("{} items, {}", items.len(), if found { "including it" } else { "not including it" })))
+                Err(Miss::Failed(format!("the collection {verb} {id}"), format!("{} items, {}", items.len(), if found { "including it" } else { "not including it" })))
             }
         }
+    }
+}
+
+fn status_of(v: &Value) -> Option<u16> {
+    match v {
+        Value::Number(n) => n.as_u64().filter(|c| (100..600).contains(c)).map(|c| c as u16),
+        Value::String(s) => s.trim().parse::<u16>().ok().filter(|c| (100..600).contains(c)),
+        _ => None,
     }
 }
 
@@ -118,32 +152,39 @@ fn show(v: Option<&Value>) -> String {
     }
 }
 
-fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> Result<(), (String, String)> {
-    let render = |jt: &crate::template::JsonTemplate| jt.render(scope).map_err(|e| ("a value".to_string(), e));
+fn prefix(m: Miss, what: &str) -> Miss {
+    match m {
+        Miss::Failed(e, s) => Miss::Failed(format!("{what} {e}"), s),
+        b => b,
+    }
+}
+
+fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> Result<(), Miss> {
+    let render = |jt: &crate::template::JsonTemplate| jt.render(scope).map_err(Miss::Broken);
     match p {
-        Predicate::Present => v.map(|_| ()).ok_or_else(|| ("present".into(), "absent".into())),
+        Predicate::Present => v.map(|_| ()).ok_or_else(|| Miss::Failed("present".into(), "absent".into())),
         Predicate::Absent => match v {
             None => Ok(()),
-            Some(x) => Err(("absent".into(), show(Some(x)))),
+            Some(x) => Err(Miss::Failed("absent".into(), show(Some(x)))),
         },
         Predicate::Equals(jt) => {
             let want = render(jt)?;
             match v {
                 Some(x) if eq(x, &want, ignore_case) => Ok(()),
-                _ => Err((format!("= {}", crate::http::cut(&want.to_string(), 200)), show(v))),
+                _ => Err(Miss::Failed(format!("= {}", crate::http::cut(&want.to_string(), 200)), show(v))),
             }
         }
         Predicate::NotEquals(jt) => {
             let want = render(jt)?;
             match v {
-                Some(x) if eq(x, &want, ignore_case) => Err((format!("≠ {}", crate::http::cut(&want.to_string(), 200)), show(v))),
-                None => Err((format!("present and ≠ {}", crate::http::cut(&want.to_string(), 200)), "absent".into())),
+                Some(x) if eq(x, &want, ignore_case) => Err(Miss::Failed(format!("≠ {}", crate::http::cut(&want.to_string(), 200)), show(v))),
+                None => Err(Miss::Failed(format!("present and ≠ {}", crate::http::cut(&want.to_string(), 200)), "absent".into())),
                 _ => Ok(()),
             }
         }
         Predicate::Matches(re) => match v {
             Some(x) if re.is_match(&value_to_text(x)) => Ok(()),
-            _ => Err((format!("matching /{}/", re.as_str()), show(v))),
+            _ => Err(Miss::Failed(format!("matching /{}/", re.as_str()), show(v))),
         },
         Predicate::OneOf(list) | Predicate::NotOneOf(list) => {
             let wants: Vec<Value> = list.iter().map(render).collect::<Result<_, _>>()?;
@@ -151,9 +192,9 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
             let shown = wants.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
             match p {
                 Predicate::OneOf(_) if hit => Ok(()),
-                Predicate::OneOf(_) => Err((format!("one of {shown}"), show(v))),
+                Predicate::OneOf(_) => Err(Miss::Failed(format!("one of {shown}"), show(v))),
                 _ if !hit && v.is_some() => Ok(()),
-                _ => Err((format!("present and none of {shown}"), show(v))),
+                _ => Err(Miss::Failed(format!("present and none of {shown}"), show(v))),
             }
         }
     }

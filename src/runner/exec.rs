@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::context::RunCtx;
 use crate::checks::ambient::{self, OpHistory};
 use crate::checks::arm_path::{PathKind, classify};
-use crate::checks::expect::{Subject, evaluate};
+use crate::checks::expect::{Miss, Subject, evaluate};
 use crate::checks::{Ledger, Outcome};
 use crate::http::{Exchange, OutRequest, Role};
 use crate::report::{PollRecord, ScenarioResult, Status, verdicts};
@@ -179,15 +179,32 @@ impl<'a> Exec<'a> {
             items,
             outcome: out.outcome.as_deref(),
         };
+        let mut broken = None;
         for e in &step.expect {
             let res = evaluate(&e.check, &subject, &self.scope);
+            if let Err(Miss::Broken(msg)) = &res {
+                broken = Some(format!("{}: cannot evaluate the expectation: {msg}", e.pos));
+                continue;
+            }
             let seq = subject.exchange.map(|x| x.seq);
-            for rule in &e.rules {
+            let row_rules: Vec<&'static str>;
+            let rules: &[&'static str] = match (&e.row_rule, &self.inst.row) {
+                (Some(field), Some(row)) => {
+                    row_rules = row.values.get(field).and_then(Value::as_str).and_then(crate::rules::lookup).map(|r| vec![r.id]).unwrap_or_default();
+                    &row_rules
+                }
+                _ => &e.rules,
+            };
+            for rule in rules {
                 match &res {
                     Ok(()) => self.ledger.pass(rule),
-                    Err((exp, seen)) => self.ledger.fail(rule, exp.clone(), seen.clone(), seq, Some(&e.pos)),
+                    Err(Miss::Failed(exp, seen)) => self.ledger.fail(rule, exp.clone(), seen.clone(), seq, Some(&e.pos)),
+                    Err(Miss::Broken(_)) => {}
                 }
             }
+        }
+        if let Some(b) = broken {
+            return Err(b);
         }
         // Captures and the step's own variables.
         let resp = subject.exchange.and_then(|x| x.response.as_ref());
@@ -414,7 +431,7 @@ impl<'a> Exec<'a> {
         };
         let dependency = match (&ty.depends_on, &spec.dependency) {
             (Some(_), Some(t)) => Some(t.render_value(&self.scope)?),
-            (Some(d), None) if really => {
+            (Some(d), None) => {
                 let dt = self.ctx.target.type_named(d).ok_or("unknown dependency type")?;
                 Some(Box::pin(self.ensure(dt)).await?)
             }
@@ -440,10 +457,6 @@ impl<'a> Exec<'a> {
             "sent": Value::Null,
             "type": ty.name,
         });
-        if !really {
-            self.scope.insert(spec.bind.clone(), bound);
-            return Ok(StepOut { url, method: "PUT".into(), ..Default::default() });
-        }
         let mut bscope = self.scope.clone();
         bscope.insert("parent".into(), parent.clone().unwrap_or(Value::Null));
         bscope.insert("dependency".into(), dependency.clone().unwrap_or(Value::Null));
@@ -453,6 +466,10 @@ impl<'a> Exec<'a> {
         };
         bound["sent"] = body.clone();
         bound["dependency"] = dependency.clone().unwrap_or(Value::Null);
+        if !really {
+            self.scope.insert(spec.bind.clone(), bound);
+            return Ok(StepOut { url, method: "PUT".into(), ..Default::default() });
+        }
         let idx = self.send("PUT", &url, Vec::new(), Some(body.to_string()), role, &ApiVersion::Default).await?;
         let st = self.exchanges[idx].status();
         let mut out = StepOut { exchange: Some(idx), url: url.clone(), method: "PUT".into(), ..Default::default() };

@@ -206,6 +206,8 @@ pub enum Predicate {
 #[derive(Debug, Clone)]
 pub enum Check {
     Status(Vec<u16>),
+    /// A status from a variable (`${row.status}`): a number or a list of numbers.
+    StatusFrom(Template),
     Header { name: String, predicate: Predicate, ignore_case: bool },
     Pointer { pointer: String, predicate: Predicate, ignore_case: bool },
     Schema { file: String, validator: Arc<jsonschema::Validator> },
@@ -218,7 +220,10 @@ pub enum Check {
 
 #[derive(Debug, Clone)]
 pub struct Expectation {
+    /// The rules cited; with `row_rule`, every rule the table's rows name (for coverage).
     pub rules: Vec<&'static str>,
+    /// `rule: ${row.x}`: each test cites the rule its row names.
+    pub row_rule: Option<String>,
     pub check: Check,
     pub pos: Pos,
 }

@@ -140,6 +140,7 @@ struct Defined {
     shaped: Vec<(String, &'static [&'static str])>,
     has_type: bool,
     steps: BTreeSet<String>,
+    rows: Vec<serde_json::Map<String, Value>>,
     row_fields: Option<BTreeSet<String>>,
 }
 
@@ -232,6 +233,7 @@ impl<'o> SuiteParser<'o> {
                 });
             }
             def.row_fields = fields;
+            def.rows = table.iter().map(|r| r.values.clone()).collect();
         }
         let mut vars = Vec::new();
         if let Some(n) = m.get("vars")
@@ -603,12 +605,29 @@ impl<'o> SuiteParser<'o> {
         let m = self.r.map(node, "an expectation", EXPECT_KEYS)?;
         let pos = self.r.pos(node);
         let mut rules = Vec::new();
+        let mut row_rule = None;
         for key in ["rule", "rules"] {
             if let Some(n) = m.get(key) {
                 for item in self.r.one_or_many(n) {
-                    if let Some(id) = self.r.string(item, "a rule ID")
-                        && let Some(rule) = self.rule_id(&id, item)
-                    {
+                    let Some(id) = self.r.string(item, "a rule ID") else { continue };
+                    if let Some(field) = id.strip_prefix("${row.").and_then(|s| s.strip_suffix('}')) {
+                        // Each row names its rule: check them all now.
+                        if def.rows.is_empty() {
+                            self.r.error(item, "`${row.…}` needs a `table` on the scenario", None);
+                            continue;
+                        }
+                        for row in def.rows.clone() {
+                            match row.get(field).and_then(Value::as_str) {
+                                Some(rid) => {
+                                    if let Some(rule) = self.rule_id(rid, item) {
+                                        rules.push(rule);
+                                    }
+                                }
+                                None => self.r.error(item, format!("a row has no rule ID in `{field}`"), None),
+                            }
+                        }
+                        row_rule = Some(field.to_string());
+                    } else if let Some(rule) = self.rule_id(&id, item) {
                         rules.push(rule);
                     }
                 }
@@ -626,6 +645,11 @@ impl<'o> SuiteParser<'o> {
         let sn = m.get(subject)?;
         let ignore_case = m.get("ignore_case").and_then(|n| self.r.bool(n, "ignore_case")).unwrap_or(false);
         let check = match subject {
+            "status" if sn.as_scalar().is_some_and(|s| s.as_str().contains("${")) => {
+                let t = self.template(sn)?;
+                self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
+                Check::StatusFrom(t)
+            }
             "status" => {
                 let codes: Vec<u16> = self
                     .r
@@ -677,14 +701,14 @@ impl<'o> SuiteParser<'o> {
             }
             _ => return None,
         };
-        if matches!(check, Check::Status(_) | Check::Schema { .. } | Check::Outcome(_) | Check::ListContains(_) | Check::ListOmits(_)) {
+        if matches!(check, Check::Status(_) | Check::StatusFrom(_) | Check::Schema { .. } | Check::Outcome(_) | Check::ListContains(_) | Check::ListOmits(_)) {
             for k in ["present", "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of"] {
                 if let Some(n) = m.get(k) {
                     self.r.error(n, format!("`{k}` does not go with `{subject}`"), Some("header or pointer".into()));
                 }
             }
         }
-        Some(Expectation { rules, check, pos })
+        Some(Expectation { rules, row_rule, check, pos })
     }
 
     fn predicate(&mut self, m: &crate::yaml::Map<'_>, node: &Node, def: &Defined, is_pointer: bool) -> Option<Predicate> {

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 pub const API: &str = "2024-05-01";
 /// Operation duration used by the tests: short, but long enough to observe running states.
-pub const DUR: Duration = Duration::from_millis(300);
+pub const DUR: Duration = Duration::from_millis(400);
 pub const SUB: &str = "00000000-0000-0000-0000-000000000001";
 
 pub struct Rp {
