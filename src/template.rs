@@ -25,6 +25,8 @@ pub enum Filter {
     Lower,
     SwapCase,
     Json,
+    /// A URL or path without its last segment (and without its query).
+    Dirname,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -122,9 +124,10 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
                 "lower" => Filter::Lower,
                 "swapcase" => Filter::SwapCase,
                 "json" => Filter::Json,
+                "dirname" => Filter::Dirname,
                 other => {
                     return Err(format!(
-                        "unknown filter `{other}` (expected upper, lower, swapcase or json)"
+                        "unknown filter `{other}` (expected upper, lower, swapcase, json or dirname)"
                     ));
                 }
             };
@@ -169,6 +172,10 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                     .chars()
                     .map(|c| if c.is_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() })
                     .collect(),
+                Filter::Dirname => {
+                    let no_query = s.split('?').next().unwrap_or("").trim_end_matches('/');
+                    no_query.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+                }
                 Filter::Json => unreachable!("handled above"),
             })
         }
@@ -180,6 +187,19 @@ pub fn value_to_text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+const SPREAD: &str = "...";
+
+fn deep_merge(old: &mut serde_json::Map<String, Value>, new: serde_json::Map<String, Value>) {
+    for (k, v) in new {
+        match (old.get_mut(&k), v) {
+            (Some(Value::Object(o)), Value::Object(n)) => deep_merge(o, n),
+            (_, v) => {
+                old.insert(k, v);
+            }
+        }
     }
 }
 
@@ -210,9 +230,27 @@ impl JsonTemplate {
         Ok(match self {
             JsonTemplate::Str(t) => t.render_value(scope)?,
             JsonTemplate::Array(a) => Value::Array(a.iter().map(|t| t.render(scope)).collect::<Result<_, _>>()?),
-            JsonTemplate::Object(m) => Value::Object(
-                m.iter().map(|(k, t)| Ok((k.clone(), t.render(scope)?))).collect::<Result<_, String>>()?,
-            ),
+            JsonTemplate::Object(m) => {
+                // `"...": ${x}` spreads an object; the other keys are merged deeply onto it.
+                let mut base = match m.iter().find(|(k, _)| k == SPREAD) {
+                    Some((_, t)) => match t.render(scope)? {
+                        Value::Object(o) => o,
+                        Value::Null => serde_json::Map::new(),
+                        other => return Err(format!("`...` spreads an object, not {other}")),
+                    },
+                    None => serde_json::Map::new(),
+                };
+                for (k, t) in m.iter().filter(|(k, _)| k != SPREAD) {
+                    let v = t.render(scope)?;
+                    match (base.get_mut(k), v) {
+                        (Some(Value::Object(old)), Value::Object(new)) => deep_merge(old, new),
+                        (_, v) => {
+                            base.insert(k.clone(), v);
+                        }
+                    }
+                }
+                Value::Object(base)
+            }
             JsonTemplate::Other(v) => v.clone(),
         })
     }
@@ -253,6 +291,16 @@ mod tests {
         assert!(Template::parse("${unclosed").is_err());
         assert!(Template::parse("${a|bogus}").is_err());
         assert!(Template::parse("${}").is_err());
+    }
+
+    #[test]
+    fn spread_merges_deeply_and_dirname_strips() {
+        let mut s = scope();
+        s.insert("b".into(), json!({"p": {"a": 1, "b": 2}, "q": 1}));
+        let jt = JsonTemplate::parse(&json!({"...": "${b}", "p": {"b": 3}})).unwrap();
+        assert_eq!(jt.render(&s).unwrap(), json!({"p": {"a": 1, "b": 3}, "q": 1}));
+        s.insert("u".into(), json!("http://h/x/ops/123?api-version=1"));
+        assert_eq!(Template::parse("${u|dirname}").unwrap().render(&s).unwrap(), "http://h/x/ops");
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
@@ -175,14 +174,8 @@ fn api_version(
 
 /// Turns a [`Reply`] into a response with the request-id and echoed correlation headers.
 fn finish(settings: &Settings, request_headers: &HeaderMap, reply: Reply) -> Response {
-    let mut response = match reply.body {
-        Some(body) => (reply.status, Json(body)).into_response(),
-        None => reply.status.into_response(),
-    };
+    let mut response = reply.into_response();
     let headers = response.headers_mut();
-    for (name, value) in reply.headers {
-        headers.append(name, value);
-    }
     if !settings.has(Fault::NoRequestId)
         && let Ok(v) = HeaderValue::from_str(&ids::uuid())
     {

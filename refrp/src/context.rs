@@ -131,6 +131,12 @@ pub fn base_url(headers: &HeaderMap, uri: &Uri) -> String {
     if let Some(o) = referer {
         return o;
     }
+    host_base(headers, uri)
+}
+
+/// `http://` + Host (the URI's authority when Host is missing or malformed, else
+/// `localhost`): the base of the links the data-plane and task surfaces send.
+pub fn host_base(headers: &HeaderMap, uri: &Uri) -> String {
     let host = headers
         .get("host")
         .and_then(|v| v.to_str().ok())

@@ -1,6 +1,9 @@
 //! Fault knobs: each [`Fault`] makes the reference RP break the named contract rules of
 //! `shared/contract/rules.md` on purpose, and changes nothing else.
 //!
+//! The ARM knobs act on the ARM surface only; the `mon-*` knobs act on the data-plane surface
+//! (`/dataplane`) and the task knobs on the task surface (`/v1`).
+//!
 //! A knob is identified by its kebab-case [`Fault::name`]; [`Fault::rules`] lists the rule IDs
 //! it trips and [`Fault::description`] says in one line what the RP does instead.
 
@@ -85,6 +88,34 @@ pub enum Fault {
     PropagateToSiblings,
     /// PUT-01, ETAG-02, ETAG-04, ETAG-06, RETRY-02, OPS-12: PUT on an existing resource answers 201.
     ReplaceAnswers201,
+    /// MON-01: a data-plane widget PUT answers without `Operation-Location`.
+    MonNoOperationLocation,
+    /// MON-04: a data-plane monitor shows its result field while the operation is not done.
+    MonResultWhileRunning,
+    /// MON-05: a data-plane monitor reporting failure has no error field.
+    MonFailedWithoutError,
+    /// MON-03: the export monitor reports `Succeeded` instead of its declared `Completed`.
+    MonDefaultNamesOnCustom,
+    /// MON-07: a client `Operation-Id` is not echoed; a server-made id is used instead.
+    MonOperationIdIgnored,
+    /// MON-06: the snapshot final `Location` keeps answering 404 after the monitor succeeded.
+    MonFinalLocation404,
+    /// MON-08: repeating a request with the same `Operation-Id` starts a second operation.
+    MonRepeatStartsNew,
+    /// TASK-02: a task goes from `processing-in-progress` back to `received` once.
+    TaskStatusRegresses,
+    /// TASK-03: a `processing-completed` task's `response` has no `resourceId`.
+    TaskCompletedWithoutResourceId,
+    /// TASK-03: a `processing-error` task's error has no description of the cause.
+    TaskErrorWithoutDescription,
+    /// TASK-05: GET of a subscription answers 202 with a `taskId` instead of the data.
+    TaskGetAsync,
+    /// TASK-06: a created subscription never leaves `pending`.
+    ResourceStaysPending,
+    /// TASK-01: every write on the task API answers the same `taskId`.
+    TaskIdReused,
+    /// TASK-08: after a completed DELETE task the subscription stays `deleting` forever.
+    DeletedResourceRemains,
 }
 
 /// (variant, name, rules, description), in the order of [`Fault::all`].
@@ -325,6 +356,90 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         ],
         "PUT on an existing resource answers 201",
     ),
+    (
+        Fault::MonNoOperationLocation,
+        "mon-no-operation-location",
+        &["MON-01"],
+        "data-plane PUT answers without Operation-Location",
+    ),
+    (
+        Fault::MonResultWhileRunning,
+        "mon-result-while-running",
+        &["MON-04"],
+        "data-plane monitors show the result field while the operation runs",
+    ),
+    (
+        Fault::MonFailedWithoutError,
+        "mon-failed-without-error",
+        &["MON-05"],
+        "data-plane monitors reporting failure have no error field",
+    ),
+    (
+        Fault::MonDefaultNamesOnCustom,
+        "mon-default-names-on-custom",
+        &["MON-03"],
+        "the export monitor says Succeeded instead of its declared Completed",
+    ),
+    (
+        Fault::MonOperationIdIgnored,
+        "mon-operation-id-ignored",
+        &["MON-07"],
+        "a client Operation-Id is not echoed; a server-made id is used",
+    ),
+    (
+        Fault::MonFinalLocation404,
+        "mon-final-location-404",
+        &["MON-06"],
+        "the snapshot Location answers 404 even after the monitor succeeded",
+    ),
+    (
+        Fault::MonRepeatStartsNew,
+        "mon-repeat-starts-new",
+        &["MON-08"],
+        "repeating a request with the same Operation-Id starts a second operation",
+    ),
+    (
+        Fault::TaskStatusRegresses,
+        "task-status-regresses",
+        &["TASK-02"],
+        "a task goes from processing-in-progress back to received once",
+    ),
+    (
+        Fault::TaskCompletedWithoutResourceId,
+        "task-completed-without-resource-id",
+        &["TASK-03"],
+        "a processing-completed task has no resourceId in its response",
+    ),
+    (
+        Fault::TaskErrorWithoutDescription,
+        "task-error-without-description",
+        &["TASK-03"],
+        "a processing-error task does not describe the cause",
+    ),
+    (
+        Fault::TaskGetAsync,
+        "task-get-async",
+        &["TASK-05"],
+        "GET of a subscription answers 202 with a taskId",
+    ),
+    (
+        Fault::ResourceStaysPending,
+        "resource-stays-pending",
+        &["TASK-06"],
+        "a created subscription never leaves pending",
+    ),
+    (
+        Fault::TaskIdReused,
+        "task-id-reused",
+        &["TASK-01"],
+        "every write answers the same taskId",
+    ),
+    (
+        Fault::DeletedResourceRemains,
+        "deleted-resource-remains",
+        &["TASK-08"],
+        "a subscription stays deleting forever after its DELETE task completed",
+    ),
 ];
 
 impl Fault {
@@ -386,7 +501,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::ReplaceAnswers201 as usize + 1);
+        assert_eq!(TABLE.len(), Fault::DeletedResourceRemains as usize + 1);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! [`Reply`]: a response under construction, and the headers of asynchronous answers
 //! (`Azure-AsyncOperation`, `Location`, `Retry-After`), where several fault knobs act.
 
+use axum::Json;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use crate::NAMESPACE;
@@ -72,6 +74,21 @@ impl Reply {
             r
         };
         r.header(header::RETRY_AFTER, &retry_after(req.settings))
+    }
+}
+
+impl IntoResponse for Reply {
+    /// Status, the JSON body (if any) and the headers, in order.
+    fn into_response(self) -> Response {
+        let mut response = match self.body {
+            Some(body) => (self.status, Json(body)).into_response(),
+            None => self.status.into_response(),
+        };
+        let headers = response.headers_mut();
+        for (name, value) in self.headers {
+            headers.append(name, value);
+        }
+        response
     }
 }
 

@@ -158,6 +158,10 @@ fn error_envelope(ex: &Exchange, resp: &Response, ledger: &mut Ledger) {
 
 fn location_headers(ex: &Exchange, resp: &Response, arm: bool, ledger: &mut Ledger) {
     let loc = resp.header("location");
+    if arm && resp.status == 202 && ex.method == "DELETE" {
+        let ra = resp.header("retry-after");
+        ledger.check("DEL-02", ra.is_some(), Some(ex.seq), || ("Retry-After on a DELETE answered 202".into(), "no Retry-After".into()));
+    }
     if arm && resp.status == 202 {
         ledger.check("LOC-01", loc.is_some(), Some(ex.seq), || ("a Location header on a 202".into(), "no Location".into()));
     }

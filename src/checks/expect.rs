@@ -68,6 +68,16 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             test(predicate, v.as_ref(), scope, *ignore_case).map_err(|m| prefix(m, &format!("header {name}")))
         }
         Check::Pointer { pointer, predicate, ignore_case } => {
+            let rendered;
+            let pointer = if pointer.contains("${") {
+                rendered = crate::template::Template::parse(pointer)
+                    .map_err(|(_, m)| Miss::Broken(m))?
+                    .render(scope)
+                    .map_err(Miss::Broken)?;
+                &rendered
+            } else {
+                pointer
+            };
             let Some(r) = resp else { return Err(Miss::Failed(format!("body {pointer}"), no_resp())) };
             let Some(j) = &r.json else {
                 if matches!(predicate, Predicate::Absent) {

@@ -19,7 +19,7 @@ pub fn ambient_rules() -> &'static [&'static str] {
         "HDR-01", "HDR-02", "HDR-03", "ERR-01", "ERR-02", "ERR-03", "RETRY-01", "LOC-01", "LOC-02", "LOC-03",
         "LOC-04", "LOC-09", "AAO-01", "AAO-02", "AAO-03", "OPRES-01", "OPRES-02", "OPRES-04", "OPRES-05",
         "OPRES-06", "OPRES-07", "OPRES-08", "OPS-07", "OPS-08", "ETAG-24", "RES-01", "RES-02", "RES-03", "RES-04",
-        "RES-05", "PSTATE-01", "PSTATE-05",
+        "RES-05", "PSTATE-01", "PSTATE-05", "DEL-02",
         // Checked by the poller whenever it follows an operation.
         "OPRES-03", "LOC-05", "LOC-06", "LOC-08", "PUT-02", "PUT-03", "PUT-04", "PATCH-02", "DEL-03", "AAO-04",
         "PSTATE-02",

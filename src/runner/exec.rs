@@ -154,15 +154,11 @@ impl<'a> Exec<'a> {
 
     async fn run_step(&mut self, step: &Step) -> StepResult<()> {
         if let Some(c) = &step.condition {
-            let v = c.template.render_value(&self.scope)?;
-            let truthy = match &v {
-                Value::Bool(b) => *b,
-                Value::Null => false,
-                Value::String(s) => !s.is_empty() && s != "false",
-                Value::Number(n) => n.as_f64() != Some(0.0),
-                _ => true,
-            };
-            if truthy == c.negate {
+            let mut all = true;
+            for t in &c.templates {
+                all &= truthy(&t.render_value(&self.scope)?);
+            }
+            if all == c.negate {
                 return Ok(());
             }
         }
@@ -181,6 +177,12 @@ impl<'a> Exec<'a> {
         };
         let mut broken = None;
         for e in &step.expect {
+            if let Some(when) = &e.when_status {
+                let st = subject.exchange.and_then(|x| x.status());
+                if !st.is_some_and(|s| when.contains(&s)) {
+                    continue;
+                }
+            }
             let res = evaluate(&e.check, &subject, &self.scope);
             if let Err(Miss::Broken(msg)) = &res {
                 broken = Some(format!("{}: cannot evaluate the expectation: {msg}", e.pos));
@@ -635,6 +637,27 @@ impl<'a> Exec<'a> {
             outcome: outcome.clone(),
         });
         (outcome, last)
+    }
+}
+
+/// Is a condition's value true? `a == b` / `a != b` compare the rendered text.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::String(s) if s.contains(" == ") || s.contains(" != ") => {
+            let (l, r, eq) = match s.split_once(" == ") {
+                Some((l, r)) => (l, r, true),
+                None => {
+                    let (l, r) = s.split_once(" != ").unwrap_or((s, ""));
+                    (l, r, false)
+                }
+            };
+            (l.trim() == r.trim()) == eq
+        }
+        Value::Bool(b) => *b,
+        Value::Null => false,
+        Value::String(s) => !s.is_empty() && s != "false",
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        _ => true,
     }
 }
 

@@ -98,7 +98,8 @@ impl Step {
 
 #[derive(Debug, Clone)]
 pub struct Condition {
-    pub template: Template,
+    /// All must hold (a list under `if:`).
+    pub templates: Vec<Template>,
     /// `unless:` rather than `if:`.
     pub negate: bool,
 }
@@ -224,6 +225,8 @@ pub struct Expectation {
     pub rules: Vec<&'static str>,
     /// `rule: ${row.x}`: each test cites the rule its row names.
     pub row_rule: Option<String>,
+    /// Check only when the response status is one of these (else no verdict).
+    pub when_status: Option<Vec<u16>>,
     pub check: Check,
     pub pos: Pos,
 }

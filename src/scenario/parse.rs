@@ -29,7 +29,7 @@ const ACTIONS: &[&str] = &["request", "poll", "create", "fresh", "settle", "slee
 const REQUEST_KEYS: &[&str] = &["method", "url", "headers", "body", "raw_body", "body_file", "api_version", "pages"];
 const EXPECT_KEYS: &[&str] = &[
     "rule", "rules", "status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits", "present",
-    "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "ignore_case",
+    "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "ignore_case", "when_status",
 ];
 const SUBJECTS: &[&str] = &["status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits"];
 /// Variables every scenario sees.
@@ -311,15 +311,19 @@ impl<'o> SuiteParser<'o> {
             return None;
         }
         let name = m.get("name").and_then(|n| self.r.string(n, "name"));
+        let mut cond = |n: &Node, negate: bool, this: &mut Self| {
+            let mut templates = Vec::new();
+            for item in this.r.one_or_many(n) {
+                if let Some(t) = this.template(item) {
+                    this.check_vars(&t.vars().collect::<Vec<_>>(), item, def);
+                    templates.push(t);
+                }
+            }
+            Some(Condition { templates, negate })
+        };
         let condition = match (m.get("if"), m.get("unless")) {
-            (Some(n), None) => self.template(n).map(|t| {
-                self.check_vars(&t.vars().collect::<Vec<_>>(), n, def);
-                Condition { template: t, negate: false }
-            }),
-            (None, Some(n)) => self.template(n).map(|t| {
-                self.check_vars(&t.vars().collect::<Vec<_>>(), n, def);
-                Condition { template: t, negate: true }
-            }),
+            (Some(n), None) => cond(n, false, self),
+            (None, Some(n)) => cond(n, true, self),
             (Some(n), Some(_)) => {
                 self.r.error(n, "a step has `if` or `unless`, not both", None);
                 None
@@ -655,13 +659,12 @@ impl<'o> SuiteParser<'o> {
                     .r
                     .one_or_many(sn)
                     .into_iter()
-                    .filter_map(|n| match self.r.u64(n, "a status code") {
-                        Some(c) if (100..=599).contains(&c) => Some(c as u16),
-                        Some(_) => {
-                            self.r.error(n, "a status code is between 100 and 599", None);
-                            None
+                    .flat_map(|n| match n.as_scalar().map(|s| s.as_str().to_ascii_lowercase()) {
+                        Some(c) if c.len() == 3 && c.ends_with("xx") && matches!(&c[..1], "1" | "2" | "3" | "4" | "5") => {
+                            let base = c[..1].parse::<u16>().unwrap_or(0) * 100;
+                            (base..base + 100).collect::<Vec<u16>>()
                         }
-                        None => None,
+                        _ => self.status_code(n).into_iter().collect(),
                     })
                     .collect();
                 Check::Status(codes)
@@ -672,7 +675,10 @@ impl<'o> SuiteParser<'o> {
             }
             "pointer" => {
                 let pointer = self.r.string(sn, "pointer")?;
-                if !valid_pointer(&pointer) {
+                if pointer.contains("${") {
+                    let t = self.template(sn)?;
+                    self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
+                } else if !valid_pointer(&pointer) {
                     self.r.error(sn, format!("`{pointer}` is not a JSON Pointer"), Some("\"\" or /a/b (with ~0 for ~ and ~1 for /)".into()));
                 }
                 Check::Pointer { pointer, predicate: self.predicate(&m, node, def, true)?, ignore_case }
@@ -708,7 +714,11 @@ impl<'o> SuiteParser<'o> {
                 }
             }
         }
-        Some(Expectation { rules, row_rule, check, pos })
+        let when_status = m.get("when_status").map(|n| {
+            let list: Vec<&Node> = self.r.one_or_many(n);
+            list.into_iter().filter_map(|x| self.status_code(x)).collect()
+        });
+        Some(Expectation { rules, row_rule, when_status, check, pos })
     }
 
     fn predicate(&mut self, m: &crate::yaml::Map<'_>, node: &Node, def: &Defined, is_pointer: bool) -> Option<Predicate> {
@@ -781,6 +791,17 @@ impl<'o> SuiteParser<'o> {
             return Some(CaptureFrom::Pointer(p));
         }
         Some(CaptureFrom::Status)
+    }
+
+    fn status_code(&mut self, n: &Node) -> Option<u16> {
+        match self.r.u64(n, "a status code (like 200, or a class like 4xx)") {
+            Some(c) if (100..=599).contains(&c) => Some(c as u16),
+            Some(_) => {
+                self.r.error(n, "a status code is between 100 and 599", None);
+                None
+            }
+            None => None,
+        }
     }
 
     fn rule_id(&mut self, id: &str, node: &Node) -> Option<&'static str> {

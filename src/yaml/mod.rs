@@ -19,7 +19,8 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
     if nesting_depth(text) > 200 {
         return Err(Diagnostic::new(Pos::new(file, 1, 1), "YAML nests deeper than 200 levels"));
     }
-    let opts = LoaderOptions::default().error_on_duplicate_keys(true);
+    // prevent_coercion marks quoted scalars as strings (plain ones stay typed).
+    let opts = LoaderOptions::default().error_on_duplicate_keys(true).prevent_coercion(true);
     marked_yaml::parse_yaml_with_options(0, text, opts).map_err(|e| load_error(file, e))
 }
 
