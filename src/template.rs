@@ -151,6 +151,10 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
 fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
     let mut cur = scope.get(&v.root).ok_or_else(|| format!("variable `{}` is not defined", v.root))?;
     for (i, seg) in v.path.iter().enumerate() {
+        // A header the response did not carry reads as null, not as a scenario error.
+        if i > 0 && v.path[i - 1] == "headers" && matches!(cur, Value::Object(_)) && v.path.len() == i + 1 {
+            return Ok(cur.get(seg).cloned().unwrap_or(Value::Null));
+        }
         let next = match cur {
             Value::Object(m) => m.get(seg),
             Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),

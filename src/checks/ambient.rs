@@ -239,6 +239,10 @@ fn operation_read(ex: &Exchange, resp: &Response, path: &str, ledger: &mut Ledge
     });
     let body = resp.json.as_ref().filter(|j| j.is_object());
     let status = body.and_then(|b| b.get("status")).and_then(Value::as_str);
+    // Non-2xx reads are OPRES-01's finding; AAO-02 judges what a successful read returns.
+    if resp.status >= 300 {
+        return;
+    }
     ledger.check("AAO-02", resp.status != 202 && body.is_some() && status.is_some(), Some(ex.seq), || {
         ("an operation resource: a JSON object with a string `status`, not a 202".into(), format!("{} {}", resp.status, crate::http::cut(&resp.body, 200)))
     });

@@ -61,6 +61,9 @@ pub struct RunArgs {
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
+    /// Seconds one operation may take before its poll gives up (overrides the target file).
+    #[arg(long, value_name = "SECS")]
+    pub deadline: Option<u64>,
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,

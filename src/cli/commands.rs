@@ -320,6 +320,9 @@ pub(super) fn run_suites(
             }
         }
     };
+    if let Some(d) = a.deadline {
+        target.deadline = Duration::from_secs(d.max(1));
+    }
     let run_id = runner::ids::run_id();
     if target.resource_group.create {
         target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);

@@ -142,9 +142,7 @@ impl Exec<'_> {
                 interrupted = true;
                 break;
             }
-            if start.elapsed() >= deadline {
-                break;
-            }
+            // One poll at the deadline itself: the loop's top gives up after it.
             attempts += 1;
             let (url, role) = match &via {
                 Via::Operation(u) => (u.clone(), Role::OperationStatus),
@@ -238,6 +236,31 @@ impl Exec<'_> {
                     && let Ok(wi) = self.send("GET", w, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await
                 {
                     pending.push(wi);
+                }
+            }
+            // Close the sandwich at once: if the operation still runs, those GETs were made
+            // during it. (Otherwise they are judged, or dropped, at the next read.)
+            if !pending.is_empty() && !matches!(via, Via::Resource(_)) {
+                let (u, role) = match &via {
+                    Via::Operation(u) => (u.clone(), Role::OperationStatus),
+                    Via::Location(u) => (u.clone(), Role::LocationPoll),
+                    Via::Resource(u) => (u.clone(), Role::ResourcePoll),
+                };
+                if let Ok(again) = self.send("GET", &u, Vec::new(), None, role, &ApiVersion::Default).await {
+                    let r = self.exchanges[again].response.as_ref();
+                    let still = match &via {
+                        Via::Operation(_) => r
+                            .filter(|r| r.status == 200)
+                            .and_then(|r| r.pointer("/status"))
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !is_terminal(s)),
+                        _ => r.is_some_and(|r| r.status == 202),
+                    };
+                    if still {
+                        for p in std::mem::take(&mut pending) {
+                            self.judge_during(p, method);
+                        }
+                    }
                 }
             }
         }

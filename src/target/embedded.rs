@@ -17,7 +17,7 @@ resource_group:
 namespace: Microsoft.Contoso
 api_version: "2024-05-01"
 location: eastus
-deadline: 60            # seconds one operation may take before the poll gives up
+deadline: 30            # seconds one operation may take before the poll gives up
 identity:
   tenant: 72f988bf-0000-0000-0000-00000000aaaa
   client: 11111111-0000-0000-0000-00000000bbbb

@@ -1,0 +1,266 @@
+//! Helpers shared by the end-to-end tests: run the `rpconform` binary with a time bound, give
+//! each test its own scratch directory, and read and summarise the reports a run writes.
+//!
+//! Every run talks only to the embedded reference RP, which listens on 127.0.0.1.
+
+#![allow(dead_code)] // each test binary uses a different subset of these helpers
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The flags that keep a run against the embedded RP short: operations last 200 ms and every
+/// wait (Retry-After, sleeps) is scaled by 0.02.
+pub const FAST: &[&str] = &["--op-duration", "200", "--time-scale", "0.02"];
+
+/// Generous bound for one whole run of the suites; a run that takes longer is killed.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Bound for commands that send no request (check, rules, --list, bad usage).
+pub const QUICK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The crate root: suites/ and schemas/ are found relative to it.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn schemas_dir() -> PathBuf {
+    root().join("schemas")
+}
+
+pub fn suites_dir() -> PathBuf {
+    root().join("suites")
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Output {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    pub command: String,
+}
+
+impl Output {
+    /// The exit code (-1 when killed by a signal).
+    pub fn code(&self) -> i32 {
+        self.status.code().unwrap_or(-1)
+    }
+
+    /// stdout and stderr, cut to their last `max` characters each, for assertion messages.
+    pub fn tail(&self, max: usize) -> String {
+        format!(
+            "$ {}\n--- exit {} after {:.1} s\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+            self.command,
+            self.code(),
+            self.elapsed.as_secs_f64(),
+            tail(&self.stdout, max),
+            tail(&self.stderr, max)
+        )
+    }
+}
+
+/// The last `max` characters of `s` (whole string when shorter).
+pub fn tail(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// Run `rpconform ARGS` in the crate root; kill it and panic when it outlives `timeout`.
+pub fn rpconform<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
+    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+    let command = format!("rpconform {}", args.join(" "));
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
+        .args(&args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    // Drain both pipes on threads so a chatty child never blocks on a full pipe.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stdout = out.join().unwrap_or_default();
+                let stderr = err.join().unwrap_or_default();
+                panic!(
+                    "{command} did not finish within {} s and was killed\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+                    timeout.as_secs(),
+                    tail(&stdout, 4000),
+                    tail(&stderr, 4000)
+                );
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(25)),
+            Err(e) => panic!("waiting for {command}: {e}"),
+        }
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        elapsed: started.elapsed(),
+        command,
+    }
+}
+
+/// A scratch directory of its own per test, removed when dropped, except after a failed
+/// assertion, when it is kept (and its path printed) so the reports can be inspected.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(label: &str) -> Self {
+        static SEQ: AtomicUsize = AtomicUsize::new(0);
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let path = std::env::temp_dir().join(format!(
+            "rpconform-e2e-{label}-{}-{stamp}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        Scratch { path }
+    }
+
+    pub fn join(&self, p: impl AsRef<Path>) -> PathBuf {
+        self.path.join(p)
+    }
+
+    /// Path as a `&str` for command lines.
+    pub fn str(&self, p: impl AsRef<Path>) -> String {
+        self.join(p).display().to_string()
+    }
+
+    /// Write `text` to `name` inside the directory; returns its path.
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
+        }
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()));
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept scratch directory for inspection: {}", self.path.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Read and parse `DIR/report.json`.
+pub fn read_report(dir: &Path) -> Value {
+    let p = dir.join("report.json");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", p.display()))
+}
+
+/// Read and parse `DIR/junit.xml` with quick-junit's own deserializer.
+pub fn read_junit(dir: &Path) -> quick_junit::Report {
+    let p = dir.join("junit.xml");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
+    quick_junit::Report::deserialize_from_str(&text)
+        .unwrap_or_else(|e| panic!("{} does not parse as JUnit XML: {e}\n{}", p.display(), tail(&text, 2000)))
+}
+
+/// The `results` array of a report.json.
+pub fn results(report: &Value) -> &[Value] {
+    report["results"].as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Every test name of a report.json, sorted.
+pub fn result_names(report: &Value) -> Vec<String> {
+    let mut v: Vec<String> = results(report).iter().filter_map(|r| r["name"].as_str().map(str::to_string)).collect();
+    v.sort();
+    v
+}
+
+/// Every testcase name of a JUnit report, sorted.
+pub fn junit_names(report: &quick_junit::Report) -> Vec<String> {
+    let mut v: Vec<String> =
+        report.test_suites.iter().flat_map(|s| s.test_cases.iter().map(|c| c.name.as_str().to_string())).collect();
+    v.sort();
+    v
+}
+
+/// `counts.<field>` of a report.json (0 when absent, so a missing field fails loudly elsewhere).
+pub fn count(report: &Value, field: &str) -> u64 {
+    report["counts"][field].as_u64().unwrap_or_else(|| panic!("report.json has no counts.{field}: {}", report["counts"]))
+}
+
+/// A short, readable digest of every test that did not pass or skip: name, status, detail and
+/// each failed verdict with expected/seen. For assertion messages.
+pub fn excerpt(report: &Value) -> String {
+    let mut out = format!("counts: {}\n", report["counts"]);
+    for r in results(report) {
+        let status = r["status"].as_str().unwrap_or("?");
+        if status == "passed" || status == "skipped" {
+            continue;
+        }
+        out.push_str(&format!("- {} [{status}]", r["name"].as_str().unwrap_or("?")));
+        if let Some(d) = r["detail"].as_str() {
+            out.push_str(&format!(": {}", cut(d, 300)));
+        }
+        out.push('\n');
+        for v in r["verdicts"].as_array().into_iter().flatten() {
+            if v["outcome"] != "failed" {
+                continue;
+            }
+            out.push_str(&format!("    {} {}:", v["rule"].as_str().unwrap_or("?"), v["level"].as_str().unwrap_or("?")));
+            for f in v["failures"].as_array().into_iter().flatten().take(2) {
+                out.push_str(&format!(
+                    " expected {} / seen {} ({});",
+                    cut(f["expected"].as_str().unwrap_or("?"), 120),
+                    cut(f["seen"].as_str().unwrap_or("?"), 120),
+                    f["at"].as_str().unwrap_or("-")
+                ));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `s` cut to `max` characters, with an ellipsis.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(max).collect();
+        c.push('…');
+        c
+    }
+}

@@ -1,0 +1,118 @@
+//! End to end: `rpconform run suites` against the embedded reference RP (no fault) passes, and
+//! its three reports say so consistently: junit.xml parses as JUnit with no failure or error,
+//! report.json counts no failure or error, summary.md exists, and each records the time scale
+//! and that the run was accelerated. Also `--list` and a name filter that matches nothing.
+
+mod common;
+
+use common::{FAST, QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, count, excerpt, read_junit, read_report, rpconform};
+
+#[test]
+fn suites_pass_against_the_embedded_rp_and_reports_agree() {
+    let dir = Scratch::new("embedded");
+    let report_dir = dir.str("reports");
+    let mut args = vec!["run", "suites", "--report-dir", &report_dir];
+    args.extend_from_slice(FAST);
+    let out = rpconform(&args, RUN_TIMEOUT);
+    let report_path = dir.join("reports");
+    let digest = if report_path.join("report.json").exists() { excerpt(&read_report(&report_path)) } else { String::new() };
+    assert_eq!(out.code(), 0, "a clean run must exit 0\n{digest}\n{}", out.tail(3000));
+
+    // report.json
+    let report = read_report(&report_path);
+    let total: u64 = ["passed", "warned", "failed", "errors", "skipped"].iter().map(|f| count(&report, f)).sum();
+    assert!(total > 0, "the run executed no test at all: {}", report["counts"]);
+    assert_eq!(count(&report, "failed"), 0, "report.json counts failures\n{}", excerpt(&report));
+    assert_eq!(count(&report, "errors"), 0, "report.json counts errors\n{}", excerpt(&report));
+    assert_eq!(
+        common::results(&report).len() as u64,
+        total,
+        "report.json lists a different number of results than its counts say: {}",
+        report["counts"]
+    );
+    let run = &report["run"];
+    assert_eq!(run["time_scale"].as_f64(), Some(0.02), "report.json run.time_scale: {run}");
+    assert_eq!(run["accelerated"], true, "report.json must mark a ×0.02 run accelerated: {run}");
+    assert_eq!(run["target"], "embedded", "report.json run.target: {run}");
+    assert!(
+        run["left_behind"].as_array().is_some_and(Vec::is_empty),
+        "the run left resources behind: {}",
+        run["left_behind"]
+    );
+
+    // junit.xml
+    let junit = read_junit(&report_path);
+    assert!(!junit.test_suites.is_empty(), "junit.xml has no <testsuite>");
+    assert_eq!(junit.tests as u64, total, "junit.xml counts {} tests, report.json {total}", junit.tests);
+    let broken: Vec<String> = junit
+        .test_suites
+        .iter()
+        .flat_map(|s| s.test_cases.iter())
+        .filter(|c| matches!(c.status, quick_junit::TestCaseStatus::NonSuccess { .. }))
+        .map(|c| c.name.as_str().to_string())
+        .collect();
+    assert!(
+        junit.failures == 0 && junit.errors == 0 && broken.is_empty(),
+        "junit.xml reports failures={} errors={}: {broken:?}\n{}",
+        junit.failures,
+        junit.errors,
+        excerpt(&report)
+    );
+    for suite in &junit.test_suites {
+        let prop = |name: &str| {
+            suite.properties.iter().find(|p| p.name.as_str() == name).map(|p| p.value.as_str().to_string()).unwrap_or_default()
+        };
+        assert_eq!(prop("time_scale"), "0.02", "junit testsuite `{}` property time_scale", suite.name.as_str());
+        assert_eq!(prop("accelerated"), "true", "junit testsuite `{}` property accelerated", suite.name.as_str());
+    }
+
+    // summary.md
+    let summary_path = report_path.join("summary.md");
+    let summary = std::fs::read_to_string(&summary_path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", summary_path.display()));
+    assert!(summary.contains("time scale: 0.02"), "summary.md does not record the time scale:\n{summary}");
+    assert!(summary.to_lowercase().contains("accelerated"), "summary.md does not say the run was accelerated:\n{summary}");
+    assert!(summary.contains("passed"), "summary.md has no verdict:\n{}", common::cut(&summary, 1500));
+
+    // console
+    assert!(out.stdout.contains("accelerated"), "the console summary should say the run was accelerated\n{}", out.tail(1500));
+}
+
+#[test]
+fn list_prints_tests_and_writes_no_report() {
+    let dir = Scratch::new("list");
+    let report_dir = dir.join("reports");
+    let rd = report_dir.display().to_string();
+    let out = rpconform(&["run", "suites", "--list", "--report-dir", &rd], QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "--list must exit 0\n{}", out.tail(2000));
+    let tests: Vec<&str> = out.stdout.lines().filter(|l| l.ends_with(": test")).collect();
+    assert!(!tests.is_empty(), "--list printed no `name: test` line\n{}", out.tail(2000));
+    assert!(
+        tests.iter().all(|l| l.contains("::")),
+        "every listed test is named suite::scenario[...]: {:?}",
+        tests.iter().take(5).collect::<Vec<_>>()
+    );
+    assert!(
+        !report_dir.join("report.json").exists() && !report_dir.join("junit.xml").exists(),
+        "--list must not write reports, but {} has some",
+        report_dir.display()
+    );
+}
+
+#[test]
+fn a_filter_matching_nothing_runs_no_test() {
+    let dir = Scratch::new("filter");
+    let report_dir = dir.str("reports");
+    let mut args = vec!["run", "suites", "no-test-is-named-like-this-xyz", "--report-dir", &report_dir];
+    args.extend_from_slice(FAST);
+    let out = rpconform(&args, QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "a run of 0 tests fails nothing, so it exits 0\n{}", out.tail(2000));
+    let report = read_report(&dir.join("reports"));
+    assert!(
+        common::results(&report).is_empty(),
+        "the filter matched tests: {:?}",
+        common::result_names(&report).iter().take(5).collect::<Vec<_>>()
+    );
+    assert_eq!(report["run"]["filters"], serde_json::json!(["no-test-is-named-like-this-xyz"]), "run.filters: {}", report["run"]);
+    assert!(out.stdout.contains("0 passed"), "the console should say 0 passed\n{}", out.tail(2000));
+}
