@@ -233,6 +233,7 @@ impl<'a> Exec<'a> {
                 "outcome": out.outcome.clone().map(Value::String).unwrap_or(Value::Null),
                 "location": resp.and_then(|r| r.header("location")).map(|s| json!(s)).unwrap_or(Value::Null),
                 "operation": resp.and_then(|r| r.header("azure-asyncoperation")).map(|s| json!(s)).unwrap_or(Value::Null),
+                "running": says_running(resp),
             });
             self.scope.insert(name.clone(), v);
             self.outs.insert(name.clone(), out);
@@ -281,6 +282,9 @@ impl<'a> Exec<'a> {
                 Ok(StepOut::default())
             }
             Action::Sweep(s) => self.sweep(s).await,
+            Action::Inspect(name) => {
+                self.outs.get(name).cloned().ok_or_else(|| format!("step `{name}` did not run, nothing to inspect"))
+            }
         }
     }
 
@@ -638,6 +642,20 @@ impl<'a> Exec<'a> {
         });
         (outcome, last)
     }
+}
+
+/// Does this response say an operation still runs? A 202, an operation status or a
+/// provisioningState that is not terminal.
+fn says_running(resp: Option<&crate::http::Response>) -> bool {
+    let Some(r) = resp else { return false };
+    if r.status == 202 {
+        return true;
+    }
+    if r.status != 200 && r.status != 201 {
+        return false;
+    }
+    let st = r.pointer("/status").or_else(|| r.pointer("/properties/provisioningState")).and_then(Value::as_str);
+    st.is_some_and(|s| !ambient::is_terminal(s))
 }
 
 /// Is a condition's value true? `a == b` / `a != b` compare the rendered text.

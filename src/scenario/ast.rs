@@ -177,6 +177,8 @@ pub enum Action {
     Settle(Template),
     Sleep(f64),
     Sweep(SweepSpec),
+    /// Check an earlier step's response again (after later steps showed the checks apply).
+    Inspect(String),
 }
 
 impl Action {
@@ -189,6 +191,7 @@ impl Action {
             Action::Settle(_) => "settle",
             Action::Sleep(_) => "sleep",
             Action::Sweep(_) => "sweep",
+            Action::Inspect(_) => "inspect",
         }
     }
 }

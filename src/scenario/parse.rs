@@ -22,10 +22,10 @@ const SCENARIO_KEYS: &[&str] = &[
     "name", "description", "for_each_type", "requires", "ignore", "table", "vars", "setup", "steps", "teardown",
 ];
 const STEP_KEYS: &[&str] = &[
-    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "if", "unless", "expect", "capture",
-    "exempt",
+    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "if", "unless", "expect",
+    "capture", "exempt",
 ];
-const ACTIONS: &[&str] = &["request", "poll", "create", "fresh", "settle", "sleep", "sweep"];
+const ACTIONS: &[&str] = &["request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect"];
 const REQUEST_KEYS: &[&str] = &["method", "url", "headers", "body", "raw_body", "body_file", "api_version", "pages"];
 const EXPECT_KEYS: &[&str] = &[
     "rule", "rules", "status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits", "present",
@@ -35,7 +35,8 @@ const SUBJECTS: &[&str] = &["status", "header", "pointer", "schema", "outcome", 
 /// Variables every scenario sees.
 const ALWAYS: &[&str] = &["target", "run", "unique"];
 /// Fields a named step or a created resource exposes.
-const STEP_FIELDS: &[&str] = &["status", "headers", "body", "items", "url", "outcome", "location", "operation"];
+const STEP_FIELDS: &[&str] =
+    &["status", "headers", "body", "items", "url", "outcome", "location", "operation", "running"];
 const RESOURCE_FIELDS: &[&str] =
     &["url", "path", "id", "name", "arm_type", "collection", "parent", "dependency", "body", "sent", "type"];
 
@@ -348,6 +349,11 @@ impl<'o> SuiteParser<'o> {
             }
             "sleep" => Action::Sleep(self.r.f64(an, "sleep (seconds)")?),
             "sweep" => Action::Sweep(self.sweep(an, def)?),
+            "inspect" => {
+                let name = self.r.string(an, "inspect")?;
+                self.check_step_ref(&name, an, def);
+                Action::Inspect(name)
+            }
             _ => return None,
         };
         let mut expect = Vec::new();
