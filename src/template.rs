@@ -156,8 +156,10 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
             return Ok(cur.get(seg).cloned().unwrap_or(Value::Null));
         }
         let next = match cur {
-            Value::Object(m) => m.get(seg),
+            // A field an object lacks reads as null: bodies differ between RPs.
+            Value::Object(m) => Some(m.get(seg).unwrap_or(&Value::Null)),
             Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Value::Null => Some(&Value::Null),
             _ => None,
         };
         cur = next.ok_or_else(|| {
@@ -236,14 +238,21 @@ impl JsonTemplate {
             JsonTemplate::Array(a) => Value::Array(a.iter().map(|t| t.render(scope)).collect::<Result<_, _>>()?),
             JsonTemplate::Object(m) => {
                 // `"...": ${x}` spreads an object; the other keys are merged deeply onto it.
-                let mut base = match m.iter().find(|(k, _)| k == SPREAD) {
-                    Some((_, t)) => match t.render(scope)? {
-                        Value::Object(o) => o,
-                        Value::Null => serde_json::Map::new(),
-                        other => return Err(format!("`...` spreads an object, not {other}")),
-                    },
-                    None => serde_json::Map::new(),
-                };
+                let mut base = serde_json::Map::new();
+                if let Some((_, t)) = m.iter().find(|(k, _)| k == SPREAD) {
+                    // One object, or a list of objects merged in order; nulls are skipped.
+                    let items = match t.render(scope)? {
+                        Value::Array(a) => a,
+                        v => vec![v],
+                    };
+                    for item in items {
+                        match item {
+                            Value::Object(o) => deep_merge(&mut base, o),
+                            Value::Null => {}
+                            other => return Err(format!("`...` spreads objects, not {other}")),
+                        }
+                    }
+                }
                 for (k, t) in m.iter().filter(|(k, _)| k != SPREAD) {
                     let v = t.render(scope)?;
                     match (base.get_mut(k), v) {
@@ -291,7 +300,9 @@ mod tests {
 
     #[test]
     fn reports_undefined_and_malformed() {
-        assert!(Template::parse("${w.nope}").unwrap().render(&scope()).unwrap_err().contains("w.nope"));
+        assert!(Template::parse("${nope}").unwrap().render(&scope()).unwrap_err().contains("nope"));
+        assert_eq!(Template::parse("${w.nope}").unwrap().render_value(&scope()).unwrap(), Value::Null);
+        assert!(Template::parse("${w.id.x}").unwrap().render(&scope()).is_err());
         assert!(Template::parse("${unclosed").is_err());
         assert!(Template::parse("${a|bogus}").is_err());
         assert!(Template::parse("${}").is_err());

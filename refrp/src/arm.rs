@@ -1,6 +1,7 @@
-//! The single entry point of the RP: one fallback handler that reads the body, parses the
-//! path into a [`Route`], checks the method and `api-version`, then runs the route's handler
-//! under the store lock, and finally adds the ARM tracing headers to every response.
+//! The single entry point of the RP: one fallback handler that reads the body and hands
+//! `/dataplane` and `/v1` requests to their surfaces; an ARM request has its path parsed into
+//! a [`Route`], its method and `api-version` checked, its handler run under the store lock,
+//! and the ARM tracing headers added to the response.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -18,7 +19,9 @@ use crate::path::{self, Route};
 use crate::reply::Reply;
 use crate::settings::Settings;
 use crate::store::Store;
-use crate::{API_VERSIONS, DEFAULT_API_VERSION, groups, ids, operations, resources};
+use crate::{
+    API_VERSIONS, DEFAULT_API_VERSION, dataplane, groups, ids, operations, resources, tasks,
+};
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 1 << 20;
@@ -26,25 +29,43 @@ const MAX_BODY: usize = 1 << 20;
 /// Resource groups also accept the Microsoft.Resources api-version clients commonly use.
 const GROUP_API_VERSION: &str = "2021-04-01";
 
-/// Shared state of one RP instance.
+/// Shared state of one RP instance: the ARM store and those of the other two surfaces.
 pub struct App {
     pub settings: Settings,
     pub store: Mutex<Store>,
+    pub dataplane: Mutex<dataplane::Store>,
+    pub tasks: Mutex<tasks::Store>,
 }
 
 impl App {
     pub fn new(settings: Settings) -> Self {
         let store = Mutex::new(Store::new(&settings));
-        App { settings, store }
+        let dataplane = Mutex::new(dataplane::Store::new(settings.op_duration));
+        let tasks = Mutex::new(tasks::Store::new(&settings));
+        App {
+            settings,
+            store,
+            dataplane,
+            tasks,
+        }
     }
 }
 
-/// The axum fallback handler: every request comes through here.
+/// The axum fallback handler: every request comes through here. Paths under `/dataplane`
+/// and `/v1` go to their own surfaces; everything else is the ARM surface.
 pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Response {
     let (parts, body) = request.into_parts();
-    let reply = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(bytes) => dispatch(&app, &parts, bytes),
-        Err(_) => Reply::error(
+    let body = axum::body::to_bytes(body, MAX_BODY).await.ok();
+    let path = parts.uri.path();
+    if dataplane::is_dataplane(path) {
+        return dataplane::handle(&app.dataplane, &app.settings, &parts, body);
+    }
+    if tasks::is_tasks(path) {
+        return tasks::handle(&app.tasks, &app.settings, &parts, body);
+    }
+    let reply = match body {
+        Some(bytes) => dispatch(&app, &parts, bytes),
+        None => Reply::error(
             &app.settings,
             &ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,4 +1,4 @@
-//! `rpconform-refrp`: the embedded reference ARM resource provider of rpconform.
+//! `rpconform-refrp`: the embedded reference resource provider of rpconform.
 //!
 //! A conforming ARM-style RP for the `Microsoft.Contoso` namespace (widgets, nested gadgets
 //! and sprockets, links that depend on widgets, a `restart` action, `/skus`), built with axum
@@ -9,15 +9,20 @@
 //! - [`start`] serves it on `127.0.0.1` and returns a [`RunningServer`];
 //! - [`Fault`] lists the knobs, [`list_faults_text`] renders them for humans.
 //!
-//! Inside: `arm` dispatches every request (one fallback handler), `path` parses routes,
-//! `resources` / `groups` / `operations` handle them against the `store` (state, operations,
-//! propagation, lazy time-based completion), with `validate`, `etag`, `errors`, `render`
-//! and `reply` as helpers.
+//! Two more surfaces share the server: a TypeSpec Azure.Core data plane under `/dataplane`
+//! (status monitors, rules MON-01..08; module `dataplane`) and a Redis Cloud style task API
+//! under `/v1` (rules TASK-01..08; module `tasks`). Each has its own state and knobs.
+//!
+//! Inside: `arm` receives every request (one fallback handler) and hands `/dataplane` and
+//! `/v1` to their modules; for ARM paths, `path` parses routes, and `resources` / `groups` /
+//! `operations` handle them against the `store` (state, operations, propagation, lazy
+//! time-based completion), with `validate`, `etag`, `errors`, `render` and `reply` as helpers.
 
 use std::sync::Arc;
 
 mod arm;
 mod context;
+mod dataplane;
 mod errors;
 mod etag;
 mod faults;
@@ -31,6 +36,7 @@ mod resources;
 mod server;
 mod settings;
 mod store;
+mod tasks;
 mod validate;
 
 pub use faults::Fault;
@@ -45,6 +51,9 @@ pub const API_VERSIONS: &[&str] = &["2024-05-01", "2024-09-01-preview"];
 
 /// The api-version to use when nothing else is said.
 pub const DEFAULT_API_VERSION: &str = "2024-05-01";
+
+/// The only api-version of the data-plane surface under `/dataplane`.
+pub const DATAPLANE_API_VERSION: &str = dataplane::API_VERSION;
 
 /// The router of one fresh RP instance with its own empty state.
 pub fn app(settings: Settings) -> axum::Router {

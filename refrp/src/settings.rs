@@ -8,7 +8,8 @@ use crate::faults::Fault;
 /// How one reference RP behaves. `Settings::default()` is the conforming RP.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// How long every asynchronous operation runs before it ends.
+    /// How long every asynchronous operation runs before it ends. On the task surface each
+    /// task phase takes a third of it, and provisioning after the task takes all of it.
     pub op_duration: Duration,
     /// The `Retry-After` value, in seconds, sent with asynchronous answers.
     pub retry_after_secs: u64,

@@ -1,5 +1,6 @@
-//! Each fault knob, switched on alone, shows its deviation. (The conforming behaviour it
-//! replaces is tested in `api.rs` and `lifecycle.rs`.)
+//! Each ARM fault knob, switched on alone, shows its deviation. (The conforming behaviour it
+//! replaces is tested in `api.rs` and `lifecycle.rs`; the `mon-*` and task knobs are tested in
+//! `dataplane.rs` and `tasks.rs`.)
 
 mod common;
 
@@ -523,7 +524,13 @@ async fn replace_answers_201() {
 
 #[test]
 fn every_fault_has_a_test_here() {
-    let src = include_str!("faults.rs");
+    // The data-plane and task knobs are tested next to their surfaces.
+    let src = [
+        include_str!("faults.rs"),
+        include_str!("dataplane.rs"),
+        include_str!("tasks.rs"),
+    ]
+    .concat();
     for f in Fault::all() {
         let test = format!("async fn {}()", f.name().replace('-', "_"));
         assert!(src.contains(&test), "no test for {f}");

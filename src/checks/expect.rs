@@ -155,6 +155,17 @@ fn eq(a: &Value, b: &Value, ignore_case: bool) -> bool {
     }
 }
 
+/// `have` has every field of `want` with the same value; objects compare as subsets.
+fn contains(have: &Value, want: &Value, ignore_case: bool) -> bool {
+    match (have, want) {
+        (Value::Object(h), Value::Object(w)) => {
+            // A null in the expected value means "any value, or none".
+            w.iter().all(|(k, wv)| wv.is_null() || h.get(k).is_some_and(|hv| contains(hv, wv, ignore_case)))
+        }
+        _ => eq(have, want, ignore_case),
+    }
+}
+
 fn show(v: Option<&Value>) -> String {
     match v {
         None => "absent".into(),
@@ -190,6 +201,13 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
                 Some(x) if eq(x, &want, ignore_case) => Err(Miss::Failed(format!("≠ {}", crate::http::cut(&want.to_string(), 200)), show(v))),
                 None => Err(Miss::Failed(format!("present and ≠ {}", crate::http::cut(&want.to_string(), 200)), "absent".into())),
                 _ => Ok(()),
+            }
+        }
+        Predicate::Contains(jt) => {
+            let want = render(jt)?;
+            match v {
+                Some(x) if contains(x, &want, ignore_case) => Ok(()),
+                _ => Err(Miss::Failed(format!("containing {}", crate::http::cut(&want.to_string(), 200)), show(v))),
             }
         }
         Predicate::Matches(re) => match v {

@@ -156,7 +156,8 @@ impl<'a> Exec<'a> {
         if let Some(c) = &step.condition {
             let mut all = true;
             for t in &c.templates {
-                all &= truthy(&t.render_value(&self.scope)?);
+                // A field the response did not have reads as false (`if: ${get.body.error}`).
+                all &= t.render_value(&self.scope).map(|v| truthy(&v)).unwrap_or(false);
             }
             if all == c.negate {
                 return Ok(());

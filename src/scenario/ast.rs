@@ -205,6 +205,8 @@ pub enum Predicate {
     Matches(Arc<Regex>),
     OneOf(Vec<JsonTemplate>),
     NotOneOf(Vec<JsonTemplate>),
+    /// Every field of the expected value is there with the same value (deep subset).
+    Contains(JsonTemplate),
 }
 
 #[derive(Debug, Clone)]

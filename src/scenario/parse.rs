@@ -29,7 +29,8 @@ const ACTIONS: &[&str] = &["request", "poll", "create", "fresh", "settle", "slee
 const REQUEST_KEYS: &[&str] = &["method", "url", "headers", "body", "raw_body", "body_file", "api_version", "pages"];
 const EXPECT_KEYS: &[&str] = &[
     "rule", "rules", "status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits", "present",
-    "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "ignore_case", "when_status",
+    "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains", "ignore_case",
+    "when_status",
 ];
 const SUBJECTS: &[&str] = &["status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits"];
 /// Variables every scenario sees.
@@ -661,19 +662,7 @@ impl<'o> SuiteParser<'o> {
                 Check::StatusFrom(t)
             }
             "status" => {
-                let codes: Vec<u16> = self
-                    .r
-                    .one_or_many(sn)
-                    .into_iter()
-                    .flat_map(|n| match n.as_scalar().map(|s| s.as_str().to_ascii_lowercase()) {
-                        Some(c) if c.len() == 3 && c.ends_with("xx") && matches!(&c[..1], "1" | "2" | "3" | "4" | "5") => {
-                            let base = c[..1].parse::<u16>().unwrap_or(0) * 100;
-                            (base..base + 100).collect::<Vec<u16>>()
-                        }
-                        _ => self.status_code(n).into_iter().collect(),
-                    })
-                    .collect();
-                Check::Status(codes)
+                Check::Status(self.status_list(sn))
             }
             "header" => {
                 let name = self.r.string(sn, "header")?;
@@ -714,21 +703,18 @@ impl<'o> SuiteParser<'o> {
             _ => return None,
         };
         if matches!(check, Check::Status(_) | Check::StatusFrom(_) | Check::Schema { .. } | Check::Outcome(_) | Check::ListContains(_) | Check::ListOmits(_)) {
-            for k in ["present", "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of"] {
+            for k in ["present", "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains"] {
                 if let Some(n) = m.get(k) {
                     self.r.error(n, format!("`{k}` does not go with `{subject}`"), Some("header or pointer".into()));
                 }
             }
         }
-        let when_status = m.get("when_status").map(|n| {
-            let list: Vec<&Node> = self.r.one_or_many(n);
-            list.into_iter().filter_map(|x| self.status_code(x)).collect()
-        });
+        let when_status = m.get("when_status").map(|n| self.status_list(n));
         Some(Expectation { rules, row_rule, when_status, check, pos })
     }
 
     fn predicate(&mut self, m: &crate::yaml::Map<'_>, node: &Node, def: &Defined, is_pointer: bool) -> Option<Predicate> {
-        let keys: Vec<&str> = ["present", "exists", "absent", "equals", "not_equals", "matches", "one_of", "not_one_of"]
+        let keys: Vec<&str> = ["present", "exists", "absent", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains"]
             .into_iter()
             .filter(|k| m.has(k))
             .collect();
@@ -752,6 +738,11 @@ impl<'o> SuiteParser<'o> {
                 let jt = self.json_template(n)?;
                 self.check_vars(&jt.vars(), n, def);
                 if k == "equals" { Predicate::Equals(jt) } else { Predicate::NotEquals(jt) }
+            }
+            "contains" => {
+                let jt = self.json_template(n)?;
+                self.check_vars(&jt.vars(), n, def);
+                Predicate::Contains(jt)
             }
             "matches" => {
                 let s = self.r.string(n, "matches")?;
@@ -797,6 +788,21 @@ impl<'o> SuiteParser<'o> {
             return Some(CaptureFrom::Pointer(p));
         }
         Some(CaptureFrom::Status)
+    }
+
+    /// Codes and classes (`4xx`) as a list of codes.
+    fn status_list(&mut self, node: &Node) -> Vec<u16> {
+        self.r
+            .one_or_many(node)
+            .into_iter()
+            .flat_map(|n| match n.as_scalar().map(|s| s.as_str().to_ascii_lowercase()) {
+                Some(c) if c.len() == 3 && c.ends_with("xx") && matches!(&c[..1], "1" | "2" | "3" | "4" | "5") => {
+                    let base = c[..1].parse::<u16>().unwrap_or(0) * 100;
+                    (base..base + 100).collect::<Vec<u16>>()
+                }
+                _ => self.status_code(n).into_iter().collect(),
+            })
+            .collect()
     }
 
     fn status_code(&mut self, n: &Node) -> Option<u16> {

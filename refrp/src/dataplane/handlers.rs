@@ -231,7 +231,10 @@ fn replay(
     for (name, value) in &op.links {
         reply = reply.header(name.clone(), value);
     }
-    Ok(Some(reply.header(HeaderName::from_static(OPERATION_ID), &op.echo_id)))
+    Ok(Some(reply.header(
+        HeaderName::from_static(OPERATION_ID),
+        &op.echo_id,
+    )))
 }
 
 /// The (monitor id, echoed id) of a new operation; records the client id.

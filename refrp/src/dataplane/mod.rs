@@ -141,7 +141,9 @@ fn api_version(query: &[(String, String)]) -> Result<String, ApiError> {
     let shown: String = given.chars().take(64).collect();
     Err(ApiError::bad_request(
         "InvalidApiVersionParameter",
-        format!("The api-version '{shown}' is invalid. The supported versions are '{API_VERSION}'."),
+        format!(
+            "The api-version '{shown}' is invalid. The supported versions are '{API_VERSION}'."
+        ),
     ))
 }
 
@@ -152,7 +154,10 @@ mod tests {
     #[test]
     fn api_versions() {
         let q = |v: &str| vec![("API-VERSION".to_string(), v.to_string())];
-        assert_eq!(api_version(&q("2024-05-01")).ok().as_deref(), Some(API_VERSION));
+        assert_eq!(
+            api_version(&q("2024-05-01")).ok().as_deref(),
+            Some(API_VERSION)
+        );
         let code = |r: Result<String, ApiError>| r.err().map(|e| e.code);
         assert_eq!(
             code(api_version(&q("2024-09-01-preview"))).as_deref(),

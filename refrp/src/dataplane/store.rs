@@ -298,7 +298,9 @@ fn failure(kind: OpKind, name: &str) -> OpError {
     };
     OpError {
         code: code.into(),
-        message: format!("{what} of widget '{name}' failed because the request set \"fail\": true."),
+        message: format!(
+            "{what} of widget '{name}' failed because the request set \"fail\": true."
+        ),
     }
 }
 

@@ -161,6 +161,45 @@ impl Rp {
         }
     }
 
+    /// Sends to `path` (absolute, or appended to the base) exactly as given: no api-version is
+    /// added, and `body` goes out as raw text.
+    pub async fn send_raw(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Resp {
+        let url = if path.starts_with("http") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.base)
+        };
+        let mut rb = self.client.request(method, url);
+        for (k, v) in headers {
+            rb = rb.header(*k, *v);
+        }
+        if let Some(b) = body {
+            rb = rb
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let resp = rb.send().await.expect("send");
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
     pub async fn get(&self, path: &str) -> Resp {
         self.send(Method::GET, path, None, &[]).await
     }
