@@ -158,7 +158,7 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
         let next = match cur {
             // A field an object lacks reads as null: bodies differ between RPs.
             Value::Object(m) => Some(m.get(seg).unwrap_or(&Value::Null)),
-            Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Value::Array(a) => seg.parse::<usize>().ok().map(|i| a.get(i).unwrap_or(&Value::Null)),
             Value::Null => Some(&Value::Null),
             _ => None,
         };

@@ -419,6 +419,9 @@ impl<'a> Exec<'a> {
             TypeRef::SelfType => me,
             TypeRef::Parent => me.and_then(|m| m.parent.as_deref()).and_then(named),
             TypeRef::Child => me.and_then(|m| t.iter().find(|x| x.parent.as_deref() == Some(&m.name))),
+            TypeRef::Grandchild => me
+                .and_then(|m| t.iter().find(|x| x.parent.as_deref() == Some(&m.name)))
+                .and_then(|c| t.iter().find(|x| x.parent.as_deref() == Some(&c.name))),
             TypeRef::Dependency => me.and_then(|m| m.depends_on.as_deref()).and_then(named),
             TypeRef::Named(n) => named(n),
         };

@@ -137,6 +137,7 @@ pub enum TypeRef {
     SelfType,
     Parent,
     Child,
+    Grandchild,
     Dependency,
     Named(String),
 }

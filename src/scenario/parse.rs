@@ -565,6 +565,7 @@ impl<'o> SuiteParser<'o> {
             None | Some("self") => TypeRef::SelfType,
             Some("parent") => TypeRef::Parent,
             Some("child") => TypeRef::Child,
+            Some("grandchild") => TypeRef::Grandchild,
             Some("dependency") => TypeRef::Dependency,
             Some(other) => TypeRef::Named(other.to_string()),
         };

@@ -26,6 +26,7 @@ types:
     kind: tracked
     async: true
     etag: true
+    propagation: true
     skus: true
     create_body:
       location: eastus
@@ -73,6 +74,7 @@ types:
     kind: tracked
     async: true
     etag: true
+    propagation: true
     create_body:
       location: eastus
       properties: {widgetId: "${dependency.id}"}

@@ -157,6 +157,7 @@ impl ResourceType {
     /// The scope value `${type}` for this type.
     pub fn scope_value(&self, target: &Target) -> Value {
         let first_child = target.types.iter().find(|t| t.parent.as_deref() == Some(&self.name));
+        let grandchild = first_child.and_then(|c| target.types.iter().find(|t| t.parent.as_deref() == Some(&c.name)));
         json!({
             "name": self.name,
             "segment": self.segment,
@@ -168,6 +169,7 @@ impl ResourceType {
             "invalid_bodies": self.invalid_bodies,
             "parent": self.parent.clone().unwrap_or_default(),
             "child": first_child.map(|c| c.name.clone()).unwrap_or_default(),
+            "grandchild": grandchild.map(|c| c.name.clone()).unwrap_or_default(),
             "dependency": self.depends_on.clone().unwrap_or_default(),
             "actions": self.actions.iter().map(|a| json!({
                 "name": a.name, "long_running": a.long_running, "body": a.body,
@@ -184,7 +186,7 @@ impl ResourceType {
 /// Keys a suite may read from `${type.…}`.
 pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "name", "segment", "arm_type", "kind", "create_body", "update_body", "failing_body", "invalid_bodies",
-    "parent", "child", "dependency", "actions", "action",
+    "parent", "child", "grandchild", "dependency", "actions", "action",
 ];
 
 /// Keys a suite may read from `${target.…}`.
