@@ -119,7 +119,13 @@ impl<'a> Exec<'a> {
             self.scope.insert("type".into(), t.scope_value(&self.ctx.target));
         }
         if let Some(row) = &self.inst.row {
-            self.scope.insert("row".into(), Value::Object(row.values.clone()));
+            let values = JsonTemplate::parse(&Value::Object(row.values.clone())).and_then(|t| t.render(&self.scope));
+            match values {
+                Ok(v) => {
+                    self.scope.insert("row".into(), v);
+                }
+                Err(e) => return Some(format!("{}: row {}: {e}", row.pos, row.name)),
+            }
         }
         for (name, jt, pos) in &sc.vars {
             match jt.render(&self.scope) {

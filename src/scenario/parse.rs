@@ -224,6 +224,14 @@ impl<'o> SuiteParser<'o> {
         if for_each_type.is_some() {
             def.roots.insert("type".into());
         }
+        // Row values may use target, type, run and unique (rendered when the test starts).
+        if let Some(tn) = m.get("table") {
+            for row in &table {
+                if let Ok(jt) = JsonTemplate::parse(&Value::Object(row.values.clone())) {
+                    self.check_vars(&jt.vars(), tn, &def);
+                }
+            }
+        }
         if !table.is_empty() {
             def.roots.insert("row".into());
             let mut fields: Option<BTreeSet<String>> = None;
