@@ -18,7 +18,11 @@ pub struct Pos {
 
 impl Pos {
     pub fn new(file: &Arc<Path>, line: usize, col: usize) -> Self {
-        Pos { file: file.clone(), line, col }
+        Pos {
+            file: file.clone(),
+            line,
+            col,
+        }
     }
 }
 
@@ -39,7 +43,11 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(pos: Pos, message: impl Into<String>) -> Self {
-        Diagnostic { pos, message: message.into(), expected: None }
+        Diagnostic {
+            pos,
+            message: message.into(),
+            expected: None,
+        }
     }
 
     pub fn expected(mut self, what: impl Into<String>) -> Self {
@@ -112,7 +120,10 @@ impl Report {
 }
 
 /// Suggest the closest candidate for a misspelt name (edit distance at most 2, or a prefix).
-pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let w = word.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -152,7 +163,10 @@ mod tests {
 
     #[test]
     fn suggests_close_names() {
-        assert_eq!(did_you_mean("stauts", ["status", "headers"]), Some("status"));
+        assert_eq!(
+            did_you_mean("stauts", ["status", "headers"]),
+            Some("status")
+        );
         assert_eq!(did_you_mean("zzz", ["status", "headers"]), None);
     }
 }

@@ -77,7 +77,9 @@ impl Template {
     }
 
     pub fn literal(text: &str) -> Template {
-        Template { parts: vec![Part::Lit(text.to_string())] }
+        Template {
+            parts: vec![Part::Lit(text.to_string())],
+        }
     }
 
     pub fn vars(&self) -> impl Iterator<Item = &VarRef> {
@@ -92,7 +94,12 @@ impl Template {
         if self.vars().next().is_some() {
             return None;
         }
-        Some(self.parts.iter().map(|p| if let Part::Lit(s) = p { s.as_str() } else { "" }).collect())
+        Some(
+            self.parts
+                .iter()
+                .map(|p| if let Part::Lit(s) = p { s.as_str() } else { "" })
+                .collect(),
+        )
     }
 
     /// Render to a string.
@@ -137,9 +144,15 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
     };
     let mut segs = path.split('.');
     let root = segs.next().unwrap_or("").to_string();
-    let valid = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
     if !valid(&root) {
-        return Err(format!("`${{{inner}}}` is not a variable reference (expected `${{name.field}}`)"));
+        return Err(format!(
+            "`${{{inner}}}` is not a variable reference (expected `${{name.field}}`)"
+        ));
     }
     let path: Vec<String> = segs.map(str::to_string).collect();
     if path.iter().any(|s| !valid(s)) {
@@ -149,22 +162,30 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
 }
 
 fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
-    let mut cur = scope.get(&v.root).ok_or_else(|| format!("variable `{}` is not defined", v.root))?;
+    let mut cur = scope
+        .get(&v.root)
+        .ok_or_else(|| format!("variable `{}` is not defined", v.root))?;
     for (i, seg) in v.path.iter().enumerate() {
         // A header the response did not carry reads as null, not as a scenario error.
-        if i > 0 && v.path[i - 1] == "headers" && matches!(cur, Value::Object(_)) && v.path.len() == i + 1 {
+        if i > 0
+            && v.path[i - 1] == "headers"
+            && matches!(cur, Value::Object(_))
+            && v.path.len() == i + 1
+        {
             return Ok(cur.get(seg).cloned().unwrap_or(Value::Null));
         }
         let next = match cur {
             // A field an object lacks reads as null: bodies differ between RPs.
             Value::Object(m) => Some(m.get(seg).unwrap_or(&Value::Null)),
-            Value::Array(a) => seg.parse::<usize>().ok().map(|i| a.get(i).unwrap_or(&Value::Null)),
+            Value::Array(a) => seg
+                .parse::<usize>()
+                .ok()
+                .map(|i| a.get(i).unwrap_or(&Value::Null)),
             Value::Null => Some(&Value::Null),
             _ => None,
         };
-        cur = next.ok_or_else(|| {
-            format!("`{}.{}` is not defined", v.root, v.path[..=i].join("."))
-        })?;
+        cur =
+            next.ok_or_else(|| format!("`{}.{}` is not defined", v.root, v.path[..=i].join(".")))?;
     }
     Ok(match v.filter {
         None => cur.clone(),
@@ -176,11 +197,20 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                 Filter::Lower => s.to_lowercase(),
                 Filter::SwapCase => s
                     .chars()
-                    .map(|c| if c.is_uppercase() { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() })
+                    .map(|c| {
+                        if c.is_uppercase() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
                     .collect(),
                 Filter::Dirname => {
                     let no_query = s.split('?').next().unwrap_or("").trim_end_matches('/');
-                    no_query.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_default()
+                    no_query
+                        .rsplit_once('/')
+                        .map(|(d, _)| d.to_string())
+                        .unwrap_or_default()
                 }
                 Filter::Json => unreachable!("handled above"),
             })
@@ -222,7 +252,11 @@ impl JsonTemplate {
     pub fn parse(v: &Value) -> Result<JsonTemplate, String> {
         Ok(match v {
             Value::String(s) => JsonTemplate::Str(Template::parse(s).map_err(|(_, m)| m)?),
-            Value::Array(a) => JsonTemplate::Array(a.iter().map(JsonTemplate::parse).collect::<Result<_, _>>()?),
+            Value::Array(a) => JsonTemplate::Array(
+                a.iter()
+                    .map(JsonTemplate::parse)
+                    .collect::<Result<_, _>>()?,
+            ),
             Value::Object(m) => JsonTemplate::Object(
                 m.iter()
                     .map(|(k, v)| Ok((k.clone(), JsonTemplate::parse(v)?)))
@@ -235,7 +269,11 @@ impl JsonTemplate {
     pub fn render(&self, scope: &Scope) -> Result<Value, String> {
         Ok(match self {
             JsonTemplate::Str(t) => t.render_value(scope)?,
-            JsonTemplate::Array(a) => Value::Array(a.iter().map(|t| t.render(scope)).collect::<Result<_, _>>()?),
+            JsonTemplate::Array(a) => Value::Array(
+                a.iter()
+                    .map(|t| t.render(scope))
+                    .collect::<Result<_, _>>()?,
+            ),
             JsonTemplate::Object(m) => {
                 // `"...": ${x}` spreads an object; the other keys are merged deeply onto it.
                 let mut base = serde_json::Map::new();
@@ -293,16 +331,48 @@ mod tests {
     fn renders_strings_values_and_filters() {
         let t = Template::parse("id=${w.id} n=${ w.n }").unwrap();
         assert_eq!(t.render(&scope()).unwrap(), "id=/a/B n=3");
-        assert_eq!(Template::parse("${w.body}").unwrap().render_value(&scope()).unwrap(), json!({"x": 1}));
-        assert_eq!(Template::parse("${w.id|swapcase}").unwrap().render(&scope()).unwrap(), "/A/b");
-        assert_eq!(Template::parse("$${x}").unwrap().render(&scope()).unwrap(), "${x}");
+        assert_eq!(
+            Template::parse("${w.body}")
+                .unwrap()
+                .render_value(&scope())
+                .unwrap(),
+            json!({"x": 1})
+        );
+        assert_eq!(
+            Template::parse("${w.id|swapcase}")
+                .unwrap()
+                .render(&scope())
+                .unwrap(),
+            "/A/b"
+        );
+        assert_eq!(
+            Template::parse("$${x}").unwrap().render(&scope()).unwrap(),
+            "${x}"
+        );
     }
 
     #[test]
     fn reports_undefined_and_malformed() {
-        assert!(Template::parse("${nope}").unwrap().render(&scope()).unwrap_err().contains("nope"));
-        assert_eq!(Template::parse("${w.nope}").unwrap().render_value(&scope()).unwrap(), Value::Null);
-        assert!(Template::parse("${w.id.x}").unwrap().render(&scope()).is_err());
+        assert!(
+            Template::parse("${nope}")
+                .unwrap()
+                .render(&scope())
+                .unwrap_err()
+                .contains("nope")
+        );
+        assert_eq!(
+            Template::parse("${w.nope}")
+                .unwrap()
+                .render_value(&scope())
+                .unwrap(),
+            Value::Null
+        );
+        assert!(
+            Template::parse("${w.id.x}")
+                .unwrap()
+                .render(&scope())
+                .is_err()
+        );
         assert!(Template::parse("${unclosed").is_err());
         assert!(Template::parse("${a|bogus}").is_err());
         assert!(Template::parse("${}").is_err());
@@ -313,14 +383,24 @@ mod tests {
         let mut s = scope();
         s.insert("b".into(), json!({"p": {"a": 1, "b": 2}, "q": 1}));
         let jt = JsonTemplate::parse(&json!({"...": "${b}", "p": {"b": 3}})).unwrap();
-        assert_eq!(jt.render(&s).unwrap(), json!({"p": {"a": 1, "b": 3}, "q": 1}));
+        assert_eq!(
+            jt.render(&s).unwrap(),
+            json!({"p": {"a": 1, "b": 3}, "q": 1})
+        );
         s.insert("u".into(), json!("http://h/x/ops/123?api-version=1"));
-        assert_eq!(Template::parse("${u|dirname}").unwrap().render(&s).unwrap(), "http://h/x/ops");
+        assert_eq!(
+            Template::parse("${u|dirname}").unwrap().render(&s).unwrap(),
+            "http://h/x/ops"
+        );
     }
 
     #[test]
     fn json_templates_keep_types() {
-        let jt = JsonTemplate::parse(&json!({"a": "${w.n}", "b": ["x-${w.n}"], "c": true})).unwrap();
-        assert_eq!(jt.render(&scope()).unwrap(), json!({"a": 3, "b": ["x-3"], "c": true}));
+        let jt =
+            JsonTemplate::parse(&json!({"a": "${w.n}", "b": ["x-${w.n}"], "c": true})).unwrap();
+        assert_eq!(
+            jt.render(&scope()).unwrap(),
+            json!({"a": 3, "b": ["x-3"], "c": true})
+        );
     }
 }

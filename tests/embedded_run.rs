@@ -5,7 +5,13 @@
 
 mod common;
 
-use common::{FAST, QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, count, excerpt, read_junit, read_report, rpconform};
+use common::{
+    FAST, FAST_SCALE, QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, count, excerpt, read_junit, read_report,
+    rpconform,
+};
+
+/// Rules the poller can only judge while an operation still runs.
+const IN_FLIGHT_RULES: &[&str] = &["LOC-05", "PUT-03"];
 
 #[test]
 fn suites_pass_against_the_embedded_rp_and_reports_agree() {
@@ -15,15 +21,41 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
     args.extend_from_slice(FAST);
     let out = rpconform(&args, RUN_TIMEOUT);
     let report_path = dir.join("reports");
-    let digest = if report_path.join("report.json").exists() { excerpt(&read_report(&report_path)) } else { String::new() };
-    assert_eq!(out.code(), 0, "a clean run must exit 0\n{digest}\n{}", out.tail(3000));
+    let digest = if report_path.join("report.json").exists() {
+        excerpt(&read_report(&report_path))
+    } else {
+        String::new()
+    };
+    assert_eq!(
+        out.code(),
+        0,
+        "a clean run must exit 0\n{digest}\n{}",
+        out.tail(3000)
+    );
 
     // report.json
     let report = read_report(&report_path);
-    let total: u64 = ["passed", "warned", "failed", "errors", "skipped"].iter().map(|f| count(&report, f)).sum();
-    assert!(total > 0, "the run executed no test at all: {}", report["counts"]);
-    assert_eq!(count(&report, "failed"), 0, "report.json counts failures\n{}", excerpt(&report));
-    assert_eq!(count(&report, "errors"), 0, "report.json counts errors\n{}", excerpt(&report));
+    let total: u64 = ["passed", "warned", "failed", "errors", "skipped"]
+        .iter()
+        .map(|f| count(&report, f))
+        .sum();
+    assert!(
+        total > 0,
+        "the run executed no test at all: {}",
+        report["counts"]
+    );
+    assert_eq!(
+        count(&report, "failed"),
+        0,
+        "report.json counts failures\n{}",
+        excerpt(&report)
+    );
+    assert_eq!(
+        count(&report, "errors"),
+        0,
+        "report.json counts errors\n{}",
+        excerpt(&report)
+    );
     assert_eq!(
         common::results(&report).len() as u64,
         total,
@@ -31,8 +63,15 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
         report["counts"]
     );
     let run = &report["run"];
-    assert_eq!(run["time_scale"].as_f64(), Some(0.02), "report.json run.time_scale: {run}");
-    assert_eq!(run["accelerated"], true, "report.json must mark a ×0.02 run accelerated: {run}");
+    assert_eq!(
+        run["time_scale"].as_f64(),
+        Some(FAST_SCALE),
+        "report.json run.time_scale: {run}"
+    );
+    assert_eq!(
+        run["accelerated"], true,
+        "report.json must mark a ×{FAST_SCALE} run accelerated: {run}"
+    );
     assert_eq!(run["target"], "embedded", "report.json run.target: {run}");
     assert!(
         run["left_behind"].as_array().is_some_and(Vec::is_empty),
@@ -40,10 +79,31 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
         run["left_behind"]
     );
 
+    // The timing lets the poller see operations run: rules judged only then have verdicts.
+    let judged: std::collections::BTreeSet<&str> = common::results(&report)
+        .iter()
+        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
+        .filter_map(|v| v["rule"].as_str())
+        .collect();
+    for rule in IN_FLIGHT_RULES {
+        assert!(
+            judged.contains(rule),
+            "{rule} got no verdict: no poll saw an operation still running (is the scaled Retry-After \
+             at least the operation duration?); rules judged: {judged:?}"
+        );
+    }
+
     // junit.xml
     let junit = read_junit(&report_path);
-    assert!(!junit.test_suites.is_empty(), "junit.xml has no <testsuite>");
-    assert_eq!(junit.tests as u64, total, "junit.xml counts {} tests, report.json {total}", junit.tests);
+    assert!(
+        !junit.test_suites.is_empty(),
+        "junit.xml has no <testsuite>"
+    );
+    assert_eq!(
+        junit.tests as u64, total,
+        "junit.xml counts {} tests, report.json {total}",
+        junit.tests
+    );
     let broken: Vec<String> = junit
         .test_suites
         .iter()
@@ -60,22 +120,51 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
     );
     for suite in &junit.test_suites {
         let prop = |name: &str| {
-            suite.properties.iter().find(|p| p.name.as_str() == name).map(|p| p.value.as_str().to_string()).unwrap_or_default()
+            suite
+                .properties
+                .iter()
+                .find(|p| p.name.as_str() == name)
+                .map(|p| p.value.as_str().to_string())
+                .unwrap_or_default()
         };
-        assert_eq!(prop("time_scale"), "0.02", "junit testsuite `{}` property time_scale", suite.name.as_str());
-        assert_eq!(prop("accelerated"), "true", "junit testsuite `{}` property accelerated", suite.name.as_str());
+        assert_eq!(
+            prop("time_scale"),
+            FAST_SCALE.to_string(),
+            "junit testsuite `{}` property time_scale",
+            suite.name.as_str()
+        );
+        assert_eq!(
+            prop("accelerated"),
+            "true",
+            "junit testsuite `{}` property accelerated",
+            suite.name.as_str()
+        );
     }
 
     // summary.md
     let summary_path = report_path.join("summary.md");
     let summary = std::fs::read_to_string(&summary_path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", summary_path.display()));
-    assert!(summary.contains("time scale: 0.02"), "summary.md does not record the time scale:\n{summary}");
-    assert!(summary.to_lowercase().contains("accelerated"), "summary.md does not say the run was accelerated:\n{summary}");
-    assert!(summary.contains("passed"), "summary.md has no verdict:\n{}", common::cut(&summary, 1500));
+    assert!(
+        summary.contains(&format!("time scale: {FAST_SCALE}")),
+        "summary.md does not record the time scale:\n{summary}"
+    );
+    assert!(
+        summary.to_lowercase().contains("accelerated"),
+        "summary.md does not say the run was accelerated:\n{summary}"
+    );
+    assert!(
+        summary.contains("passed"),
+        "summary.md has no verdict:\n{}",
+        common::cut(&summary, 1500)
+    );
 
     // console
-    assert!(out.stdout.contains("accelerated"), "the console summary should say the run was accelerated\n{}", out.tail(1500));
+    assert!(
+        out.stdout.contains("accelerated"),
+        "the console summary should say the run was accelerated\n{}",
+        out.tail(1500)
+    );
 }
 
 #[test]
@@ -83,10 +172,21 @@ fn list_prints_tests_and_writes_no_report() {
     let dir = Scratch::new("list");
     let report_dir = dir.join("reports");
     let rd = report_dir.display().to_string();
-    let out = rpconform(&["run", "suites", "--list", "--report-dir", &rd], QUICK_TIMEOUT);
+    let out = rpconform(
+        &["run", "suites", "--list", "--report-dir", &rd],
+        QUICK_TIMEOUT,
+    );
     assert_eq!(out.code(), 0, "--list must exit 0\n{}", out.tail(2000));
-    let tests: Vec<&str> = out.stdout.lines().filter(|l| l.ends_with(": test")).collect();
-    assert!(!tests.is_empty(), "--list printed no `name: test` line\n{}", out.tail(2000));
+    let tests: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.ends_with(": test"))
+        .collect();
+    assert!(
+        !tests.is_empty(),
+        "--list printed no `name: test` line\n{}",
+        out.tail(2000)
+    );
     assert!(
         tests.iter().all(|l| l.contains("::")),
         "every listed test is named suite::scenario[...]: {:?}",
@@ -103,16 +203,39 @@ fn list_prints_tests_and_writes_no_report() {
 fn a_filter_matching_nothing_runs_no_test() {
     let dir = Scratch::new("filter");
     let report_dir = dir.str("reports");
-    let mut args = vec!["run", "suites", "no-test-is-named-like-this-xyz", "--report-dir", &report_dir];
+    let mut args = vec![
+        "run",
+        "suites",
+        "no-test-is-named-like-this-xyz",
+        "--report-dir",
+        &report_dir,
+    ];
     args.extend_from_slice(FAST);
     let out = rpconform(&args, QUICK_TIMEOUT);
-    assert_eq!(out.code(), 0, "a run of 0 tests fails nothing, so it exits 0\n{}", out.tail(2000));
+    assert_eq!(
+        out.code(),
+        0,
+        "a run of 0 tests fails nothing, so it exits 0\n{}",
+        out.tail(2000)
+    );
     let report = read_report(&dir.join("reports"));
     assert!(
         common::results(&report).is_empty(),
         "the filter matched tests: {:?}",
-        common::result_names(&report).iter().take(5).collect::<Vec<_>>()
+        common::result_names(&report)
+            .iter()
+            .take(5)
+            .collect::<Vec<_>>()
     );
-    assert_eq!(report["run"]["filters"], serde_json::json!(["no-test-is-named-like-this-xyz"]), "run.filters: {}", report["run"]);
-    assert!(out.stdout.contains("0 passed"), "the console should say 0 passed\n{}", out.tail(2000));
+    assert_eq!(
+        report["run"]["filters"],
+        serde_json::json!(["no-test-is-named-like-this-xyz"]),
+        "run.filters: {}",
+        report["run"]
+    );
+    assert!(
+        out.stdout.contains("0 passed"),
+        "the console should say 0 passed\n{}",
+        out.tail(2000)
+    );
 }

@@ -19,13 +19,21 @@ pub fn is_arm(path: &str) -> bool {
 
 pub fn classify<'t>(path: &str, target: &'t Target) -> PathKind<'t> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let Some(pi) = segs.iter().position(|s| s.eq_ignore_ascii_case("providers")) else {
+    let Some(pi) = segs
+        .iter()
+        .position(|s| s.eq_ignore_ascii_case("providers"))
+    else {
         return PathKind::Other;
     };
-    if pi < 4 || !segs[0].eq_ignore_ascii_case("subscriptions") || !segs[2].eq_ignore_ascii_case("resourceGroups") {
+    if pi < 4
+        || !segs[0].eq_ignore_ascii_case("subscriptions")
+        || !segs[2].eq_ignore_ascii_case("resourceGroups")
+    {
         return PathKind::Other;
     }
-    let Some(ns) = segs.get(pi + 1) else { return PathKind::Other };
+    let Some(ns) = segs.get(pi + 1) else {
+        return PathKind::Other;
+    };
     if !ns.eq_ignore_ascii_case(&target.namespace) {
         return PathKind::Other;
     }
@@ -35,7 +43,8 @@ pub fn classify<'t>(path: &str, target: &'t Target) -> PathKind<'t> {
     while i < rest.len() {
         let seg = rest[i];
         let ty = target.types.iter().find(|t| {
-            t.segment.eq_ignore_ascii_case(seg) && t.parent.as_deref() == parent.map(|p| p.name.as_str())
+            t.segment.eq_ignore_ascii_case(seg)
+                && t.parent.as_deref() == parent.map(|p| p.name.as_str())
         });
         match (ty, rest.get(i + 1)) {
             (Some(t), None) => return PathKind::Collection(t),
@@ -60,7 +69,9 @@ pub fn classify<'t>(path: &str, target: &'t Target) -> PathKind<'t> {
 /// The ARM `type` a path implies: `Namespace/t1/t2`.
 pub fn arm_type_of(path: &str) -> Option<String> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let pi = segs.iter().position(|s| s.eq_ignore_ascii_case("providers"))?;
+    let pi = segs
+        .iter()
+        .position(|s| s.eq_ignore_ascii_case("providers"))?;
     let ns = segs.get(pi + 1)?;
     let types: Vec<&str> = segs[pi + 2..].iter().step_by(2).copied().collect();
     Some(format!("{ns}/{}", types.join("/")))

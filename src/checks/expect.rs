@@ -36,18 +36,25 @@ impl From<(String, String)> for Miss {
 pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(), Miss> {
     let resp = subject.exchange.and_then(|e| e.response.as_ref());
     let no_resp = || {
-        let why = subject
+        subject
             .exchange
             .and_then(|e| e.error.clone())
-            .unwrap_or_else(|| "no response to check".into());
-        why
+            .unwrap_or_else(|| "no response to check".into())
     };
+
     match check {
         Check::Status(codes) => {
-            let want = codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ");
+            let want = codes
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ");
             match resp {
                 Some(r) if codes.contains(&r.status) => Ok(()),
-                Some(r) => Err(Miss::Failed(format!("status {want}"), format!("status {}{}", r.status, error_hint(r.json.as_ref())))),
+                Some(r) => Err(Miss::Failed(
+                    format!("status {want}"),
+                    format!("status {}{}", r.status, error_hint(r.json.as_ref())),
+                )),
                 None => Err(Miss::Failed(format!("status {want}"), no_resp())),
             }
         }
@@ -62,12 +69,23 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             }
             evaluate(&Check::Status(codes), subject, scope)
         }
-        Check::Header { name, predicate, ignore_case } => {
-            let Some(r) = resp else { return Err(Miss::Failed(format!("header {name}"), no_resp())) };
+        Check::Header {
+            name,
+            predicate,
+            ignore_case,
+        } => {
+            let Some(r) = resp else {
+                return Err(Miss::Failed(format!("header {name}"), no_resp()));
+            };
             let v = r.header(name).map(|s| Value::String(s.to_string()));
-            test(predicate, v.as_ref(), scope, *ignore_case).map_err(|m| prefix(m, &format!("header {name}")))
+            test(predicate, v.as_ref(), scope, *ignore_case)
+                .map_err(|m| prefix(m, &format!("header {name}")))
         }
-        Check::Pointer { pointer, predicate, ignore_case } => {
+        Check::Pointer {
+            pointer,
+            predicate,
+            ignore_case,
+        } => {
             let rendered;
             let pointer = if pointer.contains("${") {
                 rendered = crate::template::Template::parse(pointer)
@@ -78,34 +96,67 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             } else {
                 pointer
             };
-            let Some(r) = resp else { return Err(Miss::Failed(format!("body {pointer}"), no_resp())) };
+            let Some(r) = resp else {
+                return Err(Miss::Failed(format!("body {pointer}"), no_resp()));
+            };
             let Some(j) = &r.json else {
                 if matches!(predicate, Predicate::Absent) {
                     return Ok(());
                 }
-                return Err(Miss::Failed(format!("body {pointer}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
+                return Err(Miss::Failed(
+                    format!("body {pointer}"),
+                    format!(
+                        "no JSON body ({})",
+                        r.json_error.clone().unwrap_or("empty".into())
+                    ),
+                ));
             };
-            let shown = if pointer.is_empty() { "body".to_string() } else { format!("body {pointer}") };
+            let shown = if pointer.is_empty() {
+                "body".to_string()
+            } else {
+                format!("body {pointer}")
+            };
             test(predicate, j.pointer(pointer), scope, *ignore_case).map_err(|m| prefix(m, &shown))
         }
         Check::Schema { file, validator } => {
-            let Some(r) = resp else { return Err(Miss::Failed(format!("body valid against {file}"), no_resp())) };
+            let Some(r) = resp else {
+                return Err(Miss::Failed(
+                    format!("body valid against {file}"),
+                    no_resp(),
+                ));
+            };
             let Some(j) = &r.json else {
-                return Err(Miss::Failed(format!("body valid against {file}"), format!("no JSON body ({})", r.json_error.clone().unwrap_or("empty".into()))));
+                return Err(Miss::Failed(
+                    format!("body valid against {file}"),
+                    format!(
+                        "no JSON body ({})",
+                        r.json_error.clone().unwrap_or("empty".into())
+                    ),
+                ));
             };
             let errors: Vec<String> = validator
                 .iter_errors(j)
                 .take(5)
                 .map(|e| format!("{} at `{}`", e, e.instance_path()))
                 .collect();
-            if errors.is_empty() { Ok(()) } else { Err(Miss::Failed(format!("body valid against {file}"), errors.join("; "))) }
+            if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(Miss::Failed(
+                    format!("body valid against {file}"),
+                    errors.join("; "),
+                ))
+            }
         }
         Check::Outcome(want) => {
             let got = subject.outcome.unwrap_or("no outcome");
             if want.iter().any(|w| w.eq_ignore_ascii_case(got)) {
                 Ok(())
             } else {
-                Err(Miss::Failed(format!("operation ends {}", want.join(" or ")), got.to_string()))
+                Err(Miss::Failed(
+                    format!("operation ends {}", want.join(" or ")),
+                    got.to_string(),
+                ))
             }
         }
         Check::ListContains(t) | Check::ListOmits(t) => {
@@ -120,14 +171,28 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
                     .unwrap_or_default(),
             };
             let found = items.iter().any(|i| {
-                i.get("id").and_then(Value::as_str).is_some_and(|x| x.trim_end_matches('/').eq_ignore_ascii_case(id.trim_end_matches('/')))
+                i.get("id").and_then(Value::as_str).is_some_and(|x| {
+                    x.trim_end_matches('/')
+                        .eq_ignore_ascii_case(id.trim_end_matches('/'))
+                })
             });
             let contains = matches!(check, Check::ListContains(_));
             if found == contains {
                 Ok(())
             } else {
                 let verb = if contains { "lists" } else { "does not list" };
-                Err(Miss::Failed(format!("the collection {verb} {id}"), format!("{} items, {}", items.len(), if found { "including it" } else { "not including it" })))
+                Err(Miss::Failed(
+                    format!("the collection {verb} {id}"),
+                    format!(
+                        "{} items, {}",
+                        items.len(),
+                        if found {
+                            "including it"
+                        } else {
+                            "not including it"
+                        }
+                    ),
+                ))
             }
         }
     }
@@ -135,14 +200,25 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
 
 fn status_of(v: &Value) -> Option<u16> {
     match v {
-        Value::Number(n) => n.as_u64().filter(|c| (100..600).contains(c)).map(|c| c as u16),
-        Value::String(s) => s.trim().parse::<u16>().ok().filter(|c| (100..600).contains(c)),
+        Value::Number(n) => n
+            .as_u64()
+            .filter(|c| (100..600).contains(c))
+            .map(|c| c as u16),
+        Value::String(s) => s
+            .trim()
+            .parse::<u16>()
+            .ok()
+            .filter(|c| (100..600).contains(c)),
         _ => None,
     }
 }
 
 fn error_hint(j: Option<&Value>) -> String {
-    match j.and_then(|j| j.get("error")).and_then(|e| e.get("code")).and_then(Value::as_str) {
+    match j
+        .and_then(|j| j.get("error"))
+        .and_then(|e| e.get("code"))
+        .and_then(Value::as_str)
+    {
         Some(code) => format!(" (error.code {code})"),
         None => String::new(),
     }
@@ -160,7 +236,9 @@ fn contains(have: &Value, want: &Value, ignore_case: bool) -> bool {
     match (have, want) {
         (Value::Object(h), Value::Object(w)) => {
             // A null in the expected value means "any value, or none".
-            w.iter().all(|(k, wv)| wv.is_null() || h.get(k).is_some_and(|hv| contains(hv, wv, ignore_case)))
+            w.iter().all(|(k, wv)| {
+                wv.is_null() || h.get(k).is_some_and(|hv| contains(hv, wv, ignore_case))
+            })
         }
         _ => eq(have, want, ignore_case),
     }
@@ -183,7 +261,9 @@ fn prefix(m: Miss, what: &str) -> Miss {
 fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> Result<(), Miss> {
     let render = |jt: &crate::template::JsonTemplate| jt.render(scope).map_err(Miss::Broken);
     match p {
-        Predicate::Present => v.map(|_| ()).ok_or_else(|| Miss::Failed("present".into(), "absent".into())),
+        Predicate::Present => v
+            .map(|_| ())
+            .ok_or_else(|| Miss::Failed("present".into(), "absent".into())),
         Predicate::Absent => match v {
             None => Ok(()),
             Some(x) => Err(Miss::Failed("absent".into(), show(Some(x)))),
@@ -192,14 +272,23 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
             let want = render(jt)?;
             match v {
                 Some(x) if eq(x, &want, ignore_case) => Ok(()),
-                _ => Err(Miss::Failed(format!("= {}", crate::http::cut(&want.to_string(), 200)), show(v))),
+                _ => Err(Miss::Failed(
+                    format!("= {}", crate::http::cut(&want.to_string(), 200)),
+                    show(v),
+                )),
             }
         }
         Predicate::NotEquals(jt) => {
             let want = render(jt)?;
             match v {
-                Some(x) if eq(x, &want, ignore_case) => Err(Miss::Failed(format!("≠ {}", crate::http::cut(&want.to_string(), 200)), show(v))),
-                None => Err(Miss::Failed(format!("present and ≠ {}", crate::http::cut(&want.to_string(), 200)), "absent".into())),
+                Some(x) if eq(x, &want, ignore_case) => Err(Miss::Failed(
+                    format!("≠ {}", crate::http::cut(&want.to_string(), 200)),
+                    show(v),
+                )),
+                None => Err(Miss::Failed(
+                    format!("present and ≠ {}", crate::http::cut(&want.to_string(), 200)),
+                    "absent".into(),
+                )),
                 _ => Ok(()),
             }
         }
@@ -207,7 +296,10 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
             let want = render(jt)?;
             match v {
                 Some(x) if contains(x, &want, ignore_case) => Ok(()),
-                _ => Err(Miss::Failed(format!("containing {}", crate::http::cut(&want.to_string(), 200)), show(v))),
+                _ => Err(Miss::Failed(
+                    format!("containing {}", crate::http::cut(&want.to_string(), 200)),
+                    show(v),
+                )),
             }
         }
         Predicate::Matches(re) => match v {
@@ -217,12 +309,19 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
         Predicate::OneOf(list) | Predicate::NotOneOf(list) => {
             let wants: Vec<Value> = list.iter().map(render).collect::<Result<_, _>>()?;
             let hit = v.is_some_and(|x| wants.iter().any(|w| eq(x, w, ignore_case)));
-            let shown = wants.iter().map(|w| w.to_string()).collect::<Vec<_>>().join(", ");
+            let shown = wants
+                .iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
             match p {
                 Predicate::OneOf(_) if hit => Ok(()),
                 Predicate::OneOf(_) => Err(Miss::Failed(format!("one of {shown}"), show(v))),
                 _ if !hit && v.is_some() => Ok(()),
-                _ => Err(Miss::Failed(format!("present and none of {shown}"), show(v))),
+                _ => Err(Miss::Failed(
+                    format!("present and none of {shown}"),
+                    show(v),
+                )),
             }
         }
     }

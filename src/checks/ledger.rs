@@ -98,7 +98,14 @@ impl Ledger {
         }
     }
 
-    pub fn fail(&mut self, rule: &'static str, expected: impl Into<String>, seen: impl Into<String>, exchange: Option<u64>, at: Option<&Pos>) {
+    pub fn fail(
+        &mut self,
+        rule: &'static str,
+        expected: impl Into<String>,
+        seen: impl Into<String>,
+        exchange: Option<u64>,
+        at: Option<&Pos>,
+    ) {
         if self.exempted(rule) {
             return;
         }
@@ -119,7 +126,13 @@ impl Ledger {
     }
 
     /// Record a check: pass when `ok`, else a failure built lazily.
-    pub fn check(&mut self, rule: &'static str, ok: bool, exchange: Option<u64>, fail: impl FnOnce() -> (String, String)) {
+    pub fn check(
+        &mut self,
+        rule: &'static str,
+        ok: bool,
+        exchange: Option<u64>,
+        fail: impl FnOnce() -> (String, String),
+    ) {
         if ok {
             self.pass(rule);
         } else {

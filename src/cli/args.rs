@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "rpconform", version, about = "Conformance tester for Azure Resource Manager resource providers and other asynchronous resource APIs")]
+#[command(
+    name = "rpconform",
+    version,
+    about = "Conformance tester for Azure Resource Manager resource providers and other asynchronous resource APIs"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -26,7 +30,7 @@ pub enum Command {
     Report(ReportCommand),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Suite files or directories (default: suites/).
     #[arg(value_name = "SUITE_PATHS")]

@@ -24,7 +24,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Check(a) => check(a),
         Command::Rules(a) => rules(a),
         Command::Serve(a) => serve(a),
-        Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out) {
+        Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
+        {
             Ok(c) => {
                 println!(
                     "merged {} reports into {}: {} passed, {} warned, {} failed, {} errors, {} skipped",
@@ -36,7 +37,11 @@ pub fn dispatch(cli: Cli) -> u8 {
                     c.errors,
                     c.skipped
                 );
-                if c.failed + c.errors > 0 { EXIT_FAILED } else { EXIT_OK }
+                if c.failed + c.errors > 0 {
+                    EXIT_FAILED
+                } else {
+                    EXIT_OK
+                }
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -74,7 +79,11 @@ fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
     }
     // Next to the suites: <suites>/../schemas.
     for p in paths {
-        let base = if p.is_dir() { p.clone() } else { p.parent().map(Path::to_path_buf).unwrap_or_default() };
+        let base = if p.is_dir() {
+            p.clone()
+        } else {
+            p.parent().map(Path::to_path_buf).unwrap_or_default()
+        };
         let cand = base.join("..").join("schemas");
         if cand.is_dir() {
             return cand;
@@ -84,12 +93,17 @@ fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
 }
 
 pub(super) fn load(paths: &[PathBuf], schemas: &Path) -> Result<Vec<Arc<Suite>>, u8> {
-    let opts = LoadOptions { schema_dir: schema_dir(schemas, paths) };
+    let opts = LoadOptions {
+        schema_dir: schema_dir(schemas, paths),
+    };
     match load_suites(paths, &opts) {
         Ok(s) => Ok(s.into_iter().map(Arc::new).collect()),
         Err(report) => {
             eprint!("{}", report.render());
-            eprintln!("error: {} problem(s) in the suites; nothing was run", report.len());
+            eprintln!(
+                "error: {} problem(s) in the suites; nothing was run",
+                report.len()
+            );
             Err(EXIT_USAGE)
         }
     }
@@ -110,7 +124,12 @@ fn check(a: CheckArgs) -> u8 {
             Ok(target) => {
                 let inst = expand(&suites, &target);
                 let na = inst.iter().filter(|i| i.not_applicable.is_some()).count();
-                println!("{}: ok ({} tests, {} not applicable to this target)", t.display(), inst.len(), na);
+                println!(
+                    "{}: ok ({} tests, {} not applicable to this target)",
+                    t.display(),
+                    inst.len(),
+                    na
+                );
             }
             Err(r) => {
                 eprint!("{}", r.render());
@@ -126,7 +145,12 @@ fn rules(a: RulesArgs) -> u8 {
     // Which suites cite each rule (best effort: suites that fail to load show no coverage).
     let mut coverage: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
     if a.suites.exists()
-        && let Ok(suites) = load_suites(&[a.suites.clone()], &LoadOptions { schema_dir: schema_dir(Path::new("schemas"), &[a.suites.clone()]) })
+        && let Ok(suites) = load_suites(
+            std::slice::from_ref(&a.suites),
+            &LoadOptions {
+                schema_dir: schema_dir(Path::new("schemas"), std::slice::from_ref(&a.suites)),
+            },
+        )
     {
         for s in &suites {
             for sc in &s.scenarios {
@@ -160,13 +184,26 @@ fn rules(a: RulesArgs) -> u8 {
         if ambient.contains(&r.id) {
             cov.insert(0, "ambient".into());
         }
-        let cov = if cov.is_empty() { "-".to_string() } else { cov.join(",") };
-        println!("{:<9} {:<6} {:<28} {}  [{}]", r.id, r.level.as_str(), cov, crate::http::cut(r.rule, 110), crate::http::cut(r.source, 80));
+        let cov = if cov.is_empty() {
+            "-".to_string()
+        } else {
+            cov.join(",")
+        };
+        println!(
+            "{:<9} {:<6} {:<28} {}  [{}]",
+            r.id,
+            r.level.as_str(),
+            cov,
+            crate::http::cut(r.rule, 110),
+            crate::http::cut(r.source, 80)
+        );
     }
     EXIT_OK
 }
 
-pub(super) fn parse_faults(names: &[String]) -> Result<std::collections::BTreeSet<rpconform_refrp::Fault>, String> {
+pub(super) fn parse_faults(
+    names: &[String],
+) -> Result<std::collections::BTreeSet<rpconform_refrp::Fault>, String> {
     let mut set = std::collections::BTreeSet::new();
     for n in names {
         match rpconform_refrp::Fault::from_name(n) {
@@ -174,11 +211,16 @@ pub(super) fn parse_faults(names: &[String]) -> Result<std::collections::BTreeSe
                 set.insert(f);
             }
             None => {
-                let all: Vec<&str> = rpconform_refrp::Fault::all().iter().map(|f| f.name()).collect();
+                let all: Vec<&str> = rpconform_refrp::Fault::all()
+                    .iter()
+                    .map(|f| f.name())
+                    .collect();
                 let hint = crate::diag::did_you_mean(n, all.iter().copied())
                     .map(|s| format!(" (did you mean `{s}`?)"))
                     .unwrap_or_default();
-                return Err(format!("unknown fault `{n}`{hint}; `rpconform serve --list-faults` lists them"));
+                return Err(format!(
+                    "unknown fault `{n}`{hint}; `rpconform serve --list-faults` lists them"
+                ));
             }
         }
     }
@@ -186,7 +228,11 @@ pub(super) fn parse_faults(names: &[String]) -> Result<std::collections::BTreeSe
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
 }
 
 fn serve(a: ServeArgs) -> u8 {
@@ -219,7 +265,10 @@ fn serve(a: ServeArgs) -> u8 {
         }
         println!("rpconform reference RP listening on {base}");
         println!("target file: {}", a.write_target.display());
-        println!("try: rpconform run suites/ --target {} --time-scale 0.05", a.write_target.display());
+        println!(
+            "try: rpconform run suites/ --target {} --time-scale 0.05",
+            a.write_target.display()
+        );
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         EXIT_OK
@@ -239,16 +288,25 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
         filters.push(f.clone());
     }
     if filters.len() > 1 {
-        return Err(usage(format!("one name filter at a time (got {}); use --skip to leave tests out", filters.join(", "))));
+        return Err(usage(format!(
+            "one name filter at a time (got {}); use --skip to leave tests out",
+            filters.join(", ")
+        )));
     }
     if !(a.time_scale > 0.0 && a.time_scale.is_finite() && a.time_scale <= 100.0) {
-        return Err(usage("--time-scale must be a number above 0 and at most 100"));
+        return Err(usage(
+            "--time-scale must be a number above 0 and at most 100",
+        ));
     }
     let partition = match &a.partition {
         Some(p) => Some(p.parse::<Partition>().map_err(usage)?),
         None => None,
     };
-    Ok(RunPlan { paths, filter: filters.pop(), partition })
+    Ok(RunPlan {
+        paths,
+        filter: filters.pop(),
+        partition,
+    })
 }
 
 fn run(a: RunArgs) -> u8 {
@@ -336,14 +394,26 @@ pub(super) fn run_suites(
         follow_foreign: !a.no_foreign,
         ..Default::default()
     };
-    let http = match Http::new(target.base_url.clone(), tokens, redactor.clone(), opts, target.headers.clone()) {
+    let http = match Http::new(
+        target.base_url.clone(),
+        tokens,
+        redactor.clone(),
+        opts,
+        target.headers.clone(),
+    ) {
         Ok(h) => h,
         Err(e) => return Err(usage(e)),
     };
     let instances = harness::partitioned(expand(&suites, &target), plan.partition);
     let label = target.label.clone();
     let base_url = target.base();
-    let ctx = Arc::new(RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone()));
+    let ctx = Arc::new(RunCtx::new(
+        target,
+        http,
+        a.time_scale,
+        a.strict,
+        run_id.clone(),
+    ));
     let args = libtest_mimic::Arguments {
         filter: plan.filter.clone(),
         exact: a.exact,
@@ -353,18 +423,34 @@ pub(super) fn run_suites(
         ignored: a.ignored,
         test_threads: Some(a.test_threads.unwrap_or(32).max(1)),
         quiet: a.quiet || !console,
+        // Without a console (the fault matrix), libtest's lines go to a log in the report dir.
+        logfile: (!console).then(|| a.report_dir.join("libtest.log").display().to_string()),
         ..Default::default()
     };
+    if !console {
+        let _ = std::fs::create_dir_all(&a.report_dir);
+    }
     if a.list {
-        let _ = libtest_mimic::run(&args, instances.iter().map(|i| libtest_mimic::Trial::test(i.name.clone(), || Ok(()))).collect());
-        return Ok(RunOutcome { exit: EXIT_OK, results: Vec::new() });
+        let _ = libtest_mimic::run(
+            &args,
+            instances
+                .iter()
+                .map(|i| libtest_mimic::Trial::test(i.name.clone(), || Ok(())))
+                .collect(),
+        );
+        return Ok(RunOutcome {
+            exit: EXIT_OK,
+            results: Vec::new(),
+        });
     }
     // Ctrl-C / SIGTERM: stop waiting, run teardowns, clean up, still write reports.
     {
         let ctx = ctx.clone();
         rt.spawn(async move {
             wait_for_signal().await;
-            eprintln!("\ninterrupted: finishing teardown and cleanup (press Ctrl-C again to abort)");
+            eprintln!(
+                "\ninterrupted: finishing teardown and cleanup (press Ctrl-C again to abort)"
+            );
             ctx.cancel.cancel();
             wait_for_signal().await;
             std::process::exit(130);
@@ -399,16 +485,26 @@ pub(super) fn run_suites(
         faults: faults.iter().map(|f| f.name().to_string()).collect(),
     };
     if let Err(e) = report::write_all(&a.report_dir, &info, &results) {
-        eprintln!("error: cannot write reports to {}: {e}", a.report_dir.display());
+        eprintln!(
+            "error: cannot write reports to {}: {e}",
+            a.report_dir.display()
+        );
         return Err(EXIT_FAILED);
     }
     let c = report::counts(&results);
     if console {
         for r in results.iter().filter(|r| r.status == Status::Warned) {
-            println!("warning: {} — SHOULD rules failed: {}", r.name, report::render::failed_rules(r).join(", "));
+            println!(
+                "warning: {} — SHOULD rules failed: {}",
+                r.name,
+                report::render::failed_rules(r).join(", ")
+            );
         }
         if !left.is_empty() {
-            println!("warning: could not delete {} resource(s) the run created:", left.len());
+            println!(
+                "warning: could not delete {} resource(s) the run created:",
+                left.len()
+            );
             for l in &left {
                 println!("    {l}");
             }
@@ -420,11 +516,19 @@ pub(super) fn run_suites(
             c.failed,
             c.errors,
             c.skipped,
-            if info.accelerated { format!(" (accelerated ×{})", a.time_scale) } else { String::new() },
+            if info.accelerated {
+                format!(" (accelerated ×{})", a.time_scale)
+            } else {
+                String::new()
+            },
             a.report_dir.display()
         );
     }
-    let exit = if c.failed + c.errors > 0 || !left.is_empty() { EXIT_FAILED } else { EXIT_OK };
+    let exit = if c.failed + c.errors > 0 || !left.is_empty() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    };
     Ok(RunOutcome { exit, results })
 }
 

@@ -14,12 +14,49 @@ use crate::report::{ScenarioResult, Status};
 fn failed_rules(results: &[ScenarioResult]) -> BTreeSet<String> {
     results
         .iter()
-        .flat_map(|r| r.verdicts.iter().filter(|v| v.failed_outcome()).map(|v| v.rule.clone()))
+        .flat_map(|r| {
+            r.verdicts
+                .iter()
+                .filter(|v| v.failed_outcome())
+                .map(|v| v.rule.clone())
+        })
         .collect()
 }
 
+/// One matrix row: the markdown line and whether the fault was caught (or the clean run clean).
+fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, bool) {
+    let failed = failed_rules(results);
+    let errs = errors(results);
+    let named_set: BTreeSet<String> = named.iter().cloned().collect();
+    let caught = named_set.is_subset(&failed);
+    let extra: Vec<String> = failed.difference(&named_set).cloned().collect();
+    let (mark, ok) = if name == "none" {
+        if failed.is_empty() && errs.is_empty() {
+            ("✅ clean".to_string(), true)
+        } else {
+            (format!("❌ failures on a conforming RP: {} (errors: {})", failed.iter().cloned().collect::<Vec<_>>().join(" "), errs.join(", ")), false)
+        }
+    } else if caught {
+        ("✅".to_string(), true)
+    } else {
+        let missed: Vec<String> = named_set.difference(&failed).cloned().collect();
+        (format!("❌ missed {}", missed.join(", ")), false)
+    };
+    let row = format!(
+        "| `{name}` | {} | {} | {mark} | {} |",
+        named.join(" "),
+        failed.iter().cloned().collect::<Vec<_>>().join(" "),
+        extra.join(" ")
+    );
+    (row, ok)
+}
+
 fn errors(results: &[ScenarioResult]) -> Vec<String> {
-    results.iter().filter(|r| matches!(r.status, Status::Error(_))).map(|r| r.name.clone()).collect()
+    results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Error(_)))
+        .map(|r| r.name.clone())
+        .collect()
 }
 
 pub fn fault_matrix(mut a: RunArgs) -> u8 {
@@ -36,45 +73,55 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         Ok(s) => s,
         Err(c) => return c,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime");
     let base_dir = a.report_dir.clone();
-    let mut md = String::from("# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on (`--strict`).\n`named` are the rules the knob claims to break; `caught` says whether all of them failed; `extra` lists other rules that failed.\n\n| fault | named | failed | caught | extra |\n|---|---|---|---|---|\n");
-    let mut ok = true;
+    let mut md = String::from(
+        "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on (`--strict`).\n\
+         `named` are the rules the knob claims to break; `caught` says whether all of them failed; `extra` lists other rules that failed.\n\n\
+         | fault | named | failed | caught | extra |\n|---|---|---|---|---|\n",
+    );
     let mut runs: Vec<(String, Vec<String>)> = vec![("none".into(), Vec::new())];
-    runs.extend(rpconform_refrp::Fault::all().iter().map(|f| (f.name().to_string(), f.rules().iter().map(|s| s.to_string()).collect())));
-    for (name, named) in runs {
-        a.report_dir = base_dir.join("fault-matrix").join(&name);
-        let faults = if name == "none" { Default::default() } else { super::commands::parse_faults(std::slice::from_ref(&name)).unwrap_or_default() };
-        eprint!("fault {name:<32} ");
-        let outcome = match run_suites(&rt, &a, &plan, suites.clone(), faults, false) {
-            Ok(o) => o,
-            Err(c) => return c,
-        };
-        let failed = failed_rules(&outcome.results);
-        let errs = errors(&outcome.results);
-        let named_set: BTreeSet<String> = named.iter().cloned().collect();
-        let caught = named_set.is_subset(&failed);
-        let extra: Vec<String> = failed.difference(&named_set).cloned().collect();
-        let clean_ok = name != "none" || (failed.is_empty() && errs.is_empty());
-        if !caught || !clean_ok {
-            ok = false;
+    runs.extend(
+        rpconform_refrp::Fault::all()
+            .iter()
+            .map(|f| (f.name().to_string(), f.rules().iter().map(|s| s.to_string()).collect())),
+    );
+    // Runs mostly wait on polls: a few at once keep two cores busy without starving timing.
+    let queue = std::sync::Mutex::new(runs.clone().into_iter().enumerate().collect::<Vec<_>>());
+    let rows: std::sync::Mutex<Vec<(usize, String, bool)>> = std::sync::Mutex::new(Vec::new());
+    let parallel = a.test_threads.unwrap_or(3).clamp(1, 8);
+    std::thread::scope(|scope| {
+        for _ in 0..parallel {
+            scope.spawn(|| {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                loop {
+                    let Some((idx, (name, named))) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+                    let mut args = a.clone();
+                    args.report_dir = base_dir.join("fault-matrix").join(&name);
+                    args.test_threads = Some(32);
+                    let faults = if name == "none" {
+                        Default::default()
+                    } else {
+                        super::commands::parse_faults(std::slice::from_ref(&name)).unwrap_or_default()
+                    };
+                    let (row, ok) = match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
+                        Ok(o) => judge(&name, &named, &o.results),
+                        Err(_) => (format!("| `{name}` | {} | | ❌ could not run | |", named.join(" ")), false),
+                    };
+                    eprintln!("fault {name:<36} {}", if ok { "✅" } else { "❌" });
+                    rows.lock().unwrap_or_else(|e| e.into_inner()).push((idx, row, ok));
+                }
+            });
         }
-        let mark = if name == "none" {
-            if clean_ok { "✅ clean".to_string() } else { format!("❌ failures on a conforming RP (errors: {})", errs.join(", ")) }
-        } else if caught {
-            "✅".to_string()
-        } else {
-            let missed: Vec<String> = named_set.difference(&failed).cloned().collect();
-            format!("❌ missed {}", missed.join(", "))
-        };
-        eprintln!("{mark}");
-        let _ = writeln!(
-            md,
-            "| `{name}` | {} | {} | {mark} | {} |",
-            named.join(" "),
-            failed.iter().cloned().collect::<Vec<_>>().join(" "),
-            extra.join(" ")
-        );
+    });
+    let mut rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
+    rows.sort_by_key(|(i, _, _)| *i);
+    let ok = rows.iter().all(|(_, _, ok)| *ok);
+    for (_, row, _) in &rows {
+        let _ = writeln!(md, "{row}");
     }
     let path = base_dir.join("fault-matrix.md");
     let _ = std::fs::create_dir_all(&base_dir);

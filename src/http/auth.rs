@@ -17,7 +17,11 @@ pub struct TokenSource {
 
 impl TokenSource {
     pub fn new(auth: Auth, redactor: Arc<Redactor>) -> Self {
-        TokenSource { auth, cache: Mutex::new(None), redactor }
+        TokenSource {
+            auth,
+            cache: Mutex::new(None),
+            redactor,
+        }
     }
 
     /// The current token, or `None` for unauthenticated targets.

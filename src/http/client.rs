@@ -74,12 +74,21 @@ impl Http {
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Http { client, origin, tokens, redactor, options, seq: AtomicU64::new(0), fixed_headers })
+        Ok(Http {
+            client,
+            origin,
+            tokens,
+            redactor,
+            options,
+            seq: AtomicU64::new(0),
+            fixed_headers,
+        })
     }
 
     fn same_origin(&self, url: &url::Url) -> bool {
         url.scheme() == self.origin.scheme()
-            && url.host_str().map(str::to_ascii_lowercase) == self.origin.host_str().map(str::to_ascii_lowercase)
+            && url.host_str().map(str::to_ascii_lowercase)
+                == self.origin.host_str().map(str::to_ascii_lowercase)
             && url.port_or_known_default() == self.origin.port_or_known_default()
     }
 
@@ -94,7 +103,10 @@ impl Http {
             method: req.method.clone(),
             url: self.redactor.text(&req.url),
             request_headers: Vec::new(),
-            request_body: req.body.as_ref().map(|b| self.redactor.text(&super::cut(b, REPORT_BODY_CHARS))),
+            request_body: req
+                .body
+                .as_ref()
+                .map(|b| self.redactor.text(&super::cut(b, REPORT_BODY_CHARS))),
             response: None,
             error: None,
             started_at,
@@ -110,7 +122,8 @@ impl Http {
     }
 
     async fn send_inner(&self, req: &OutRequest, ex: &mut Exchange) -> Result<(), String> {
-        let url = url::Url::parse(&req.url).map_err(|e| format!("invalid URL `{}`: {e}", self.redactor.text(&req.url)))?;
+        let url = url::Url::parse(&req.url)
+            .map_err(|e| format!("invalid URL `{}`: {e}", self.redactor.text(&req.url)))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(format!("refusing to send to a `{}:` URL", url.scheme()));
         }
@@ -132,23 +145,31 @@ impl Http {
             }
         }
         headers.extend(req.headers.iter().cloned());
-        let method = reqwest::Method::from_bytes(req.method.as_bytes()).map_err(|_| format!("invalid method `{}`", req.method))?;
+        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+            .map_err(|_| format!("invalid method `{}`", req.method))?;
         let mut hm = reqwest::header::HeaderMap::new();
         for (k, v) in &headers {
             // Never forward credentials off-origin, whatever a scenario wrote.
             if !own && self.redactor.is_secret_header(k) {
                 continue;
             }
-            let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("invalid header name `{k}`"))?;
-            let value = HeaderValue::from_str(v).map_err(|_| format!("invalid value for header `{k}`"))?;
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| format!("invalid header name `{k}`"))?;
+            let value =
+                HeaderValue::from_str(v).map_err(|_| format!("invalid value for header `{k}`"))?;
             hm.append(name, value);
-            ex.request_headers.push((k.clone(), self.redactor.header(k, v)));
+            ex.request_headers
+                .push((k.clone(), self.redactor.header(k, v)));
         }
         let mut builder = self.client.request(method, url).headers(hm);
         if let Some(body) = &req.body {
-            if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
                 builder = builder.header("Content-Type", "application/json");
-                ex.request_headers.push(("Content-Type".into(), "application/json".into()));
+                ex.request_headers
+                    .push(("Content-Type".into(), "application/json".into()));
             }
             builder = builder.body(body.clone());
         }
@@ -178,7 +199,10 @@ impl Http {
             let mut body: Vec<u8> = Vec::new();
             while let Some(chunk) = resp.chunk().await.map_err(describe)? {
                 if body.len() + chunk.len() > self.options.body_cap {
-                    return Err(format!("response body exceeds the cap of {} bytes; reading stopped", self.options.body_cap));
+                    return Err(format!(
+                        "response body exceeds the cap of {} bytes; reading stopped",
+                        self.options.body_cap
+                    ));
                 }
                 body.extend_from_slice(&chunk);
             }
@@ -234,7 +258,11 @@ fn scrub_json(v: serde_json::Value, r: &Redactor) -> serde_json::Value {
     match v {
         Value::String(s) => Value::String(r.text(&s)),
         Value::Array(a) => Value::Array(a.into_iter().map(|x| scrub_json(x, r)).collect()),
-        Value::Object(m) => Value::Object(m.into_iter().map(|(k, x)| (r.text(&k), scrub_json(x, r))).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| (r.text(&k), scrub_json(x, r)))
+                .collect(),
+        ),
         other => other,
     }
 }

@@ -41,11 +41,18 @@ pub struct Response {
 impl Response {
     /// The first value of a header (case-insensitive name).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn header_all(&self, name: &str) -> Vec<&str> {
-        self.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).collect()
+        self.headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+            .collect()
     }
 
     pub fn pointer(&self, ptr: &str) -> Option<&Value> {
@@ -81,7 +88,10 @@ impl Exchange {
     }
 
     pub fn request_header(&self, name: &str) -> Option<&str> {
-        self.request_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.request_headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// A short one-line description: `#12 PUT https://… → 201`.
@@ -96,7 +106,10 @@ impl Exchange {
 
     /// A curl-like transcript (already redacted), bodies cut to `max_body` characters.
     pub fn transcript(&self, max_body: usize) -> String {
-        let mut out = format!("> {} {}  (#{}, {:?}, {} ms)\n", self.method, self.url, self.seq, self.role, self.elapsed_ms);
+        let mut out = format!(
+            "> {} {}  (#{}, {:?}, {} ms)\n",
+            self.method, self.url, self.seq, self.role, self.elapsed_ms
+        );
         for (k, v) in &self.request_headers {
             out.push_str(&format!("> {k}: {v}\n"));
         }

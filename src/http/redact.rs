@@ -19,18 +19,28 @@ pub struct Redactor {
 
 fn jwt() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*").expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*").expect("valid regex")
+    })
 }
 
 impl Redactor {
     pub fn new(secret_headers: &[String]) -> Self {
-        let mut names: Vec<String> =
-            ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-ms-authorization-auxiliary"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+        let mut names: Vec<String> = [
+            "authorization",
+            "proxy-authorization",
+            "cookie",
+            "set-cookie",
+            "x-ms-authorization-auxiliary",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         names.extend(secret_headers.iter().map(|s| s.to_ascii_lowercase()));
-        Redactor { names, values: RwLock::new(Vec::new()) }
+        Redactor {
+            names,
+            values: RwLock::new(Vec::new()),
+        }
     }
 
     /// Remember a secret value (a token); short values are ignored to avoid scrubbing noise.
@@ -49,7 +59,7 @@ impl Redactor {
 
     pub fn is_secret_header(&self, name: &str) -> bool {
         let n = name.to_ascii_lowercase();
-        self.names.iter().any(|s| *s == n)
+        self.names.contains(&n)
     }
 
     /// Scrub a free text (body, URL, header value).
@@ -87,7 +97,10 @@ mod tests {
     fn scrubs_by_name_value_and_shape() {
         let r = Redactor::new(&["x-api-key".into()]);
         r.register("s3cr3t-token-value");
-        assert_eq!(r.header("Authorization", "Bearer s3cr3t-token-value"), "Bearer [REDACTED]");
+        assert_eq!(
+            r.header("Authorization", "Bearer s3cr3t-token-value"),
+            "Bearer [REDACTED]"
+        );
         assert_eq!(r.header("X-Api-Key", "abc"), MASK);
         assert_eq!(r.text("echo: s3cr3t-token-value!"), "echo: [REDACTED]!");
         let jwt = "eyJhbGciOi.eyJzdWIiOiIx.sig-part_1";

@@ -15,6 +15,8 @@ pub struct JsonReport {
 }
 
 pub fn read_json_report(path: &Path) -> Result<JsonReport, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not an rpconform report.json: {e}", path.display()))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not an rpconform report.json: {e}", path.display()))
 }

@@ -23,7 +23,10 @@ pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
             s.add_property(("accelerated", info.accelerated.to_string().as_str()));
             s.add_property(("strict", info.strict.to_string().as_str()));
             s.add_property(("filters", info.filters.join(" ").as_str()));
-            s.add_property(("partition", info.partition.clone().unwrap_or_default().as_str()));
+            s.add_property((
+                "partition",
+                info.partition.clone().unwrap_or_default().as_str(),
+            ));
             s.add_property(("rpconform_version", info.rpconform_version.as_str()));
             s.add_property(("suite_file", r.suite_file.as_str()));
             s
@@ -58,12 +61,19 @@ pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
             tc.add_property(("rules", rules.join(",").as_str()));
         }
         if r.status == Status::Warned {
-            let warned: Vec<&str> = r.verdicts.iter().filter(|v| v.failed_outcome()).map(|v| v.rule.as_str()).collect();
+            let warned: Vec<&str> = r
+                .verdicts
+                .iter()
+                .filter(|v| v.failed_outcome())
+                .map(|v| v.rule.as_str())
+                .collect();
             tc.add_property(("warnings", warned.join(",").as_str()));
             tc.set_system_out(failure_text(r, false));
         }
         suite.add_test_case(tc);
     }
     report.add_test_suites(suites.into_values());
-    report.to_string().unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->"))
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->"))
 }

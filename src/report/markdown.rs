@@ -12,7 +12,11 @@ fn esc(s: &str) -> String {
 
 pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
     let c = counts(results);
-    let verdict = if c.failed + c.errors == 0 { "✅ passed" } else { "❌ failed" };
+    let verdict = if c.failed + c.errors == 0 {
+        "✅ passed"
+    } else {
+        "❌ failed"
+    };
     let mut out = format!("# rpconform: {verdict}\n\n");
     out.push_str(&format!(
         "- target: `{}` ({})\n- rpconform {} · run `{}` · started {}\n- time scale: {}{}\n- strict: {}\n",
@@ -26,13 +30,20 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
         info.strict
     ));
     if !info.filters.is_empty() || !info.skip.is_empty() {
-        out.push_str(&format!("- filters: {} · skip: {}\n", info.filters.join(" "), info.skip.join(" ")));
+        out.push_str(&format!(
+            "- filters: {} · skip: {}\n",
+            info.filters.join(" "),
+            info.skip.join(" ")
+        ));
     }
     if let Some(p) = &info.partition {
         out.push_str(&format!("- partition: {p}\n"));
     }
     if !info.faults.is_empty() {
-        out.push_str(&format!("- reference RP faults: {}\n", info.faults.join(", ")));
+        out.push_str(&format!(
+            "- reference RP faults: {}\n",
+            info.faults.join(", ")
+        ));
     }
     out.push_str(&format!(
         "\n**{} passed · {} warned · {} failed · {} errors · {} skipped** in {:.1} s\n",
@@ -71,7 +82,12 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
                 Status::Skipped(reason) => ("⏭️ skip", reason.clone()),
             };
             let rules: Vec<&str> = r.verdicts.iter().map(|v| v.rule.as_str()).collect();
-            out.push_str(&format!("| `{}` | {icon} | {} | {} |\n", esc(&r.name), esc(&rules.join(" ")), esc(&crate::http::cut(&detail, 300))));
+            out.push_str(&format!(
+                "| `{}` | {icon} | {} | {} |\n",
+                esc(&r.name),
+                esc(&rules.join(" ")),
+                esc(&crate::http::cut(&detail, 300))
+            ));
         }
     }
     out

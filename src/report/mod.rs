@@ -44,8 +44,15 @@ pub fn counts(results: &[ScenarioResult]) -> Counts {
 pub fn write_all(dir: &Path, info: &RunInfo, results: &[ScenarioResult]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("junit.xml"), junit_xml(info, results))?;
-    let json = JsonReport { run: info.clone(), counts: counts(results), results: results.to_vec() };
-    std::fs::write(dir.join("report.json"), serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?)?;
+    let json = JsonReport {
+        run: info.clone(),
+        counts: counts(results),
+        results: results.to_vec(),
+    };
+    std::fs::write(
+        dir.join("report.json"),
+        serde_json::to_string_pretty(&json).map_err(std::io::Error::other)?,
+    )?;
     std::fs::write(dir.join("summary.md"), summary_md(info, results))?;
     Ok(())
 }
@@ -54,16 +61,25 @@ pub fn write_all(dir: &Path, info: &RunInfo, results: &[ScenarioResult]) -> std:
 pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<Counts, String> {
     let mut runs = Vec::new();
     for d in dirs {
-        let p = if d.is_dir() { d.join("report.json") } else { d.clone() };
+        let p = if d.is_dir() {
+            d.join("report.json")
+        } else {
+            d.clone()
+        };
         runs.push(read_json_report(&p)?);
     }
-    let Some(first) = runs.first() else { return Err("nothing to merge".into()) };
+    let Some(first) = runs.first() else {
+        return Err("nothing to merge".into());
+    };
     let mut info = first.run.clone();
     let mut results = Vec::new();
     let mut parts = Vec::new();
     for r in &runs {
         if r.run.target != info.target || r.run.time_scale != info.time_scale {
-            return Err(format!("cannot merge runs against different targets or time scales ({} vs {})", r.run.target, info.target));
+            return Err(format!(
+                "cannot merge runs against different targets or time scales ({} vs {})",
+                r.run.target, info.target
+            ));
         }
         if let Some(p) = &r.run.partition {
             parts.push(p.clone());
@@ -76,7 +92,12 @@ pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<Counts, String> 
     info.left_behind.dedup();
     results.sort_by(|a, b| a.name.cmp(&b.name));
     results.dedup_by(|a, b| a.name == b.name);
-    info.partition = if parts.is_empty() { None } else { Some(format!("merged: {}", parts.join(", "))) };
-    write_all(out, &info, &results).map_err(|e| format!("cannot write reports to {}: {e}", out.display()))?;
+    info.partition = if parts.is_empty() {
+        None
+    } else {
+        Some(format!("merged: {}", parts.join(", ")))
+    };
+    write_all(out, &info, &results)
+        .map_err(|e| format!("cannot write reports to {}: {e}", out.display()))?;
     Ok(counts(&results))
 }

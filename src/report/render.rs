@@ -6,7 +6,8 @@ use crate::scenario::Instance;
 
 /// The rule IDs that failed, MUST first, for a one-line message.
 pub fn failed_rules(r: &ScenarioResult) -> Vec<String> {
-    let mut v: Vec<&crate::report::Verdict> = r.verdicts.iter().filter(|v| v.failed_outcome()).collect();
+    let mut v: Vec<&crate::report::Verdict> =
+        r.verdicts.iter().filter(|v| v.failed_outcome()).collect();
     v.sort_by_key(|x| (x.level != "MUST", x.rule.clone()));
     v.into_iter().map(|x| x.rule.clone()).collect()
 }
@@ -15,7 +16,9 @@ pub fn failed_rules(r: &ScenarioResult) -> Vec<String> {
 pub fn message(r: &ScenarioResult) -> String {
     let rules = failed_rules(r);
     match &r.status {
-        Status::Error(e) if rules.is_empty() => format!("runner error: {}", crate::http::cut(e, 300)),
+        Status::Error(e) if rules.is_empty() => {
+            format!("runner error: {}", crate::http::cut(e, 300))
+        }
         _ if rules.is_empty() => String::new(),
         _ => {
             let first = r
@@ -40,9 +43,19 @@ pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
     let mut cited = Vec::new();
     for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
         let text = crate::rules::lookup(&v.rule).map(|x| x.rule).unwrap_or("");
-        out.push_str(&format!("{} ({}) failed {} of {} checks — {}\n", v.rule, v.level, v.failed, v.failed + v.passed, crate::http::cut(text, 160)));
+        out.push_str(&format!(
+            "{} ({}) failed {} of {} checks — {}\n",
+            v.rule,
+            v.level,
+            v.failed,
+            v.failed + v.passed,
+            crate::http::cut(text, 160)
+        ));
         for f in &v.failures {
-            out.push_str(&format!("    expected: {}\n    seen:     {}\n", f.expected, f.seen));
+            out.push_str(&format!(
+                "    expected: {}\n    seen:     {}\n",
+                f.expected, f.seen
+            ));
             if let Some(at) = &f.at {
                 out.push_str(&format!("    at:       {at}\n"));
             }

@@ -20,12 +20,25 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
     let url = with_version(&ctx.target.rg_url(), &rg.api_version);
     let body = serde_json::json!({"location": ctx.target.location}).to_string();
-    let req = OutRequest { method: "PUT".into(), url, headers: Vec::new(), body: Some(body) };
+    let req = OutRequest {
+        method: "PUT".into(),
+        url,
+        headers: Vec::new(),
+        body: Some(body),
+    };
     let ex = ctx.http.send(req, Role::Setup).await;
     match ex.status() {
         Some(200 | 201) => Ok(()),
-        Some(s) => Err(format!("could not create resource group {}: {s} {}", rg.name, crate::http::cut(&ex.response.map(|r| r.body).unwrap_or_default(), 300))),
-        None => Err(format!("could not create resource group {}: {}", rg.name, ex.error.unwrap_or_default())),
+        Some(s) => Err(format!(
+            "could not create resource group {}: {s} {}",
+            rg.name,
+            crate::http::cut(&ex.response.map(|r| r.body).unwrap_or_default(), 300)
+        )),
+        None => Err(format!(
+            "could not create resource group {}: {}",
+            rg.name,
+            ex.error.unwrap_or_default()
+        )),
     }
 }
 
@@ -75,12 +88,27 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
             break;
         }
     }
-    let mut left: Vec<String> =
-        ctx.cleanup.remaining().into_iter().map(|(url, by)| format!("{url} (created by {by})")).collect();
+    let mut left: Vec<String> = ctx
+        .cleanup
+        .remaining()
+        .into_iter()
+        .map(|(url, by)| format!("{url} (created by {by})"))
+        .collect();
     let rg = &ctx.target.resource_group;
     if rg.create {
         let url = with_version(&ctx.target.rg_url(), &rg.api_version);
-        let ex = ctx.http.send(OutRequest { method: "DELETE".into(), url, headers: Vec::new(), body: None }, Role::Cleanup).await;
+        let ex = ctx
+            .http
+            .send(
+                OutRequest {
+                    method: "DELETE".into(),
+                    url,
+                    headers: Vec::new(),
+                    body: None,
+                },
+                Role::Cleanup,
+            )
+            .await;
         if !matches!(ex.status(), Some(200..=299)) {
             left.push(format!("resource group {} ({})", rg.name, ex.summary()));
         }
@@ -91,7 +119,18 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
 async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
     let start = Instant::now();
     let u = with_version(url, &ctx.target.api_version);
-    let ex = ctx.http.send(OutRequest { method: "DELETE".into(), url: u.clone(), headers: Vec::new(), body: None }, Role::Cleanup).await;
+    let ex = ctx
+        .http
+        .send(
+            OutRequest {
+                method: "DELETE".into(),
+                url: u.clone(),
+                headers: Vec::new(),
+                body: None,
+            },
+            Role::Cleanup,
+        )
+        .await;
     match ex.status() {
         Some(200 | 204 | 404) => return true,
         Some(202) => {}
@@ -99,8 +138,23 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
     }
     // Poll the resource itself until it is gone: the simplest signal every RP gives.
     while start.elapsed() < budget {
-        tokio::time::sleep(Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64).max(Duration::from_millis(50))).await;
-        let g = ctx.http.send(OutRequest { method: "GET".into(), url: u.clone(), headers: Vec::new(), body: None }, Role::Cleanup).await;
+        tokio::time::sleep(
+            Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64)
+                .max(Duration::from_millis(50)),
+        )
+        .await;
+        let g = ctx
+            .http
+            .send(
+                OutRequest {
+                    method: "GET".into(),
+                    url: u.clone(),
+                    headers: Vec::new(),
+                    body: None,
+                },
+                Role::Cleanup,
+            )
+            .await;
         match g.status() {
             Some(404) => return true,
             Some(_) => continue,

@@ -60,7 +60,11 @@ pub struct Cleanup {
 
 impl Cleanup {
     fn key(url: &str) -> String {
-        url.split('?').next().unwrap_or(url).trim_end_matches('/').to_ascii_lowercase()
+        url.split('?')
+            .next()
+            .unwrap_or(url)
+            .trim_end_matches('/')
+            .to_ascii_lowercase()
     }
 
     /// Remember `url` (absolute, no query), created by test `by`.
@@ -68,7 +72,10 @@ impl Cleanup {
         let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
         let k = Self::key(url);
         if !items.iter().any(|(u, _)| Self::key(u) == k) {
-            items.push((url.split('?').next().unwrap_or(url).to_string(), by.to_string()));
+            items.push((
+                url.split('?').next().unwrap_or(url).to_string(),
+                by.to_string(),
+            ));
         }
     }
 

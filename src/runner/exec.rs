@@ -14,7 +14,8 @@ use crate::checks::{Ledger, Outcome};
 use crate::http::{Exchange, OutRequest, Role};
 use crate::report::{PollRecord, ScenarioResult, Status, verdicts};
 use crate::scenario::{
-    Action, ApiVersion, Body, CaptureFrom, CreateSpec, Instance, RequestSpec, Step, SweepSpec, TypeRef,
+    Action, ApiVersion, Body, CaptureFrom, CreateSpec, Instance, RequestSpec, Step, SweepSpec,
+    TypeRef,
 };
 use crate::target::ResourceType;
 use crate::template::{JsonTemplate, Scope, Template, value_to_text};
@@ -72,7 +73,10 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         result.status = Status::Skipped(format!("not applicable: {reason}"));
         return result;
     }
-    let ty = inst.type_name.as_deref().and_then(|n| ctx.target.type_named(n));
+    let ty = inst
+        .type_name
+        .as_deref()
+        .and_then(|n| ctx.target.type_named(n));
     let mut ex = Exec {
         ctx,
         inst,
@@ -112,14 +116,21 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
 impl<'a> Exec<'a> {
     async fn run_all(&mut self) -> Option<String> {
         let sc = self.inst.scenario();
-        self.scope.insert("target".into(), self.ctx.target.scope_value());
-        self.scope.insert("run".into(), json!({"id": self.ctx.run_id, "time_scale": self.ctx.time_scale}));
-        self.scope.insert("unique".into(), Value::String(self.ctx.unique()));
+        self.scope
+            .insert("target".into(), self.ctx.target.scope_value());
+        self.scope.insert(
+            "run".into(),
+            json!({"id": self.ctx.run_id, "time_scale": self.ctx.time_scale}),
+        );
+        self.scope
+            .insert("unique".into(), Value::String(self.ctx.unique()));
         if let Some(t) = self.ty {
-            self.scope.insert("type".into(), t.scope_value(&self.ctx.target));
+            self.scope
+                .insert("type".into(), t.scope_value(&self.ctx.target));
         }
         if let Some(row) = &self.inst.row {
-            let values = JsonTemplate::parse(&Value::Object(row.values.clone())).and_then(|t| t.render(&self.scope));
+            let values = JsonTemplate::parse(&Value::Object(row.values.clone()))
+                .and_then(|t| t.render(&self.scope));
             match values {
                 Ok(v) => {
                     self.scope.insert("row".into(), v);
@@ -148,7 +159,11 @@ impl<'a> Exec<'a> {
         }
         for step in &sc.teardown {
             if let Err(e) = self.run_step(step).await {
-                self.notes.push(format!("teardown step `{}` at {}: {e}", step.label(), step.pos));
+                self.notes.push(format!(
+                    "teardown step `{}` at {}: {e}",
+                    step.label(),
+                    step.pos
+                ));
             }
         }
         error
@@ -163,7 +178,10 @@ impl<'a> Exec<'a> {
             let mut all = true;
             for t in &c.templates {
                 // A field the response did not have reads as false (`if: ${get.body.error}`).
-                all &= t.render_value(&self.scope).map(|v| truthy(&v)).unwrap_or(false);
+                all &= t
+                    .render_value(&self.scope)
+                    .map(|v| truthy(&v))
+                    .unwrap_or(false);
             }
             if all == c.negate {
                 return Ok(());
@@ -199,7 +217,13 @@ impl<'a> Exec<'a> {
             let row_rules: Vec<&'static str>;
             let rules: &[&'static str] = match (&e.row_rule, &self.inst.row) {
                 (Some(field), Some(row)) => {
-                    row_rules = row.values.get(field).and_then(Value::as_str).and_then(crate::rules::lookup).map(|r| vec![r.id]).unwrap_or_default();
+                    row_rules = row
+                        .values
+                        .get(field)
+                        .and_then(Value::as_str)
+                        .and_then(crate::rules::lookup)
+                        .map(|r| vec![r.id])
+                        .unwrap_or_default();
                     &row_rules
                 }
                 _ => &e.rules,
@@ -207,7 +231,10 @@ impl<'a> Exec<'a> {
             for rule in rules {
                 match &res {
                     Ok(()) => self.ledger.pass(rule),
-                    Err(Miss::Failed(exp, seen)) => self.ledger.fail(rule, exp.clone(), seen.clone(), seq, Some(&e.pos)),
+                    Err(Miss::Failed(exp, seen)) => {
+                        self.ledger
+                            .fail(rule, exp.clone(), seen.clone(), seq, Some(&e.pos))
+                    }
                     Err(Miss::Broken(_)) => {}
                 }
             }
@@ -221,7 +248,9 @@ impl<'a> Exec<'a> {
         for c in &step.capture {
             let v = match (&c.from, resp) {
                 (CaptureFrom::Status, Some(r)) => json!(r.status),
-                (CaptureFrom::Header(h), Some(r)) => r.header(h).map(|s| json!(s)).unwrap_or(Value::Null),
+                (CaptureFrom::Header(h), Some(r)) => {
+                    r.header(h).map(|s| json!(s)).unwrap_or(Value::Null)
+                }
                 (CaptureFrom::Pointer(p), Some(r)) => r.pointer(p).cloned().unwrap_or(Value::Null),
                 (_, None) => Value::Null,
             };
@@ -229,7 +258,12 @@ impl<'a> Exec<'a> {
         }
         if let Some(name) = &step.name {
             let headers: serde_json::Map<String, Value> = resp
-                .map(|r| r.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), json!(v))).collect())
+                .map(|r| {
+                    r.headers
+                        .iter()
+                        .map(|(k, v)| (k.to_ascii_lowercase(), json!(v)))
+                        .collect()
+                })
                 .unwrap_or_default();
             let v = json!({
                 "status": resp.map(|r| json!(r.status)).unwrap_or(Value::Null),
@@ -258,15 +292,25 @@ impl<'a> Exec<'a> {
                 let Some(first) = self.outs.get(&p.follow).cloned() else {
                     return Err(format!("step `{}` did not run, nothing to poll", p.follow));
                 };
-                let Some(init) = first.exchange else { return Err(format!("step `{}` sent nothing", p.follow)) };
+                let Some(init) = first.exchange else {
+                    return Err(format!("step `{}` sent nothing", p.follow));
+                };
                 let mut watch = Vec::new();
                 for w in &p.watch {
                     watch.push(self.absolute(&self.render(w)?));
                 }
                 let resource = resource_of(&first.method, &first.url);
                 let deadline = p.deadline.unwrap_or(self.ctx.target.deadline);
-                let out = self.follow(init, resource, &first.method, deadline, watch).await;
-                Ok(StepOut { exchange: out.final_exchange, items: None, outcome: Some(out.outcome), url: first.url, method: first.method })
+                let out = self
+                    .follow(init, resource, &first.method, deadline, watch)
+                    .await;
+                Ok(StepOut {
+                    exchange: out.final_exchange,
+                    items: None,
+                    outcome: Some(out.outcome),
+                    url: first.url,
+                    method: first.method,
+                })
             }
             Action::Create(spec) => self.create(spec, true, Role::Step).await,
             Action::Fresh(spec) => self.create(spec, false, Role::Step).await,
@@ -280,7 +324,13 @@ impl<'a> Exec<'a> {
                 .ok_or("settle takes a resource (from create) or its URL")?;
                 let url = self.absolute(&url);
                 let (outcome, last) = self.settle(&url, self.ctx.target.deadline).await;
-                Ok(StepOut { exchange: last, items: None, outcome: Some(outcome), url, method: "GET".into() })
+                Ok(StepOut {
+                    exchange: last,
+                    items: None,
+                    outcome: Some(outcome),
+                    url,
+                    method: "GET".into(),
+                })
             }
             Action::Sleep(secs) => {
                 if !self.ctx.sleep(*secs).await {
@@ -289,9 +339,11 @@ impl<'a> Exec<'a> {
                 Ok(StepOut::default())
             }
             Action::Sweep(s) => self.sweep(s).await,
-            Action::Inspect(name) => {
-                self.outs.get(name).cloned().ok_or_else(|| format!("step `{name}` did not run, nothing to inspect"))
-            }
+            Action::Inspect(name) => self
+                .outs
+                .get(name)
+                .cloned()
+                .ok_or_else(|| format!("step `{name}` did not run, nothing to inspect")),
         }
     }
 
@@ -316,18 +368,23 @@ impl<'a> Exec<'a> {
         role: Role,
         api: &ApiVersion,
     ) -> StepResult<usize> {
-        let mut u = url::Url::parse(&self.absolute(url)).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+        let mut u = url::Url::parse(&self.absolute(url))
+            .map_err(|e| format!("invalid URL `{url}`: {e}"))?;
         let own = self.ctx.target.same_origin(&u);
         if own {
             let has = u.query_pairs().any(|(k, _)| k == "api-version");
             match api {
                 ApiVersion::Default if !has => {
-                    u.query_pairs_mut().append_pair("api-version", &self.ctx.target.api_version);
+                    u.query_pairs_mut()
+                        .append_pair("api-version", &self.ctx.target.api_version);
                 }
                 ApiVersion::Default => {}
                 ApiVersion::Omit | ApiVersion::Value(_) => {
-                    let kept: Vec<(String, String)> =
-                        u.query_pairs().filter(|(k, _)| k != "api-version").map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+                    let kept: Vec<(String, String)> = u
+                        .query_pairs()
+                        .filter(|(k, _)| k != "api-version")
+                        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                        .collect();
                     u.set_query(None);
                     if !kept.is_empty() || matches!(api, ApiVersion::Value(_)) {
                         let mut q = u.query_pairs_mut();
@@ -343,7 +400,10 @@ impl<'a> Exec<'a> {
         }
         let mut std_headers = vec![
             ("x-ms-client-request-id".to_string(), super::ids::uuid()),
-            ("x-ms-correlation-request-id".to_string(), self.correlation.clone()),
+            (
+                "x-ms-correlation-request-id".to_string(),
+                self.correlation.clone(),
+            ),
         ];
         if own {
             std_headers.push(("x-ms-routing-request-id".into(), super::ids::uuid()));
@@ -356,9 +416,17 @@ impl<'a> Exec<'a> {
         // A scenario's own header replaces the standard one of that name.
         std_headers.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
         std_headers.append(&mut headers);
-        let req = OutRequest { method: method.to_string(), url: u.to_string(), headers: std_headers, body };
+        let req = OutRequest {
+            method: method.to_string(),
+            url: u.to_string(),
+            headers: std_headers,
+            body,
+        };
         let exch = self.ctx.http.send(req, role).await;
-        let actx = ambient::Ctx { target: &self.ctx.target, request_ids: &self.ctx.request_ids };
+        let actx = ambient::Ctx {
+            target: &self.ctx.target,
+            request_ids: &self.ctx.request_ids,
+        };
         ambient::check(&exch, &actx, &mut self.ledger, &mut self.ops);
         // Track what the run creates, so the end of the run can delete it.
         if let Some(st) = exch.status() {
@@ -393,28 +461,59 @@ impl<'a> Exec<'a> {
             Some(Body::Json(jt)) => Some(jt.render(&self.scope)?.to_string()),
             Some(Body::Raw(t)) => Some(self.render(t)?),
         };
-        let idx = self.send(&method, &url, headers, body, Role::Step, &r.api_version).await?;
+        let idx = self
+            .send(&method, &url, headers, body, Role::Step, &r.api_version)
+            .await?;
         let mut items = None;
         if r.all_pages {
             let mut all: Vec<Value> = Vec::new();
             let mut cur = idx;
             for _ in 0..100 {
                 let resp = self.exchanges[cur].response.as_ref();
-                let Some(j) = resp.filter(|r| r.status == 200).and_then(|r| r.json.as_ref()) else { break };
+                let Some(j) = resp
+                    .filter(|r| r.status == 200)
+                    .and_then(|r| r.json.as_ref())
+                else {
+                    break;
+                };
                 if let Some(v) = j.get("value").and_then(Value::as_array) {
                     all.extend(v.iter().cloned());
                 }
-                let Some(next) = j.get("nextLink").and_then(Value::as_str).map(str::to_string) else { break };
+                let Some(next) = j
+                    .get("nextLink")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                else {
+                    break;
+                };
                 let next = self.absolute(&next);
-                cur = self.send("GET", &next, Vec::new(), None, Role::NextPage, &ApiVersion::Default).await?;
+                cur = self
+                    .send(
+                        "GET",
+                        &next,
+                        Vec::new(),
+                        None,
+                        Role::NextPage,
+                        &ApiVersion::Default,
+                    )
+                    .await?;
             }
             items = Some(all);
         }
         if self.exchanges[idx].response.is_none() {
             let e = self.exchanges[idx].error.clone().unwrap_or_default();
-            return Err(format!("no response from {method} {}: {e}", self.exchanges[idx].url));
+            return Err(format!(
+                "no response from {method} {}: {e}",
+                self.exchanges[idx].url
+            ));
         }
-        Ok(StepOut { exchange: Some(idx), items, outcome: None, url, method })
+        Ok(StepOut {
+            exchange: Some(idx),
+            items,
+            outcome: None,
+            url,
+            method,
+        })
     }
 
     fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
@@ -424,7 +523,9 @@ impl<'a> Exec<'a> {
         let found = match r {
             TypeRef::SelfType => me,
             TypeRef::Parent => me.and_then(|m| m.parent.as_deref()).and_then(named),
-            TypeRef::Child => me.and_then(|m| t.iter().find(|x| x.parent.as_deref() == Some(&m.name))),
+            TypeRef::Child => {
+                me.and_then(|m| t.iter().find(|x| x.parent.as_deref() == Some(&m.name)))
+            }
             TypeRef::Grandchild => me
                 .and_then(|m| t.iter().find(|x| x.parent.as_deref() == Some(&m.name)))
                 .and_then(|c| t.iter().find(|x| x.parent.as_deref() == Some(&c.name))),
@@ -448,12 +549,21 @@ impl<'a> Exec<'a> {
         let dependency = match (&ty.depends_on, &spec.dependency) {
             (Some(_), Some(t)) => Some(t.render_value(&self.scope)?),
             (Some(d), None) => {
-                let dt = self.ctx.target.type_named(d).ok_or("unknown dependency type")?;
+                let dt = self
+                    .ctx
+                    .target
+                    .type_named(d)
+                    .ok_or("unknown dependency type")?;
                 Some(Box::pin(self.ensure(dt)).await?)
             }
             _ => None,
         };
-        let parent_url = parent.as_ref().map(|p| p.get("url").and_then(Value::as_str).map(str::to_string).ok_or("`parent` must be a resource from create"));
+        let parent_url = parent.as_ref().map(|p| {
+            p.get("url")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or("`parent` must be a resource from create")
+        });
         let collection = match parent_url {
             Some(u) => format!("{}/{}", u?, ty.segment),
             None => format!("{}/{}", self.ctx.target.provider_url(), ty.segment),
@@ -475,7 +585,10 @@ impl<'a> Exec<'a> {
         });
         let mut bscope = self.scope.clone();
         bscope.insert("parent".into(), parent.clone().unwrap_or(Value::Null));
-        bscope.insert("dependency".into(), dependency.clone().unwrap_or(Value::Null));
+        bscope.insert(
+            "dependency".into(),
+            dependency.clone().unwrap_or(Value::Null),
+        );
         let body = match &spec.body {
             Some(jt) => jt.render(&bscope)?,
             None => JsonTemplate::parse(&ty.create_body)?.render(&bscope)?,
@@ -484,35 +597,71 @@ impl<'a> Exec<'a> {
         bound["dependency"] = dependency.clone().unwrap_or(Value::Null);
         if !really {
             self.scope.insert(spec.bind.clone(), bound);
-            return Ok(StepOut { url, method: "PUT".into(), ..Default::default() });
+            return Ok(StepOut {
+                url,
+                method: "PUT".into(),
+                ..Default::default()
+            });
         }
-        let idx = self.send("PUT", &url, Vec::new(), Some(body.to_string()), role, &ApiVersion::Default).await?;
+        let idx = self
+            .send(
+                "PUT",
+                &url,
+                Vec::new(),
+                Some(body.to_string()),
+                role,
+                &ApiVersion::Default,
+            )
+            .await?;
         let st = self.exchanges[idx].status();
-        let mut out = StepOut { exchange: Some(idx), url: url.clone(), method: "PUT".into(), ..Default::default() };
+        let mut out = StepOut {
+            exchange: Some(idx),
+            url: url.clone(),
+            method: "PUT".into(),
+            ..Default::default()
+        };
         match st {
             Some(200..=202) => {}
             Some(s) => {
                 if role == Role::Setup {
-                    return Err(format!("could not create {} at {url}: status {s} ({})", ty.name, self.exchanges[idx].summary()));
+                    return Err(format!(
+                        "could not create {} at {url}: status {s} ({})",
+                        ty.name,
+                        self.exchanges[idx].summary()
+                    ));
                 }
                 out.outcome = Some(format!("refused with {s}"));
                 self.scope.insert(spec.bind.clone(), bound);
                 return Ok(out);
             }
-            None => return Err(format!("could not create {}: {}", ty.name, self.exchanges[idx].error.clone().unwrap_or_default())),
+            None => {
+                return Err(format!(
+                    "could not create {}: {}",
+                    ty.name,
+                    self.exchanges[idx].error.clone().unwrap_or_default()
+                ));
+            }
         }
         if spec.wait {
             let deadline = self.ctx.target.deadline;
-            let p = self.follow(idx, Some(url.clone()), "PUT", deadline, vec![url.clone()]).await;
+            let p = self
+                .follow(idx, Some(url.clone()), "PUT", deadline, vec![url.clone()])
+                .await;
             out.outcome = Some(p.outcome.clone());
             if let Some(f) = p.final_exchange {
                 out.exchange = Some(f);
             }
             if role == Role::Setup && p.outcome != "Succeeded" {
-                return Err(format!("could not create {} at {url}: the operation ended {}", ty.name, p.outcome));
+                return Err(format!(
+                    "could not create {} at {url}: the operation ended {}",
+                    ty.name, p.outcome
+                ));
             }
         }
-        let last_body = out.exchange.and_then(|i| self.exchanges[i].response.as_ref()).and_then(|r| r.json.clone());
+        let last_body = out
+            .exchange
+            .and_then(|i| self.exchanges[i].response.as_ref())
+            .and_then(|r| r.json.clone());
         if let Some(b) = &last_body {
             if let Some(id) = b.get("id").and_then(Value::as_str) {
                 bound["id"] = json!(id);
@@ -535,7 +684,9 @@ impl<'a> Exec<'a> {
             wait: true,
         };
         self.create(&spec, true, Role::Setup).await?;
-        self.scope.remove(&bind).ok_or_else(|| "internal: created resource not bound".to_string())
+        self.scope
+            .remove(&bind)
+            .ok_or_else(|| "internal: created resource not bound".to_string())
     }
 
     /// RGDEL-03: delete resources in a seeded shuffled order, revisiting refusals, as ARM does.
@@ -560,10 +711,27 @@ impl<'a> Exec<'a> {
             let mut next = Vec::new();
             let before = remaining.len();
             for url in std::mem::take(&mut remaining) {
-                let idx = self.send("DELETE", &url, Vec::new(), None, Role::Step, &ApiVersion::Default).await?;
+                let idx = self
+                    .send(
+                        "DELETE",
+                        &url,
+                        Vec::new(),
+                        None,
+                        Role::Step,
+                        &ApiVersion::Default,
+                    )
+                    .await?;
                 match self.exchanges[idx].status() {
                     Some(202) => {
-                        let p = self.follow(idx, Some(url.clone()), "DELETE", self.ctx.target.deadline, Vec::new()).await;
+                        let p = self
+                            .follow(
+                                idx,
+                                Some(url.clone()),
+                                "DELETE",
+                                self.ctx.target.deadline,
+                                Vec::new(),
+                            )
+                            .await;
                         if p.outcome != "Succeeded" {
                             next.push(url);
                         }
@@ -571,7 +739,10 @@ impl<'a> Exec<'a> {
                     Some(200..=299) => {}
                     Some(s4) if (400..500).contains(&s4) => next.push(url),
                     Some(s5) => {
-                        bad.push((self.exchanges[idx].seq, format!("DELETE {url} answered {s5}")));
+                        bad.push((
+                            self.exchanges[idx].seq,
+                            format!("DELETE {url} answered {s5}"),
+                        ));
                         next.push(url);
                     }
                     None => return Err(format!("no response to DELETE {url}")),
@@ -584,14 +755,34 @@ impl<'a> Exec<'a> {
             }
         }
         for (seq, msg) in &bad {
-            self.ledger.fail("RGDEL-03", "every DELETE in the sweep answers 2xx or 4xx", msg.clone(), Some(*seq), None);
+            self.ledger.fail(
+                "RGDEL-03",
+                "every DELETE in the sweep answers 2xx or 4xx",
+                msg.clone(),
+                Some(*seq),
+                None,
+            );
         }
         // What is left must be gone: GET each swept URL.
         let mut left = Vec::new();
         for t in &s.resources {
             let v = t.render_value(&self.scope)?;
-            let url = v.get("url").and_then(Value::as_str).map(str::to_string).or_else(|| v.as_str().map(str::to_string)).unwrap_or_default();
-            let idx = self.send("GET", &url, Vec::new(), None, Role::Step, &ApiVersion::Default).await?;
+            let url = v
+                .get("url")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let idx = self
+                .send(
+                    "GET",
+                    &url,
+                    Vec::new(),
+                    None,
+                    Role::Step,
+                    &ApiVersion::Default,
+                )
+                .await?;
             if self.exchanges[idx].status() != Some(404) {
                 left.push(url);
             }
@@ -607,17 +798,38 @@ impl<'a> Exec<'a> {
                 None,
             );
         }
-        Ok(StepOut { outcome: Some(if left.is_empty() { "Succeeded".into() } else { "Failed".into() }), ..Default::default() })
+        Ok(StepOut {
+            outcome: Some(if left.is_empty() {
+                "Succeeded".into()
+            } else {
+                "Failed".into()
+            }),
+            ..Default::default()
+        })
     }
 
     /// GET a resource until no operation runs on it (terminal or absent provisioningState, or 404).
-    pub(super) async fn settle(&mut self, url: &str, deadline: Duration) -> (String, Option<usize>) {
+    pub(super) async fn settle(
+        &mut self,
+        url: &str,
+        deadline: Duration,
+    ) -> (String, Option<usize>) {
         let start = Instant::now();
         let mut attempts = 0;
         let mut last = None;
         let outcome = loop {
             attempts += 1;
-            let idx = match self.send("GET", url, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await {
+            let idx = match self
+                .send(
+                    "GET",
+                    url,
+                    Vec::new(),
+                    None,
+                    Role::ResourcePoll,
+                    &ApiVersion::Default,
+                )
+                .await
+            {
                 Ok(i) => i,
                 Err(e) => break format!("error: {e}"),
             };
@@ -626,7 +838,9 @@ impl<'a> Exec<'a> {
             match resp.map(|r| r.status) {
                 Some(404) => break "Gone".into(),
                 Some(200) => {
-                    let ps = resp.and_then(|r| r.pointer("/properties/provisioningState")).and_then(Value::as_str);
+                    let ps = resp
+                        .and_then(|r| r.pointer("/properties/provisioningState"))
+                        .and_then(Value::as_str);
                     match ps {
                         None => break "Succeeded".into(),
                         Some(s) if ambient::is_terminal(s) => break canonical(s),
@@ -634,7 +848,12 @@ impl<'a> Exec<'a> {
                     }
                 }
                 Some(s) => break format!("status {s}"),
-                None => break format!("error: {}", self.exchanges[idx].error.clone().unwrap_or_default()),
+                None => {
+                    break format!(
+                        "error: {}",
+                        self.exchanges[idx].error.clone().unwrap_or_default()
+                    );
+                }
             }
             if start.elapsed() >= deadline {
                 break format!("timed out after {} s", deadline.as_secs());
@@ -664,7 +883,10 @@ fn says_running(resp: Option<&crate::http::Response>) -> bool {
     if r.status != 200 && r.status != 201 {
         return false;
     }
-    let st = r.pointer("/status").or_else(|| r.pointer("/properties/provisioningState")).and_then(Value::as_str);
+    let st = r
+        .pointer("/status")
+        .or_else(|| r.pointer("/properties/provisioningState"))
+        .and_then(Value::as_str);
     st.is_some_and(|s| !ambient::is_terminal(s))
 }
 
@@ -691,7 +913,12 @@ fn truthy(v: &Value) -> bool {
 
 /// The resource an operation acts on: the URL itself, or its parent for a POST action.
 fn resource_of(method: &str, url: &str) -> Option<String> {
-    let bare = url.split('?').next().unwrap_or(url).trim_end_matches('/').to_string();
+    let bare = url
+        .split('?')
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .to_string();
     match method {
         "PUT" | "PATCH" | "DELETE" => Some(bare),
         "POST" => bare.rsplit_once('/').map(|(p, _)| p.to_string()),

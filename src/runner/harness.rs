@@ -19,7 +19,11 @@ pub fn partitioned(instances: Vec<Instance>, partition: Option<Partition>) -> Ve
         Some(p) => {
             let names: Vec<String> = instances.iter().map(|i| i.name.clone()).collect();
             let keep = p.select(&names);
-            instances.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect()
+            instances
+                .into_iter()
+                .zip(keep)
+                .filter_map(|(i, k)| k.then_some(i))
+                .collect()
         }
     }
 }
@@ -28,7 +32,12 @@ fn ignored_reason(inst: &Instance) -> Option<String> {
     inst.not_applicable
         .as_ref()
         .map(|r| format!("not applicable: {r}"))
-        .or_else(|| inst.scenario().ignore.as_ref().map(|r| format!("ignored: {r}")))
+        .or_else(|| {
+            inst.scenario()
+                .ignore
+                .as_ref()
+                .map(|r| format!("ignored: {r}"))
+        })
 }
 
 /// Run the trials; returns every selected test's result and libtest's conclusion.
@@ -48,7 +57,9 @@ pub fn run(
         let trial = Trial::test(inst.name.clone(), move || {
             let res = handle.block_on(run_instance(&ctx, &inst2));
             let verdict = match &res.status {
-                Status::Failed | Status::Error(_) => Err(Failed::from(render::failure_text(&res, false))),
+                Status::Failed | Status::Error(_) => {
+                    Err(Failed::from(render::failure_text(&res, false)))
+                }
                 _ => Ok(()),
             };
             results.lock().unwrap_or_else(|e| e.into_inner()).push(res);
@@ -59,8 +70,10 @@ pub fn run(
     }
     // Selection as libtest sees it, so tests that were selected but not run (ignored) still
     // appear in reports as skipped with their reason.
-    let selected: Vec<(bool, bool)> =
-        trials.iter().map(|t| (!args.is_filtered_out(t), args.is_ignored(t))).collect();
+    let selected: Vec<(bool, bool)> = trials
+        .iter()
+        .map(|t| (!args.is_filtered_out(t), args.is_ignored(t)))
+        .collect();
     let conclusion = libtest_mimic::run(args, trials);
     let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
     for (inst, (sel, ign)) in instances.iter().zip(selected) {
@@ -69,8 +82,11 @@ pub fn run(
             results.push(render::skipped_result(inst, reason));
         }
     }
-    let order: std::collections::HashMap<&str, usize> =
-        instances.iter().enumerate().map(|(i, x)| (x.name.as_str(), i)).collect();
+    let order: std::collections::HashMap<&str, usize> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.name.as_str(), i))
+        .collect();
     results.sort_by_key(|r| order.get(r.name.as_str()).copied().unwrap_or(usize::MAX));
     (results, conclusion)
 }

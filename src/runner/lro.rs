@@ -29,11 +29,16 @@ enum Via {
 
 /// Seconds from a Retry-After header, when it is the integer form.
 fn retry_after(v: Option<&str>) -> Option<f64> {
-    v.map(str::trim).filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).and_then(|s| s.parse::<f64>().ok())
+    v.map(str::trim)
+        .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|s| s.parse::<f64>().ok())
 }
 
 fn resolve(base: &str, v: &str) -> String {
-    url::Url::parse(base).and_then(|b| b.join(v)).map(|u| u.to_string()).unwrap_or_else(|_| v.to_string())
+    url::Url::parse(base)
+        .and_then(|b| b.join(v))
+        .map(|u| u.to_string())
+        .unwrap_or_else(|_| v.to_string())
 }
 
 impl Exec<'_> {
@@ -47,7 +52,9 @@ impl Exec<'_> {
     }
 
     fn reports_state(&self, url: &str) -> bool {
-        let path = url::Url::parse(url).map(|u| u.path().to_string()).unwrap_or_default();
+        let path = url::Url::parse(url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_default();
         match classify(&path, &self.ctx.target) {
             PathKind::Resource(t) => t.provisioning_state,
             _ => false,
@@ -55,7 +62,9 @@ impl Exec<'_> {
     }
 
     fn declared_async(&self, url: &str) -> bool {
-        let path = url::Url::parse(url).map(|u| u.path().to_string()).unwrap_or_default();
+        let path = url::Url::parse(url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_default();
         matches!(classify(&path, &self.ctx.target), PathKind::Resource(t) if t.asynchronous)
     }
 
@@ -66,17 +75,42 @@ impl Exec<'_> {
         let status = ex.status();
         let ps = self.ps_of(idx);
         let running = ps.as_deref().is_some_and(|s| !is_terminal(s));
-        let seen = format!("{} with provisioningState {:?}", status.map(|s| s.to_string()).unwrap_or("no response".into()), ps);
+        let seen = format!(
+            "{} with provisioningState {:?}",
+            status
+                .map(|s| s.to_string())
+                .unwrap_or("no response".into()),
+            ps
+        );
         match method {
-            "PUT" => self.ledger.check("PUT-03", status == Some(200) && running, seq, || {
-                ("200 with a non-terminal provisioningState while provisioning runs".into(), seen)
-            }),
-            "PATCH" => self.ledger.check("PATCH-02", status == Some(200) && running, seq, || {
-                ("200 with a non-terminal provisioningState while the update runs".into(), seen)
-            }),
-            "DELETE" => self.ledger.check("DEL-03", status == Some(404) || (status == Some(200) && running), seq, || {
-                ("404, or 200 with a non-terminal provisioningState, while the delete runs".into(), seen)
-            }),
+            "PUT" => self
+                .ledger
+                .check("PUT-03", status == Some(200) && running, seq, || {
+                    (
+                        "200 with a non-terminal provisioningState while provisioning runs".into(),
+                        seen,
+                    )
+                }),
+            "PATCH" => self
+                .ledger
+                .check("PATCH-02", status == Some(200) && running, seq, || {
+                    (
+                        "200 with a non-terminal provisioningState while the update runs".into(),
+                        seen,
+                    )
+                }),
+            "DELETE" => self.ledger.check(
+                "DEL-03",
+                status == Some(404) || (status == Some(200) && running),
+                seq,
+                || {
+                    (
+                        "404, or 200 with a non-terminal provisioningState, while the delete runs"
+                            .into(),
+                        seen,
+                    )
+                },
+            ),
             _ => {}
         }
     }
@@ -92,27 +126,49 @@ impl Exec<'_> {
     ) -> PollOut {
         let start = Instant::now();
         let Some(resp) = self.exchanges[init].response.clone() else {
-            return PollOut { outcome: "error: no response to follow".into(), final_exchange: Some(init) };
+            return PollOut {
+                outcome: "error: no response to follow".into(),
+                final_exchange: Some(init),
+            };
         };
         let req_url = self.exchanges[init].url.clone();
-        let aao = resp.header("azure-asyncoperation").map(|v| resolve(&req_url, v));
-        let loc = if resp.status == 202 { resp.header("location").map(|v| resolve(&req_url, v)) } else { None };
+        let aao = resp
+            .header("azure-asyncoperation")
+            .map(|v| resolve(&req_url, v));
+        let loc = if resp.status == 202 {
+            resp.header("location").map(|v| resolve(&req_url, v))
+        } else {
+            None
+        };
         let ps = self.ps_of(init);
         let seq = Some(self.exchanges[init].seq);
         if matches!(resp.status, 200 | 201) && matches!(method, "PUT" | "PATCH") {
             let unfinished = aao.is_some() || self.declared_async(&req_url);
             if unfinished {
                 let ok = ps.as_deref().is_some_and(|s| !is_terminal(s));
-                let rule = if method == "PUT" { "PUT-02" } else { "PATCH-02" };
+                let rule = if method == "PUT" {
+                    "PUT-02"
+                } else {
+                    "PATCH-02"
+                };
                 self.ledger.check(rule, ok, seq, || {
                     ("a non-terminal properties.provisioningState in the initial response of an asynchronous operation".into(), format!("provisioningState {ps:?}"))
                 });
             }
         }
-        let needs = resp.status == 202 || aao.is_some() || (matches!(resp.status, 200 | 201) && ps.as_deref().is_some_and(|s| !is_terminal(s)));
+        let needs = resp.status == 202
+            || aao.is_some()
+            || (matches!(resp.status, 200 | 201) && ps.as_deref().is_some_and(|s| !is_terminal(s)));
         if !needs {
-            let outcome = if (200..300).contains(&resp.status) { "Succeeded" } else { "Failed" };
-            return PollOut { outcome: outcome.into(), final_exchange: Some(init) };
+            let outcome = if (200..300).contains(&resp.status) {
+                "Succeeded"
+            } else {
+                "Failed"
+            };
+            return PollOut {
+                outcome: outcome.into(),
+                final_exchange: Some(init),
+            };
         }
         let via = match (&aao, &loc, &resource) {
             (Some(a), _, _) => Via::Operation(a.clone()),
@@ -137,7 +193,9 @@ impl Exec<'_> {
                 break;
             }
             // Retry-After of 0, negative or absurd still gets a sane floor; the deadline caps it.
-            let wait = Duration::from_secs_f64((retry.unwrap_or(60.0).max(1.0) * self.ctx.time_scale).min(86_400.0));
+            let wait = Duration::from_secs_f64(
+                (retry.unwrap_or(60.0).max(1.0) * self.ctx.time_scale).min(86_400.0),
+            );
             if !self.ctx.cancel.sleep(wait.min(remaining)).await {
                 interrupted = true;
                 break;
@@ -149,7 +207,10 @@ impl Exec<'_> {
                 Via::Location(u) => (u.clone(), Role::LocationPoll),
                 Via::Resource(u) => (u.clone(), Role::ResourcePoll),
             };
-            let Ok(i) = self.send("GET", &url, Vec::new(), None, role, &ApiVersion::Default).await else {
+            let Ok(i) = self
+                .send("GET", &url, Vec::new(), None, role, &ApiVersion::Default)
+                .await
+            else {
                 outcome = Some("error: invalid poll URL".into());
                 break;
             };
@@ -162,7 +223,12 @@ impl Exec<'_> {
             }
             let running = match &via {
                 Via::Operation(_) => {
-                    let st = r.as_ref().filter(|r| r.status == 200).and_then(|r| r.json.as_ref()).and_then(|j| j.get("status")).and_then(Value::as_str);
+                    let st = r
+                        .as_ref()
+                        .filter(|r| r.status == 200)
+                        .and_then(|r| r.json.as_ref())
+                        .and_then(|j| j.get("status"))
+                        .and_then(Value::as_str);
                     match st {
                         Some(s) if is_terminal(s) => {
                             outcome = Some(canonical(s));
@@ -211,21 +277,55 @@ impl Exec<'_> {
                 self.judge_during(p, method);
             }
             // LOC-05: a Location that stops answering 202 while the operation still runs.
-            if let (Via::Operation(op), Some(l)) = (&via, &loc) {
-                if let Ok(li) = self.send("GET", l, Vec::new(), None, Role::LocationPoll, &ApiVersion::Default).await {
-                    let ls = self.exchanges[li].status();
-                    if ls != Some(202) {
-                        // Confirm the operation still runs before blaming Location.
-                        if let Ok(again) = self.send("GET", op, Vec::new(), None, Role::OperationStatus, &ApiVersion::Default).await {
-                            let st = self.exchanges[again].response.as_ref().and_then(|r| r.pointer("/status")).and_then(Value::as_str).map(str::to_string);
-                            if st.as_deref().is_some_and(|s| !is_terminal(s)) {
-                                let lseq = Some(self.exchanges[li].seq);
-                                self.ledger.fail("LOC-05", "202 from Location while the operation runs", format!("{} while the operation status is {}", ls.map(|s| s.to_string()).unwrap_or("no response".into()), st.unwrap_or_default()), lseq, None);
-                            }
+            if let (Via::Operation(op), Some(l)) = (&via, &loc)
+                && let Ok(li) = self
+                    .send(
+                        "GET",
+                        l,
+                        Vec::new(),
+                        None,
+                        Role::LocationPoll,
+                        &ApiVersion::Default,
+                    )
+                    .await
+            {
+                let ls = self.exchanges[li].status();
+                if ls != Some(202) {
+                    // Confirm the operation still runs before blaming Location.
+                    if let Ok(again) = self
+                        .send(
+                            "GET",
+                            op,
+                            Vec::new(),
+                            None,
+                            Role::OperationStatus,
+                            &ApiVersion::Default,
+                        )
+                        .await
+                    {
+                        let st = self.exchanges[again]
+                            .response
+                            .as_ref()
+                            .and_then(|r| r.pointer("/status"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                        if st.as_deref().is_some_and(|s| !is_terminal(s)) {
+                            let lseq = Some(self.exchanges[li].seq);
+                            self.ledger.fail(
+                                "LOC-05",
+                                "202 from Location while the operation runs",
+                                format!(
+                                    "{} while the operation status is {}",
+                                    ls.map(|s| s.to_string()).unwrap_or("no response".into()),
+                                    st.unwrap_or_default()
+                                ),
+                                lseq,
+                                None,
+                            );
                         }
-                    } else {
-                        self.ledger.pass("LOC-05");
                     }
+                } else {
+                    self.ledger.pass("LOC-05");
                 }
             }
             if matches!(via, Via::Location(_)) {
@@ -233,7 +333,16 @@ impl Exec<'_> {
             }
             for w in &watch {
                 if self.reports_state(w)
-                    && let Ok(wi) = self.send("GET", w, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await
+                    && let Ok(wi) = self
+                        .send(
+                            "GET",
+                            w,
+                            Vec::new(),
+                            None,
+                            Role::ResourcePoll,
+                            &ApiVersion::Default,
+                        )
+                        .await
                 {
                     pending.push(wi);
                 }
@@ -246,7 +355,10 @@ impl Exec<'_> {
                     Via::Location(u) => (u.clone(), Role::LocationPoll),
                     Via::Resource(u) => (u.clone(), Role::ResourcePoll),
                 };
-                if let Ok(again) = self.send("GET", &u, Vec::new(), None, role, &ApiVersion::Default).await {
+                if let Ok(again) = self
+                    .send("GET", &u, Vec::new(), None, role, &ApiVersion::Default)
+                    .await
+                {
                     let r = self.exchanges[again].response.as_ref();
                     let still = match &via {
                         Via::Operation(_) => r
@@ -275,20 +387,41 @@ impl Exec<'_> {
             None if interrupted => "interrupted".to_string(),
             None => {
                 let (rule, what) = match (&via, method) {
-                    (Via::Operation(_), _) => ("OPRES-03", "the operation status to become Succeeded, Failed or Canceled"),
+                    (Via::Operation(_), _) => (
+                        "OPRES-03",
+                        "the operation status to become Succeeded, Failed or Canceled",
+                    ),
                     (Via::Location(_), _) => ("LOC-08", "Location to stop answering 202"),
-                    (Via::Resource(_), "PATCH") => ("PATCH-02", "provisioningState to become terminal"),
+                    (Via::Resource(_), "PATCH") => {
+                        ("PATCH-02", "provisioningState to become terminal")
+                    }
                     (Via::Resource(_), _) => ("PUT-04", "provisioningState to become terminal"),
                 };
                 let seen = last
                     .map(|i| {
                         let r = self.exchanges[i].response.as_ref();
-                        let st = r.and_then(|r| r.pointer("/status").or_else(|| r.pointer("/properties/provisioningState"))).map(|v| v.to_string());
-                        format!("after {attempts} polls over {} s the last answer was {} {}", deadline.as_secs(), r.map(|r| r.status.to_string()).unwrap_or("none".into()), st.unwrap_or_default())
+                        let st = r
+                            .and_then(|r| {
+                                r.pointer("/status")
+                                    .or_else(|| r.pointer("/properties/provisioningState"))
+                            })
+                            .map(|v| v.to_string());
+                        format!(
+                            "after {attempts} polls over {} s the last answer was {} {}",
+                            deadline.as_secs(),
+                            r.map(|r| r.status.to_string()).unwrap_or("none".into()),
+                            st.unwrap_or_default()
+                        )
                     })
                     .unwrap_or_else(|| "no poll was answered".into());
                 let lseq = last.map(|i| self.exchanges[i].seq);
-                self.ledger.fail(rule, format!("{what} within the deadline ({} s)", deadline.as_secs()), seen, lseq, None);
+                self.ledger.fail(
+                    rule,
+                    format!("{what} within the deadline ({} s)", deadline.as_secs()),
+                    seen,
+                    lseq,
+                    None,
+                );
                 format!("timed out after {} s", deadline.as_secs())
             }
         };
@@ -299,16 +432,39 @@ impl Exec<'_> {
                 _ => {}
             }
             // OPS-07: one more read after the end must show the same terminal status.
-            let _ = self.send("GET", op, Vec::new(), None, Role::OperationStatus, &ApiVersion::Default).await;
+            let _ = self
+                .send(
+                    "GET",
+                    op,
+                    Vec::new(),
+                    None,
+                    Role::OperationStatus,
+                    &ApiVersion::Default,
+                )
+                .await;
             if let Some(l) = loc.clone() {
                 let mut li = None;
                 for _ in 0..5 {
-                    let Ok(i) = self.send("GET", &l, Vec::new(), None, Role::LocationPoll, &ApiVersion::Default).await else { break };
+                    let Ok(i) = self
+                        .send(
+                            "GET",
+                            &l,
+                            Vec::new(),
+                            None,
+                            Role::LocationPoll,
+                            &ApiVersion::Default,
+                        )
+                        .await
+                    else {
+                        break;
+                    };
                     li = Some(i);
                     if self.exchanges[i].status() != Some(202) {
                         break;
                     }
-                    if start.elapsed() >= deadline || !self.ctx.sleep(retry.unwrap_or(10.0).max(1.0)).await {
+                    if start.elapsed() >= deadline
+                        || !self.ctx.sleep(retry.unwrap_or(10.0).max(1.0)).await
+                    {
                         break;
                     }
                 }
@@ -316,21 +472,51 @@ impl Exec<'_> {
                     let st = self.exchanges[i].status().unwrap_or(0);
                     let iseq = Some(self.exchanges[i].seq);
                     if st == 202 {
-                        self.ledger.fail("LOC-08", "Location to stop answering 202 once the operation is terminal", format!("still 202 after the operation ended {outcome}"), iseq, None);
+                        self.ledger.fail(
+                            "LOC-08",
+                            "Location to stop answering 202 once the operation is terminal",
+                            format!("still 202 after the operation ended {outcome}"),
+                            iseq,
+                            None,
+                        );
                     } else {
-                        let agree = if outcome == "Succeeded" { (200..300).contains(&st) } else { st >= 400 };
+                        let agree = if outcome == "Succeeded" {
+                            (200..300).contains(&st)
+                        } else {
+                            st >= 400
+                        };
                         self.ledger.check("AAO-04", agree, iseq, || {
                             (format!("Location's final answer to agree with the operation status {outcome}"), format!("Location answered {st}"))
                         });
                         if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
-                            let body_id = self.exchanges[i].response.as_ref().and_then(|r| r.pointer("/id")).and_then(Value::as_str).map(str::to_string);
-                            let want = resource.as_deref().and_then(|r| url::Url::parse(r).ok()).map(|u| u.path().to_string()).unwrap_or_default();
-                            let ok = matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| b.eq_ignore_ascii_case(&want));
+                            let body_id = self.exchanges[i]
+                                .response
+                                .as_ref()
+                                .and_then(|r| r.pointer("/id"))
+                                .and_then(Value::as_str)
+                                .map(str::to_string);
+                            let want = resource
+                                .as_deref()
+                                .and_then(|r| url::Url::parse(r).ok())
+                                .map(|u| u.path().to_string())
+                                .unwrap_or_default();
+                            let ok = matches!(st, 200 | 201)
+                                && body_id
+                                    .as_deref()
+                                    .is_some_and(|b| b.eq_ignore_ascii_case(&want));
                             self.ledger.check("LOC-06", ok, iseq, || {
-                                (format!("200/201 with the resource (id {want})"), format!("{st} with id {body_id:?}"))
+                                (
+                                    format!("200/201 with the resource (id {want})"),
+                                    format!("{st} with id {body_id:?}"),
+                                )
                             });
                         } else if outcome != "Succeeded" {
-                            self.ledger.check("LOC-06", st >= 400, iseq, || ("the failure's 4xx/5xx with the error envelope".into(), format!("{st}")));
+                            self.ledger.check("LOC-06", st >= 400, iseq, || {
+                                (
+                                    "the failure's 4xx/5xx with the error envelope".into(),
+                                    format!("{st}"),
+                                )
+                            });
                         }
                         if method != "PUT" && method != "PATCH" {
                             final_exchange = Some(i);
@@ -339,16 +525,39 @@ impl Exec<'_> {
                 }
             }
         }
-        if terminal && matches!(via, Via::Location(_)) && let Some(i) = last {
+        if terminal
+            && matches!(via, Via::Location(_))
+            && let Some(i) = last
+        {
             // The final non-202 Location answer is what the request would have returned.
             let st = self.exchanges[i].status().unwrap_or(0);
             let iseq = Some(self.exchanges[i].seq);
             if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
-                let body_id = self.exchanges[i].response.as_ref().and_then(|r| r.pointer("/id")).and_then(Value::as_str).map(str::to_string);
-                let want = resource.as_deref().and_then(|r| url::Url::parse(r).ok()).map(|u| u.path().to_string()).unwrap_or_default();
-                self.ledger.check("LOC-06", matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| b.eq_ignore_ascii_case(&want)), iseq, || {
-                    (format!("200/201 with the resource (id {want})"), format!("{st} with id {body_id:?}"))
-                });
+                let body_id = self.exchanges[i]
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.pointer("/id"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let want = resource
+                    .as_deref()
+                    .and_then(|r| url::Url::parse(r).ok())
+                    .map(|u| u.path().to_string())
+                    .unwrap_or_default();
+                self.ledger.check(
+                    "LOC-06",
+                    matches!(st, 200 | 201)
+                        && body_id
+                            .as_deref()
+                            .is_some_and(|b| b.eq_ignore_ascii_case(&want)),
+                    iseq,
+                    || {
+                        (
+                            format!("200/201 with the resource (id {want})"),
+                            format!("{st} with id {body_id:?}"),
+                        )
+                    },
+                );
             }
         }
         // Settled state of the resource for PUT/PATCH.
@@ -356,27 +565,54 @@ impl Exec<'_> {
             && matches!(method, "PUT" | "PATCH")
             && outcome != "Canceled"
             && let Some(r) = &resource
-            && let Ok(gi) = self.send("GET", r, Vec::new(), None, Role::ResourcePoll, &ApiVersion::Default).await
+            && let Ok(gi) = self
+                .send(
+                    "GET",
+                    r,
+                    Vec::new(),
+                    None,
+                    Role::ResourcePoll,
+                    &ApiVersion::Default,
+                )
+                .await
         {
             let gseq = Some(self.exchanges[gi].seq);
             if self.exchanges[gi].status() == Some(200) {
                 let ps = self.ps_of(gi);
                 let shown = ps.clone().unwrap_or_else(|| "Succeeded".into());
-                self.ledger.check("PSTATE-02", is_terminal(&shown), gseq, || {
-                    ("a terminal (or absent) provisioningState once the operation ended".into(), format!("provisioningState {shown}"))
-                });
-                if matches!(via, Via::Operation(_)) {
-                    self.ledger.check("AAO-04", shown.eq_ignore_ascii_case(&outcome), gseq, || {
-                        (format!("provisioningState {outcome}, as the operation status says"), format!("provisioningState {shown}"))
+                self.ledger
+                    .check("PSTATE-02", is_terminal(&shown), gseq, || {
+                        (
+                            "a terminal (or absent) provisioningState once the operation ended"
+                                .into(),
+                            format!("provisioningState {shown}"),
+                        )
                     });
+                if matches!(via, Via::Operation(_)) {
+                    self.ledger
+                        .check("AAO-04", shown.eq_ignore_ascii_case(&outcome), gseq, || {
+                            (
+                                format!(
+                                    "provisioningState {outcome}, as the operation status says"
+                                ),
+                                format!("provisioningState {shown}"),
+                            )
+                        });
                 }
                 if matches!(via, Via::Resource(_)) {
-                    self.ledger.pass(if method == "PATCH" { "PATCH-02" } else { "PUT-04" });
+                    self.ledger.pass(if method == "PATCH" {
+                        "PATCH-02"
+                    } else {
+                        "PUT-04"
+                    });
                 }
             }
             final_exchange = Some(gi);
         }
-        if outcome == "Succeeded" && method == "DELETE" && let Some(r) = &resource {
+        if outcome == "Succeeded"
+            && method == "DELETE"
+            && let Some(r) = &resource
+        {
             self.ctx.cleanup.forget(r);
         }
         self.polls.push(PollRecord {
@@ -386,6 +622,9 @@ impl Exec<'_> {
             elapsed_ms: start.elapsed().as_millis() as u64,
             outcome: outcome.clone(),
         });
-        PollOut { outcome, final_exchange }
+        PollOut {
+            outcome,
+            final_exchange,
+        }
     }
 }

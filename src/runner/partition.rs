@@ -21,7 +21,8 @@ impl std::str::FromStr for Partition {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let err = || format!("invalid partition `{s}`: expected hash:M/N or count:M/N with 1 <= M <= N");
+        let err =
+            || format!("invalid partition `{s}`: expected hash:M/N or count:M/N with 1 <= M <= N");
         let (kind, rest) = s.split_once(':').ok_or_else(err)?;
         let (m, n) = rest.split_once('/').ok_or_else(err)?;
         let m: u64 = m.trim().parse().map_err(|_| err())?;
@@ -50,7 +51,9 @@ impl Partition {
     /// Keep the names of this partition; `names` must be in the run's stable order.
     pub fn select(&self, names: &[String]) -> Vec<bool> {
         match *self {
-            Partition::Count { m, n } => (0..names.len()).map(|i| (i as u64 % n) + 1 == m).collect(),
+            Partition::Count { m, n } => {
+                (0..names.len()).map(|i| (i as u64 % n) + 1 == m).collect()
+            }
             Partition::Hash { m, n } => names.iter().map(|x| fnv1a(x) % n + 1 == m).collect(),
         }
     }

@@ -59,7 +59,12 @@ impl Scenario {
             .iter()
             .chain(&self.steps)
             .chain(&self.teardown)
-            .flat_map(|s| s.expect.iter().flat_map(|e| e.rules.iter().copied()).chain(s.implied_rules()))
+            .flat_map(|s| {
+                s.expect
+                    .iter()
+                    .flat_map(|e| e.rules.iter().copied())
+                    .chain(s.implied_rules())
+            })
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -215,9 +220,20 @@ pub enum Check {
     Status(Vec<u16>),
     /// A status from a variable (`${row.status}`): a number or a list of numbers.
     StatusFrom(Template),
-    Header { name: String, predicate: Predicate, ignore_case: bool },
-    Pointer { pointer: String, predicate: Predicate, ignore_case: bool },
-    Schema { file: String, validator: Arc<jsonschema::Validator> },
+    Header {
+        name: String,
+        predicate: Predicate,
+        ignore_case: bool,
+    },
+    Pointer {
+        pointer: String,
+        predicate: Predicate,
+        ignore_case: bool,
+    },
+    Schema {
+        file: String,
+        validator: Arc<jsonschema::Validator>,
+    },
     /// A poll step's outcome: Succeeded, Failed, Canceled.
     Outcome(Vec<String>),
     /// The (all-pages) collection lists / does not list a resource id.

@@ -19,27 +19,92 @@ use crate::yaml::{Reader, parse, to_json};
 
 const SUITE_KEYS: &[&str] = &["suite", "description", "scenarios"];
 const SCENARIO_KEYS: &[&str] = &[
-    "name", "description", "for_each_type", "requires", "ignore", "table", "vars", "setup", "steps", "teardown",
+    "name",
+    "description",
+    "for_each_type",
+    "requires",
+    "ignore",
+    "table",
+    "vars",
+    "setup",
+    "steps",
+    "teardown",
 ];
 const STEP_KEYS: &[&str] = &[
-    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "if", "unless", "expect",
-    "capture", "exempt",
+    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "if",
+    "unless", "expect", "capture", "exempt",
 ];
-const ACTIONS: &[&str] = &["request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect"];
-const REQUEST_KEYS: &[&str] = &["method", "url", "headers", "body", "raw_body", "body_file", "api_version", "pages"];
+const ACTIONS: &[&str] = &[
+    "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect",
+];
+const REQUEST_KEYS: &[&str] = &[
+    "method",
+    "url",
+    "headers",
+    "body",
+    "raw_body",
+    "body_file",
+    "api_version",
+    "pages",
+];
 const EXPECT_KEYS: &[&str] = &[
-    "rule", "rules", "status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits", "present",
-    "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains", "ignore_case",
+    "rule",
+    "rules",
+    "status",
+    "header",
+    "pointer",
+    "schema",
+    "outcome",
+    "list_contains",
+    "list_omits",
+    "present",
+    "absent",
+    "exists",
+    "equals",
+    "not_equals",
+    "matches",
+    "one_of",
+    "not_one_of",
+    "contains",
+    "ignore_case",
     "when_status",
 ];
-const SUBJECTS: &[&str] = &["status", "header", "pointer", "schema", "outcome", "list_contains", "list_omits"];
+const SUBJECTS: &[&str] = &[
+    "status",
+    "header",
+    "pointer",
+    "schema",
+    "outcome",
+    "list_contains",
+    "list_omits",
+];
 /// Variables every scenario sees.
 const ALWAYS: &[&str] = &["target", "run", "unique"];
 /// Fields a named step or a created resource exposes.
-const STEP_FIELDS: &[&str] =
-    &["status", "headers", "body", "items", "url", "outcome", "location", "operation", "running"];
-const RESOURCE_FIELDS: &[&str] =
-    &["url", "path", "id", "name", "arm_type", "collection", "parent", "dependency", "body", "sent", "type"];
+const STEP_FIELDS: &[&str] = &[
+    "status",
+    "headers",
+    "body",
+    "items",
+    "url",
+    "outcome",
+    "location",
+    "operation",
+    "running",
+];
+const RESOURCE_FIELDS: &[&str] = &[
+    "url",
+    "path",
+    "id",
+    "name",
+    "arm_type",
+    "collection",
+    "parent",
+    "dependency",
+    "body",
+    "sent",
+    "type",
+];
 
 /// Where the suites and schemas are.
 pub struct LoadOptions {
@@ -53,7 +118,8 @@ pub fn suite_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         if p.is_dir() {
             let mut stack = vec![p.clone()];
             while let Some(dir) = stack.pop() {
-                let rd = std::fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+                let rd = std::fs::read_dir(&dir)
+                    .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
                 for entry in rd.flatten() {
                     let path = entry.path();
                     if path.is_dir() {
@@ -80,14 +146,19 @@ pub fn load_suites(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Suite>, 
     let files = match suite_files(paths) {
         Ok(f) => f,
         Err(e) => {
-            let file: Arc<Path> = Arc::from(paths.first().map(|p| p.as_path()).unwrap_or(Path::new(".")));
+            let file: Arc<Path> =
+                Arc::from(paths.first().map(|p| p.as_path()).unwrap_or(Path::new(".")));
             report.push(Diagnostic::new(Pos::new(&file, 1, 1), e));
             return Err(report);
         }
     };
     if files.is_empty() {
-        let file: Arc<Path> = Arc::from(paths.first().map(|p| p.as_path()).unwrap_or(Path::new(".")));
-        report.push(Diagnostic::new(Pos::new(&file, 1, 1), "no *.yaml suite files found here"));
+        let file: Arc<Path> =
+            Arc::from(paths.first().map(|p| p.as_path()).unwrap_or(Path::new(".")));
+        report.push(Diagnostic::new(
+            Pos::new(&file, 1, 1),
+            "no *.yaml suite files found here",
+        ));
         return Err(report);
     }
     let mut suites = Vec::new();
@@ -97,7 +168,10 @@ pub fn load_suites(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Suite>, 
             Ok(t) => t,
             Err(e) => {
                 let file: Arc<Path> = Arc::from(f.as_path());
-                report.push(Diagnostic::new(Pos::new(&file, 1, 1), format!("cannot read suite: {e}")));
+                report.push(Diagnostic::new(
+                    Pos::new(&file, 1, 1),
+                    format!("cannot read suite: {e}"),
+                ));
                 continue;
             }
         };
@@ -106,21 +180,31 @@ pub fn load_suites(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Suite>, 
             Ok(s) => {
                 if !names.insert(s.name.clone()) {
                     let file: Arc<Path> = Arc::from(f.as_path());
-                    report.push(Diagnostic::new(Pos::new(&file, 1, 1), format!("suite name `{}` is used by another file", s.name)));
+                    report.push(Diagnostic::new(
+                        Pos::new(&file, 1, 1),
+                        format!("suite name `{}` is used by another file", s.name),
+                    ));
                 }
                 suites.push(s)
             }
             Err(ds) => report.extend(ds),
         }
     }
-    if report.is_empty() { Ok(suites) } else { Err(report) }
+    if report.is_empty() {
+        Ok(suites)
+    } else {
+        Err(report)
+    }
 }
 
 /// Parse one suite file.
 pub fn parse_suite(path: &Path, text: &str, opts: &LoadOptions) -> Result<Suite, Vec<Diagnostic>> {
     let file: Arc<Path> = Arc::from(path);
     let root = parse(&file, text).map_err(|d| vec![d])?;
-    let mut p = SuiteParser { r: Reader::new(file), opts };
+    let mut p = SuiteParser {
+        r: Reader::new(file),
+        opts,
+    };
     let suite = p.suite(&root, path);
     if p.r.diags.is_empty() {
         suite.ok_or_else(Vec::new)
@@ -149,9 +233,18 @@ struct Defined {
 impl<'o> SuiteParser<'o> {
     fn suite(&mut self, root: &Node, path: &Path) -> Option<Suite> {
         let m = self.r.map(root, "a suite file", SUITE_KEYS)?;
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("suite").to_string();
-        let name = m.get("suite").and_then(|n| self.r.string(n, "suite")).unwrap_or(stem);
-        let description = m.get("description").and_then(|n| self.r.string(n, "description"));
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("suite")
+            .to_string();
+        let name = m
+            .get("suite")
+            .and_then(|n| self.r.string(n, "suite"))
+            .unwrap_or(stem);
+        let description = m
+            .get("description")
+            .and_then(|n| self.r.string(n, "description"));
         let mut scenarios = Vec::new();
         match m.get("scenarios") {
             Some(n) => {
@@ -160,16 +253,32 @@ impl<'o> SuiteParser<'o> {
                     for s in list {
                         if let Some(sc) = self.scenario(s) {
                             if !seen.insert(sc.name.clone()) {
-                                self.r.error(s, format!("scenario name `{}` is used twice in this suite", sc.name), None);
+                                self.r.error(
+                                    s,
+                                    format!(
+                                        "scenario name `{}` is used twice in this suite",
+                                        sc.name
+                                    ),
+                                    None,
+                                );
                             }
                             scenarios.push(sc);
                         }
                     }
                 }
             }
-            None => self.r.error(root, "a suite needs `scenarios:`", Some("scenarios: [ ... ]".into())),
+            None => self.r.error(
+                root,
+                "a suite needs `scenarios:`",
+                Some("scenarios: [ ... ]".into()),
+            ),
         }
-        Some(Suite { name, path: path.to_path_buf(), description, scenarios })
+        Some(Suite {
+            name,
+            path: path.to_path_buf(),
+            description,
+            scenarios,
+        })
     }
 
     fn scenario(&mut self, node: &Node) -> Option<Scenario> {
@@ -179,7 +288,11 @@ impl<'o> SuiteParser<'o> {
             Some(n) => {
                 let s = self.r.string(n, "name")?;
                 if !valid_name(&s) {
-                    self.r.error(n, format!("scenario name `{s}` may only use letters, digits, `-` and `_`"), None);
+                    self.r.error(
+                        n,
+                        format!("scenario name `{s}` may only use letters, digits, `-` and `_`"),
+                        None,
+                    );
                 }
                 s
             }
@@ -188,7 +301,9 @@ impl<'o> SuiteParser<'o> {
                 return None;
             }
         };
-        let description = m.get("description").and_then(|n| self.r.string(n, "description"));
+        let description = m
+            .get("description")
+            .and_then(|n| self.r.string(n, "description"));
         let for_each_type = m.get("for_each_type").map(|n| {
             let feats = self.r.strings(n, "a type feature");
             for (f, fpos) in &feats {
@@ -196,7 +311,10 @@ impl<'o> SuiteParser<'o> {
                     let hint = did_you_mean(f, TYPE_FEATURES.iter().copied())
                         .map(|s| format!("did you mean `{s}`?"))
                         .unwrap_or_else(|| TYPE_FEATURES.join(", "));
-                    self.r.diags.push(Diagnostic::new(fpos.clone(), format!("unknown type feature `{f}`")).expected(hint));
+                    self.r.diags.push(
+                        Diagnostic::new(fpos.clone(), format!("unknown type feature `{f}`"))
+                            .expected(hint),
+                    );
                 }
             }
             feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
@@ -208,18 +326,24 @@ impl<'o> SuiteParser<'o> {
                     "destructive" => requires.push(Requirement::Destructive),
                     "identity" => requires.push(Requirement::Identity),
                     _ => self.r.diags.push(
-                        Diagnostic::new(rpos, format!("unknown requirement `{s}`")).expected("destructive or identity"),
+                        Diagnostic::new(rpos, format!("unknown requirement `{s}`"))
+                            .expected("destructive or identity"),
                     ),
                 }
             }
         }
-        let ignore = m.get("ignore").and_then(|n| match n.as_scalar().and_then(|s| s.as_bool()) {
-            Some(true) => Some("ignored by the suite".to_string()),
-            Some(false) => None,
-            None => self.r.string(n, "ignore"),
-        });
+        let ignore = m
+            .get("ignore")
+            .and_then(|n| match n.as_scalar().and_then(|s| s.as_bool()) {
+                Some(true) => Some("ignored by the suite".to_string()),
+                Some(false) => None,
+                None => self.r.string(n, "ignore"),
+            });
         let table = m.get("table").map(|n| self.table(n)).unwrap_or_default();
-        let mut def = Defined { has_type: for_each_type.is_some(), ..Default::default() };
+        let mut def = Defined {
+            has_type: for_each_type.is_some(),
+            ..Default::default()
+        };
         def.roots.extend(ALWAYS.iter().map(|s| s.to_string()));
         if for_each_type.is_some() {
             def.roots.insert("type".into());
@@ -250,7 +374,10 @@ impl<'o> SuiteParser<'o> {
             && let Some(vm) = self.r.free_map(n, "vars")
         {
             for (k, v) in vm.entries() {
-                let key = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+                let key = k
+                    .as_scalar()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
                 if let Some(jt) = self.json_template(v) {
                     self.check_vars(&jt.vars(), v, &def);
                     def.roots.insert(key.clone());
@@ -258,47 +385,84 @@ impl<'o> SuiteParser<'o> {
                 }
             }
         }
-        let setup = m.get("setup").map(|n| self.steps(n, &mut def)).unwrap_or_default();
+        let setup = m
+            .get("setup")
+            .map(|n| self.steps(n, &mut def))
+            .unwrap_or_default();
         let steps = match m.get("steps") {
             Some(n) => self.steps(n, &mut def),
             None => {
-                self.r.error(node, format!("scenario `{name}` needs `steps:`"), None);
+                self.r
+                    .error(node, format!("scenario `{name}` needs `steps:`"), None);
                 Vec::new()
             }
         };
-        let teardown = m.get("teardown").map(|n| self.steps(n, &mut def)).unwrap_or_default();
-        Some(Scenario { name, pos, description, for_each_type, requires, ignore, table, vars, setup, steps, teardown })
+        let teardown = m
+            .get("teardown")
+            .map(|n| self.steps(n, &mut def))
+            .unwrap_or_default();
+        Some(Scenario {
+            name,
+            pos,
+            description,
+            for_each_type,
+            requires,
+            ignore,
+            table,
+            vars,
+            setup,
+            steps,
+            teardown,
+        })
     }
 
     fn table(&mut self, node: &Node) -> Vec<Row> {
         let mut rows = Vec::new();
-        let Some(list) = self.r.seq(node, "table") else { return rows };
+        let Some(list) = self.r.seq(node, "table") else {
+            return rows;
+        };
         let mut names = BTreeSet::new();
         for item in list {
-            let Some(_) = self.r.free_map(item, "a table row") else { continue };
-            let Value::Object(values) = to_json(item) else { continue };
+            let Some(_) = self.r.free_map(item, "a table row") else {
+                continue;
+            };
+            let Value::Object(values) = to_json(item) else {
+                continue;
+            };
             let name = match values.get("name") {
                 Some(Value::String(s)) if valid_name(s) => s.clone(),
                 Some(_) => {
-                    self.r.error(item, "a row's `name` may only use letters, digits, `-` and `_`", None);
+                    self.r.error(
+                        item,
+                        "a row's `name` may only use letters, digits, `-` and `_`",
+                        None,
+                    );
                     continue;
                 }
                 None => {
-                    self.r.error(item, "a table row needs a `name` (it names the test)", None);
+                    self.r
+                        .error(item, "a table row needs a `name` (it names the test)", None);
                     continue;
                 }
             };
             if !names.insert(name.clone()) {
-                self.r.error(item, format!("row name `{name}` is used twice"), None);
+                self.r
+                    .error(item, format!("row name `{name}` is used twice"), None);
             }
-            rows.push(Row { name, values, pos: self.r.pos(item) });
+            rows.push(Row {
+                name,
+                values,
+                pos: self.r.pos(item),
+            });
         }
         rows
     }
 
     fn steps(&mut self, node: &Node, def: &mut Defined) -> Vec<Step> {
         let mut out = Vec::new();
-        let Some(list) = self.r.seq(node, "steps") else { return out };
+        let Some(list) = self.r.seq(node, "steps") else {
+            return out;
+        };
         for s in list {
             if let Some(step) = self.step(s, def) {
                 out.push(step);
@@ -315,13 +479,16 @@ impl<'o> SuiteParser<'o> {
             let msg = if present.is_empty() {
                 "a step needs one action".to_string()
             } else {
-                format!("a step has one action, this one has {}", present.join(" and "))
+                format!(
+                    "a step has one action, this one has {}",
+                    present.join(" and ")
+                )
             };
             self.r.error(node, msg, Some(ACTIONS.join(", ")));
             return None;
         }
         let name = m.get("name").and_then(|n| self.r.string(n, "name"));
-        let mut cond = |n: &Node, negate: bool, this: &mut Self| {
+        let cond = |n: &Node, negate: bool, this: &mut Self| {
             let mut templates = Vec::new();
             for item in this.r.one_or_many(n) {
                 if let Some(t) = this.template(item) {
@@ -335,7 +502,8 @@ impl<'o> SuiteParser<'o> {
             (Some(n), None) => cond(n, false, self),
             (None, Some(n)) => cond(n, true, self),
             (Some(n), Some(_)) => {
-                self.r.error(n, "a step has `if` or `unless`, not both", None);
+                self.r
+                    .error(n, "a step has `if` or `unless`, not both", None);
                 None
             }
             (None, None) => None,
@@ -349,7 +517,11 @@ impl<'o> SuiteParser<'o> {
                 let spec = self.create(an, def)?;
                 def.roots.insert(spec.bind.clone());
                 def.shaped.push((spec.bind.clone(), RESOURCE_FIELDS));
-                if kw == "create" { Action::Create(spec) } else { Action::Fresh(spec) }
+                if kw == "create" {
+                    Action::Create(spec)
+                } else {
+                    Action::Fresh(spec)
+                }
             }
             "settle" => {
                 let t = self.template(an)?;
@@ -379,14 +551,22 @@ impl<'o> SuiteParser<'o> {
             && let Some(cm) = self.r.free_map(n, "capture")
         {
             for (k, v) in cm.entries() {
-                let var = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+                let var = k
+                    .as_scalar()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
                 if !valid_name(&var) {
-                    self.r.error(&k, format!("`{var}` is not a valid variable name"), None);
+                    self.r
+                        .error(&k, format!("`{var}` is not a valid variable name"), None);
                     continue;
                 }
                 if let Some(from) = self.capture_from(v) {
                     new_names.push(var.clone());
-                    capture.push(Capture { var, from, pos: self.r.pos(&k) });
+                    capture.push(Capture {
+                        var,
+                        from,
+                        pos: self.r.pos(&k),
+                    });
                 }
             }
         }
@@ -395,7 +575,10 @@ impl<'o> SuiteParser<'o> {
             && let Some(em) = self.r.free_map(n, "exempt")
         {
             for (k, v) in em.entries() {
-                let id = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+                let id = k
+                    .as_scalar()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
                 if let Some(rule) = self.rule_id(&id, &k)
                     && let Some(reason) = self.r.string(v, "the reason for the exemption")
                 {
@@ -408,14 +591,26 @@ impl<'o> SuiteParser<'o> {
         }
         if let Some(n) = &name {
             if !valid_name(n) {
-                self.r.error(m.get("name").unwrap_or(node), format!("step name `{n}` may only use letters, digits, `-` and `_`"), None);
+                self.r.error(
+                    m.get("name").unwrap_or(node),
+                    format!("step name `{n}` may only use letters, digits, `-` and `_`"),
+                    None,
+                );
             }
             def.roots.insert(n.clone());
             def.steps.insert(n.clone());
             def.shaped.push((n.clone(), STEP_FIELDS));
         }
         def.roots.extend(new_names);
-        Some(Step { name, pos, action, condition, expect, capture, exempt })
+        Some(Step {
+            name,
+            pos,
+            action,
+            condition,
+            expect,
+            capture,
+            exempt,
+        })
     }
 
     fn request(&mut self, node: &Node, def: &Defined) -> Option<RequestSpec> {
@@ -427,7 +622,11 @@ impl<'o> SuiteParser<'o> {
         if let Some(lit) = method.as_literal()
             && !["GET", "PUT", "PATCH", "DELETE", "POST", "HEAD", "OPTIONS"].contains(&lit.as_str())
         {
-            self.r.error(m.get("method").unwrap_or(node), format!("unknown method `{lit}`"), Some("GET, PUT, PATCH, DELETE, POST, HEAD or OPTIONS".into()));
+            self.r.error(
+                m.get("method").unwrap_or(node),
+                format!("unknown method `{lit}`"),
+                Some("GET, PUT, PATCH, DELETE, POST, HEAD or OPTIONS".into()),
+            );
         }
         let url = match m.get("url") {
             Some(n) => {
@@ -445,16 +644,29 @@ impl<'o> SuiteParser<'o> {
             && let Some(hm) = self.r.free_map(n, "headers")
         {
             for (k, v) in hm.entries() {
-                let key = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+                let key = k
+                    .as_scalar()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
                 if let Some(t) = self.template(v) {
                     self.check_vars(&t.vars().collect::<Vec<_>>(), v, def);
                     headers.push((key, t));
                 }
             }
         }
-        let bodies: Vec<&str> = ["body", "raw_body", "body_file"].into_iter().filter(|k| m.has(k)).collect();
+        let bodies: Vec<&str> = ["body", "raw_body", "body_file"]
+            .into_iter()
+            .filter(|k| m.has(k))
+            .collect();
         if bodies.len() > 1 {
-            self.r.error(node, format!("a request has one body, this one has {}", bodies.join(" and ")), None);
+            self.r.error(
+                node,
+                format!(
+                    "a request has one body, this one has {}",
+                    bodies.join(" and ")
+                ),
+                None,
+            );
         }
         let body = if let Some(n) = m.get("body") {
             let jt = self.json_template(n)?;
@@ -481,12 +693,20 @@ impl<'o> SuiteParser<'o> {
                         }
                     },
                     Err(e) => {
-                        self.r.error(n, format!("{} is not valid JSON: {e}", path.display()), None);
+                        self.r.error(
+                            n,
+                            format!("{} is not valid JSON: {e}", path.display()),
+                            None,
+                        );
                         None
                     }
                 },
                 Err(e) => {
-                    self.r.error(n, format!("cannot read body file {}: {e}", path.display()), None);
+                    self.r.error(
+                        n,
+                        format!("cannot read body file {}: {e}", path.display()),
+                        None,
+                    );
                     None
                 }
             }
@@ -509,7 +729,14 @@ impl<'o> SuiteParser<'o> {
                 }
             },
         };
-        Some(RequestSpec { method, url, headers, body, api_version, all_pages })
+        Some(RequestSpec {
+            method,
+            url,
+            headers,
+            body,
+            api_version,
+            all_pages,
+        })
     }
 
     fn poll(&mut self, node: &Node, def: &Defined) -> Option<PollSpec> {
@@ -517,7 +744,11 @@ impl<'o> SuiteParser<'o> {
         if let Some(s) = node.as_scalar() {
             let follow = s.as_str().to_string();
             self.check_step_ref(&follow, node, def);
-            return Some(PollSpec { follow, deadline: None, watch: Vec::new() });
+            return Some(PollSpec {
+                follow,
+                deadline: None,
+                watch: Vec::new(),
+            });
         }
         let m = self.r.map(node, "poll", &["follow", "deadline", "watch"])?;
         let follow = match m.get("follow") {
@@ -531,7 +762,10 @@ impl<'o> SuiteParser<'o> {
                 return None;
             }
         };
-        let deadline = m.get("deadline").and_then(|n| self.r.u64(n, "deadline (seconds)")).map(Duration::from_secs);
+        let deadline = m
+            .get("deadline")
+            .and_then(|n| self.r.u64(n, "deadline (seconds)"))
+            .map(Duration::from_secs);
         let mut watch = Vec::new();
         if let Some(n) = m.get("watch") {
             for w in self.r.one_or_many(n) {
@@ -541,7 +775,11 @@ impl<'o> SuiteParser<'o> {
                 }
             }
         }
-        Some(PollSpec { follow, deadline, watch })
+        Some(PollSpec {
+            follow,
+            deadline,
+            watch,
+        })
     }
 
     fn check_step_ref(&mut self, name: &str, node: &Node, def: &Defined) {
@@ -549,27 +787,53 @@ impl<'o> SuiteParser<'o> {
             let steps: Vec<&str> = def.steps.iter().map(|n| n.as_str()).collect();
             let hint = did_you_mean(name, steps.iter().copied())
                 .map(|s| format!("did you mean `{s}`?"))
-                .unwrap_or_else(|| format!("a named step before this one ({})", if steps.is_empty() { "none".to_string() } else { steps.join(", ") }));
-            self.r.error(node, format!("no earlier step is named `{name}`"), Some(hint));
+                .unwrap_or_else(|| {
+                    format!(
+                        "a named step before this one ({})",
+                        if steps.is_empty() {
+                            "none".to_string()
+                        } else {
+                            steps.join(", ")
+                        }
+                    )
+                });
+            self.r.error(
+                node,
+                format!("no earlier step is named `{name}`"),
+                Some(hint),
+            );
         }
     }
 
     fn create(&mut self, node: &Node, def: &Defined) -> Option<CreateSpec> {
-        let m = self.r.map(node, "create", &["as", "type", "parent", "dependency", "body", "wait"])?;
+        let m = self.r.map(
+            node,
+            "create",
+            &["as", "type", "parent", "dependency", "body", "wait"],
+        )?;
         let bind = match m.get("as") {
             Some(n) => {
                 let b = self.r.string(n, "as")?;
                 if !valid_name(&b) || ALWAYS.contains(&b.as_str()) || b == "type" || b == "row" {
-                    self.r.error(n, format!("`{b}` cannot name a resource"), None);
+                    self.r
+                        .error(n, format!("`{b}` cannot name a resource"), None);
                 }
                 b
             }
             None => {
-                self.r.error(node, "create needs `as: <variable>` to name the resource", None);
+                self.r.error(
+                    node,
+                    "create needs `as: <variable>` to name the resource",
+                    None,
+                );
                 return None;
             }
         };
-        let type_ref = match m.get("type").and_then(|n| self.r.string(n, "type")).as_deref() {
+        let type_ref = match m
+            .get("type")
+            .and_then(|n| self.r.string(n, "type"))
+            .as_deref()
+        {
             None | Some("self") => TypeRef::SelfType,
             Some("parent") => TypeRef::Parent,
             Some("child") => TypeRef::Child,
@@ -577,11 +841,20 @@ impl<'o> SuiteParser<'o> {
             Some("dependency") => TypeRef::Dependency,
             Some(other) => TypeRef::Named(other.to_string()),
         };
-        if type_ref != TypeRef::SelfType && !matches!(type_ref, TypeRef::Named(_)) && !def.has_type {
-            self.r.error(node, "relative types (parent, child, dependency) need `for_each_type` on the scenario", None);
+        if type_ref != TypeRef::SelfType && !matches!(type_ref, TypeRef::Named(_)) && !def.has_type
+        {
+            self.r.error(
+                node,
+                "relative types (parent, child, dependency) need `for_each_type` on the scenario",
+                None,
+            );
         }
         if matches!(type_ref, TypeRef::SelfType) && !def.has_type && !m.has("type") {
-            self.r.error(node, "create needs `type:` when the scenario has no `for_each_type`", None);
+            self.r.error(
+                node,
+                "create needs `type:` when the scenario has no `for_each_type`",
+                None,
+            );
         }
         let tmpl = |key: &str, r: &mut Self| -> Option<Template> {
             let n = m.get(key)?;
@@ -599,8 +872,18 @@ impl<'o> SuiteParser<'o> {
             }
             None => None,
         };
-        let wait = m.get("wait").and_then(|n| self.r.bool(n, "wait")).unwrap_or(true);
-        Some(CreateSpec { bind, type_ref, parent, dependency, body, wait })
+        let wait = m
+            .get("wait")
+            .and_then(|n| self.r.bool(n, "wait"))
+            .unwrap_or(true);
+        Some(CreateSpec {
+            bind,
+            type_ref,
+            parent,
+            dependency,
+            body,
+            wait,
+        })
     }
 
     fn sweep(&mut self, node: &Node, def: &Defined) -> Option<SweepSpec> {
@@ -615,9 +898,14 @@ impl<'o> SuiteParser<'o> {
                     }
                 }
             }
-            None => self.r.error(node, "sweep needs `resources:` (resource URLs)", None),
+            None => self
+                .r
+                .error(node, "sweep needs `resources:` (resource URLs)", None),
         }
-        let seed = m.get("seed").and_then(|n| self.r.u64(n, "seed")).unwrap_or(1);
+        let seed = m
+            .get("seed")
+            .and_then(|n| self.r.u64(n, "seed"))
+            .unwrap_or(1);
         Some(SweepSpec { resources, seed })
     }
 
@@ -629,11 +917,15 @@ impl<'o> SuiteParser<'o> {
         for key in ["rule", "rules"] {
             if let Some(n) = m.get(key) {
                 for item in self.r.one_or_many(n) {
-                    let Some(id) = self.r.string(item, "a rule ID") else { continue };
-                    if let Some(field) = id.strip_prefix("${row.").and_then(|s| s.strip_suffix('}')) {
+                    let Some(id) = self.r.string(item, "a rule ID") else {
+                        continue;
+                    };
+                    if let Some(field) = id.strip_prefix("${row.").and_then(|s| s.strip_suffix('}'))
+                    {
                         // Each row names its rule: check them all now.
                         if def.rows.is_empty() {
-                            self.r.error(item, "`${row.…}` needs a `table` on the scenario", None);
+                            self.r
+                                .error(item, "`${row.…}` needs a `table` on the scenario", None);
                             continue;
                         }
                         for row in def.rows.clone() {
@@ -643,7 +935,11 @@ impl<'o> SuiteParser<'o> {
                                         rules.push(rule);
                                     }
                                 }
-                                None => self.r.error(item, format!("a row has no rule ID in `{field}`"), None),
+                                None => self.r.error(
+                                    item,
+                                    format!("a row has no rule ID in `{field}`"),
+                                    None,
+                                ),
                             }
                         }
                         row_rule = Some(field.to_string());
@@ -654,28 +950,41 @@ impl<'o> SuiteParser<'o> {
             }
         }
         if !m.has("rule") && !m.has("rules") {
-            self.r.error(node, "every expectation cites the rule it checks", Some("rule: ETAG-07 (see `rpconform rules`)".into()));
+            self.r.error(
+                node,
+                "every expectation cites the rule it checks",
+                Some("rule: ETAG-07 (see `rpconform rules`)".into()),
+            );
         }
         let subjects: Vec<&str> = SUBJECTS.iter().copied().filter(|s| m.has(s)).collect();
         if subjects.len() != 1 {
-            self.r.error(node, "an expectation checks exactly one thing", Some(SUBJECTS.join(", ")));
+            self.r.error(
+                node,
+                "an expectation checks exactly one thing",
+                Some(SUBJECTS.join(", ")),
+            );
             return None;
         }
         let subject = subjects[0];
         let sn = m.get(subject)?;
-        let ignore_case = m.get("ignore_case").and_then(|n| self.r.bool(n, "ignore_case")).unwrap_or(false);
+        let ignore_case = m
+            .get("ignore_case")
+            .and_then(|n| self.r.bool(n, "ignore_case"))
+            .unwrap_or(false);
         let check = match subject {
             "status" if sn.as_scalar().is_some_and(|s| s.as_str().contains("${")) => {
                 let t = self.template(sn)?;
                 self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
                 Check::StatusFrom(t)
             }
-            "status" => {
-                Check::Status(self.status_list(sn))
-            }
+            "status" => Check::Status(self.status_list(sn)),
             "header" => {
                 let name = self.r.string(sn, "header")?;
-                Check::Header { name, predicate: self.predicate(&m, node, def, false)?, ignore_case }
+                Check::Header {
+                    name,
+                    predicate: self.predicate(&m, node, def, false)?,
+                    ignore_case,
+                }
             }
             "pointer" => {
                 let pointer = self.r.string(sn, "pointer")?;
@@ -683,9 +992,17 @@ impl<'o> SuiteParser<'o> {
                     let t = self.template(sn)?;
                     self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
                 } else if !valid_pointer(&pointer) {
-                    self.r.error(sn, format!("`{pointer}` is not a JSON Pointer"), Some("\"\" or /a/b (with ~0 for ~ and ~1 for /)".into()));
+                    self.r.error(
+                        sn,
+                        format!("`{pointer}` is not a JSON Pointer"),
+                        Some("\"\" or /a/b (with ~0 for ~ and ~1 for /)".into()),
+                    );
                 }
-                Check::Pointer { pointer, predicate: self.predicate(&m, node, def, true)?, ignore_case }
+                Check::Pointer {
+                    pointer,
+                    predicate: self.predicate(&m, node, def, true)?,
+                    ignore_case,
+                }
             }
             "schema" => {
                 let file = self.r.string(sn, "schema")?;
@@ -693,13 +1010,29 @@ impl<'o> SuiteParser<'o> {
                 Check::Schema { file, validator }
             }
             "outcome" => {
-                if !matches!(action, Action::Poll(_) | Action::Create(_) | Action::Settle(_)) {
-                    self.r.error(sn, "`outcome` is only for poll, create and settle steps", None);
+                if !matches!(
+                    action,
+                    Action::Poll(_) | Action::Create(_) | Action::Settle(_)
+                ) {
+                    self.r.error(
+                        sn,
+                        "`outcome` is only for poll, create and settle steps",
+                        None,
+                    );
                 }
-                let vals: Vec<String> = self.r.strings(sn, "an outcome").into_iter().map(|(s, _)| s).collect();
+                let vals: Vec<String> = self
+                    .r
+                    .strings(sn, "an outcome")
+                    .into_iter()
+                    .map(|(s, _)| s)
+                    .collect();
                 for v in &vals {
                     if !["Succeeded", "Failed", "Canceled"].contains(&v.as_str()) {
-                        self.r.error(sn, format!("unknown outcome `{v}`"), Some("Succeeded, Failed or Canceled".into()));
+                        self.r.error(
+                            sn,
+                            format!("unknown outcome `{v}`"),
+                            Some("Succeeded, Failed or Canceled".into()),
+                        );
                     }
                 }
                 Check::Outcome(vals)
@@ -707,28 +1040,83 @@ impl<'o> SuiteParser<'o> {
             "list_contains" | "list_omits" => {
                 let t = self.template(sn)?;
                 self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
-                if subject == "list_contains" { Check::ListContains(t) } else { Check::ListOmits(t) }
+                if subject == "list_contains" {
+                    Check::ListContains(t)
+                } else {
+                    Check::ListOmits(t)
+                }
             }
             _ => return None,
         };
-        if matches!(check, Check::Status(_) | Check::StatusFrom(_) | Check::Schema { .. } | Check::Outcome(_) | Check::ListContains(_) | Check::ListOmits(_)) {
-            for k in ["present", "absent", "exists", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains"] {
+        if matches!(
+            check,
+            Check::Status(_)
+                | Check::StatusFrom(_)
+                | Check::Schema { .. }
+                | Check::Outcome(_)
+                | Check::ListContains(_)
+                | Check::ListOmits(_)
+        ) {
+            for k in [
+                "present",
+                "absent",
+                "exists",
+                "equals",
+                "not_equals",
+                "matches",
+                "one_of",
+                "not_one_of",
+                "contains",
+            ] {
                 if let Some(n) = m.get(k) {
-                    self.r.error(n, format!("`{k}` does not go with `{subject}`"), Some("header or pointer".into()));
+                    self.r.error(
+                        n,
+                        format!("`{k}` does not go with `{subject}`"),
+                        Some("header or pointer".into()),
+                    );
                 }
             }
         }
         let when_status = m.get("when_status").map(|n| self.status_list(n));
-        Some(Expectation { rules, row_rule, when_status, check, pos })
+        Some(Expectation {
+            rules,
+            row_rule,
+            when_status,
+            check,
+            pos,
+        })
     }
 
-    fn predicate(&mut self, m: &crate::yaml::Map<'_>, node: &Node, def: &Defined, is_pointer: bool) -> Option<Predicate> {
-        let keys: Vec<&str> = ["present", "exists", "absent", "equals", "not_equals", "matches", "one_of", "not_one_of", "contains"]
-            .into_iter()
-            .filter(|k| m.has(k))
-            .collect();
+    fn predicate(
+        &mut self,
+        m: &crate::yaml::Map<'_>,
+        node: &Node,
+        def: &Defined,
+        is_pointer: bool,
+    ) -> Option<Predicate> {
+        let keys: Vec<&str> = [
+            "present",
+            "exists",
+            "absent",
+            "equals",
+            "not_equals",
+            "matches",
+            "one_of",
+            "not_one_of",
+            "contains",
+        ]
+        .into_iter()
+        .filter(|k| m.has(k))
+        .collect();
         if keys.len() > 1 {
-            self.r.error(node, format!("one test per expectation, this one has {}", keys.join(" and ")), None);
+            self.r.error(
+                node,
+                format!(
+                    "one test per expectation, this one has {}",
+                    keys.join(" and ")
+                ),
+                None,
+            );
             return None;
         }
         let Some(k) = keys.first().copied() else {
@@ -738,15 +1126,27 @@ impl<'o> SuiteParser<'o> {
         let _ = is_pointer;
         Some(match k {
             "present" | "exists" => {
-                if self.r.bool(n, k)? { Predicate::Present } else { Predicate::Absent }
+                if self.r.bool(n, k)? {
+                    Predicate::Present
+                } else {
+                    Predicate::Absent
+                }
             }
             "absent" => {
-                if self.r.bool(n, k)? { Predicate::Absent } else { Predicate::Present }
+                if self.r.bool(n, k)? {
+                    Predicate::Absent
+                } else {
+                    Predicate::Present
+                }
             }
             "equals" | "not_equals" => {
                 let jt = self.json_template(n)?;
                 self.check_vars(&jt.vars(), n, def);
-                if k == "equals" { Predicate::Equals(jt) } else { Predicate::NotEquals(jt) }
+                if k == "equals" {
+                    Predicate::Equals(jt)
+                } else {
+                    Predicate::NotEquals(jt)
+                }
             }
             "contains" => {
                 let jt = self.json_template(n)?;
@@ -758,7 +1158,13 @@ impl<'o> SuiteParser<'o> {
                 match Regex::new(&s) {
                     Ok(re) => Predicate::Matches(Arc::new(re)),
                     Err(e) => {
-                        let msg = e.to_string().lines().last().unwrap_or("invalid").trim().to_string();
+                        let msg = e
+                            .to_string()
+                            .lines()
+                            .last()
+                            .unwrap_or("invalid")
+                            .trim()
+                            .to_string();
                         self.r.error(n, format!("invalid regex `{s}`: {msg}"), None);
                         return None;
                     }
@@ -772,17 +1178,27 @@ impl<'o> SuiteParser<'o> {
                     self.check_vars(&jt.vars(), item, def);
                     out.push(jt);
                 }
-                if k == "one_of" { Predicate::OneOf(out) } else { Predicate::NotOneOf(out) }
+                if k == "one_of" {
+                    Predicate::OneOf(out)
+                } else {
+                    Predicate::NotOneOf(out)
+                }
             }
             _ => return None,
         })
     }
 
     fn capture_from(&mut self, node: &Node) -> Option<CaptureFrom> {
-        let m = self.r.map(node, "a capture", &["header", "pointer", "status"])?;
+        let m = self
+            .r
+            .map(node, "a capture", &["header", "pointer", "status"])?;
         let keys = m.keys();
         if keys.len() != 1 {
-            self.r.error(node, "a capture takes one of header, pointer or status", None);
+            self.r.error(
+                node,
+                "a capture takes one of header, pointer or status",
+                None,
+            );
             return None;
         }
         if let Some(n) = m.get("header") {
@@ -791,7 +1207,11 @@ impl<'o> SuiteParser<'o> {
         if let Some(n) = m.get("pointer") {
             let p = self.r.string(n, "pointer")?;
             if !valid_pointer(&p) {
-                self.r.error(n, format!("`{p}` is not a JSON Pointer"), Some("\"\" or /a/b".into()));
+                self.r.error(
+                    n,
+                    format!("`{p}` is not a JSON Pointer"),
+                    Some("\"\" or /a/b".into()),
+                );
                 return None;
             }
             return Some(CaptureFrom::Pointer(p));
@@ -804,21 +1224,31 @@ impl<'o> SuiteParser<'o> {
         self.r
             .one_or_many(node)
             .into_iter()
-            .flat_map(|n| match n.as_scalar().map(|s| s.as_str().to_ascii_lowercase()) {
-                Some(c) if c.len() == 3 && c.ends_with("xx") && matches!(&c[..1], "1" | "2" | "3" | "4" | "5") => {
-                    let base = c[..1].parse::<u16>().unwrap_or(0) * 100;
-                    (base..base + 100).collect::<Vec<u16>>()
-                }
-                _ => self.status_code(n).into_iter().collect(),
-            })
+            .flat_map(
+                |n| match n.as_scalar().map(|s| s.as_str().to_ascii_lowercase()) {
+                    Some(c)
+                        if c.len() == 3
+                            && c.ends_with("xx")
+                            && matches!(&c[..1], "1" | "2" | "3" | "4" | "5") =>
+                    {
+                        let base = c[..1].parse::<u16>().unwrap_or(0) * 100;
+                        (base..base + 100).collect::<Vec<u16>>()
+                    }
+                    _ => self.status_code(n).into_iter().collect(),
+                },
+            )
             .collect()
     }
 
     fn status_code(&mut self, n: &Node) -> Option<u16> {
-        match self.r.u64(n, "a status code (like 200, or a class like 4xx)") {
+        match self
+            .r
+            .u64(n, "a status code (like 200, or a class like 4xx)")
+        {
             Some(c) if (100..=599).contains(&c) => Some(c as u16),
             Some(_) => {
-                self.r.error(n, "a status code is between 100 and 599", None);
+                self.r
+                    .error(n, "a status code is between 100 and 599", None);
                 None
             }
             None => None,
@@ -832,7 +1262,8 @@ impl<'o> SuiteParser<'o> {
                 let hint = did_you_mean(id, crate::rules::ids())
                     .map(|s| format!("did you mean `{s}`? (`rpconform rules` lists them)"))
                     .unwrap_or_else(|| "a rule ID from `rpconform rules`, like ETAG-07".into());
-                self.r.error(node, format!("unknown rule ID `{id}`"), Some(hint));
+                self.r
+                    .error(node, format!("unknown rule ID `{id}`"), Some(hint));
                 None
             }
         }
@@ -844,26 +1275,45 @@ impl<'o> SuiteParser<'o> {
             Ok(t) => t,
             Err(_) => {
                 let known: Vec<String> = std::fs::read_dir(&self.opts.schema_dir)
-                    .map(|rd| rd.flatten().filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
+                    .map(|rd| {
+                        rd.flatten()
+                            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default();
                 let hint = did_you_mean(file, known.iter().map(|s| s.as_str()))
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("a file in {} ({})", self.opts.schema_dir.display(), known.join(", ")));
-                self.r.error(node, format!("unknown schema file `{file}`"), Some(hint));
+                    .unwrap_or_else(|| {
+                        format!(
+                            "a file in {} ({})",
+                            self.opts.schema_dir.display(),
+                            known.join(", ")
+                        )
+                    });
+                self.r
+                    .error(node, format!("unknown schema file `{file}`"), Some(hint));
                 return None;
             }
         };
         let value: Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(e) => {
-                self.r.error(node, format!("schema {} is not valid JSON: {e}", path.display()), None);
+                self.r.error(
+                    node,
+                    format!("schema {} is not valid JSON: {e}", path.display()),
+                    None,
+                );
                 return None;
             }
         };
         match jsonschema::validator_for(&value) {
             Ok(v) => Some(Arc::new(v)),
             Err(e) => {
-                self.r.error(node, format!("schema {} is not a valid JSON Schema: {e}", path.display()), None);
+                self.r.error(
+                    node,
+                    format!("schema {} is not a valid JSON Schema: {e}", path.display()),
+                    None,
+                );
                 None
             }
         }
@@ -903,7 +1353,12 @@ impl<'o> SuiteParser<'o> {
             if !ok_root {
                 let hint = did_you_mean(&v.root, def.roots.iter().map(|s| s.as_str()))
                     .map(|s| format!("did you mean `{s}`?"))
-                    .unwrap_or_else(|| format!("one of: {}", def.roots.iter().cloned().collect::<Vec<_>>().join(", ")));
+                    .unwrap_or_else(|| {
+                        format!(
+                            "one of: {}",
+                            def.roots.iter().cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    });
                 let extra = if v.root == "type" {
                     " (`type` needs `for_each_type` on the scenario)"
                 } else if v.root == "row" {
@@ -911,7 +1366,11 @@ impl<'o> SuiteParser<'o> {
                 } else {
                     ""
                 };
-                self.r.error(node, format!("undefined variable `{}`{extra}", v.root), Some(hint));
+                self.r.error(
+                    node,
+                    format!("undefined variable `{}`{extra}", v.root),
+                    Some(hint),
+                );
                 continue;
             }
             let first = v.path.first().map(|s| s.as_str());
@@ -920,8 +1379,16 @@ impl<'o> SuiteParser<'o> {
                 "type" => Some(TYPE_SCOPE_KEYS.to_vec()),
                 "run" => Some(vec!["id", "time_scale"]),
                 "unique" => Some(vec![]),
-                "row" => def.row_fields.as_ref().map(|f| f.iter().map(|s| s.as_str()).collect()),
-                _ => def.shaped.iter().rev().find(|(n, _)| n == &v.root).map(|(_, f)| f.to_vec()),
+                "row" => def
+                    .row_fields
+                    .as_ref()
+                    .map(|f| f.iter().map(|s| s.as_str()).collect()),
+                _ => def
+                    .shaped
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == &v.root)
+                    .map(|(_, f)| f.to_vec()),
             };
             if let (Some(allowed), Some(f)) = (allowed, first)
                 && !allowed.contains(&f)
@@ -929,15 +1396,25 @@ impl<'o> SuiteParser<'o> {
                 let hint = did_you_mean(f, allowed.iter().copied())
                     .map(|s| format!("did you mean `{}.{s}`?", v.root))
                     .unwrap_or_else(|| format!("one of: {}", allowed.join(", ")));
-                let what = if v.root == "row" { " in every row of the table" } else { "" };
-                self.r.error(node, format!("`{}.{f}` is not defined{what}", v.root), Some(hint));
+                let what = if v.root == "row" {
+                    " in every row of the table"
+                } else {
+                    ""
+                };
+                self.r.error(
+                    node,
+                    format!("`{}.{f}` is not defined{what}", v.root),
+                    Some(hint),
+                );
             }
         }
     }
 }
 
 fn valid_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 fn valid_pointer(p: &str) -> bool {
@@ -949,5 +1426,7 @@ fn valid_pointer(p: &str) -> bool {
     }
     // `~` must be followed by 0 or 1.
     let b = p.as_bytes();
-    b.iter().enumerate().all(|(i, c)| *c != b'~' || matches!(b.get(i + 1), Some(b'0') | Some(b'1')))
+    b.iter()
+        .enumerate()
+        .all(|(i, c)| *c != b'~' || matches!(b.get(i + 1), Some(b'0') | Some(b'1')))
 }

@@ -43,7 +43,9 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 continue;
             }
             if sc.requires.contains(&Requirement::Identity) && target.identity.is_none() {
-                out.push(na("needs `identity` (ARM identity headers) in the target file".into()));
+                out.push(na(
+                    "needs `identity` (ARM identity headers) in the target file".into(),
+                ));
                 continue;
             }
             let types: Vec<Option<String>> = match &sc.for_each_type {
@@ -56,7 +58,10 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                         .map(|t| Some(t.name.clone()))
                         .collect();
                     if matching.is_empty() {
-                        out.push(na(format!("no type in the target has: {}", feats.join(", "))));
+                        out.push(na(format!(
+                            "no type in the target has: {}",
+                            feats.join(", ")
+                        )));
                         continue;
                     }
                     matching

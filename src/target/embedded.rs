@@ -95,7 +95,10 @@ mod tests {
         assert_eq!(t.base(), "http://127.0.0.1:1234");
         assert_eq!(t.types.len(), 4);
         let sp = t.type_named("sprockets").unwrap();
-        assert_eq!(sp.arm_type(&t), "Microsoft.Contoso/widgets/gadgets/sprockets");
+        assert_eq!(
+            sp.arm_type(&t),
+            "Microsoft.Contoso/widgets/gadgets/sprockets"
+        );
         assert!(sp.has("grandchild", &t));
         assert!(t.type_named("widgets").unwrap().has("has_children", &t));
     }

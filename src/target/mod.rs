@@ -22,7 +22,10 @@ pub enum Auth {
     /// Token in this environment variable.
     BearerEnv(String),
     /// Token printed by this shell command; refreshed after `refresh`.
-    Command { command: String, refresh: Duration },
+    Command {
+        command: String,
+        refresh: Duration,
+    },
 }
 
 /// Whether the run may delete the resource group and what it deletes in it.
@@ -107,9 +110,25 @@ pub struct Target {
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).
 pub const TYPE_FEATURES: &[&str] = &[
-    "any", "tracked", "proxy", "async", "etag", "provisioning_state", "propagation", "skus",
-    "skus_empty", "actions", "long_running_action", "top_level", "child", "grandchild", "has_children",
-    "dependant", "failing_body", "invalid_bodies", "update_body",
+    "any",
+    "tracked",
+    "proxy",
+    "async",
+    "etag",
+    "provisioning_state",
+    "propagation",
+    "skus",
+    "skus_empty",
+    "actions",
+    "long_running_action",
+    "top_level",
+    "child",
+    "grandchild",
+    "has_children",
+    "dependant",
+    "failing_body",
+    "invalid_bodies",
+    "update_body",
 ];
 
 impl ResourceType {
@@ -133,7 +152,10 @@ impl ResourceType {
                 .as_deref()
                 .and_then(|p| target.type_named(p))
                 .is_some_and(|p| p.parent.is_some()),
-            "has_children" => target.types.iter().any(|t| t.parent.as_deref() == Some(&self.name)),
+            "has_children" => target
+                .types
+                .iter()
+                .any(|t| t.parent.as_deref() == Some(&self.name)),
             "dependant" => self.depends_on.is_some(),
             "failing_body" => self.failing_body.is_some(),
             "invalid_bodies" => !self.invalid_bodies.is_empty(),
@@ -156,8 +178,16 @@ impl ResourceType {
 
     /// The scope value `${type}` for this type.
     pub fn scope_value(&self, target: &Target) -> Value {
-        let first_child = target.types.iter().find(|t| t.parent.as_deref() == Some(&self.name));
-        let grandchild = first_child.and_then(|c| target.types.iter().find(|t| t.parent.as_deref() == Some(&c.name)));
+        let first_child = target
+            .types
+            .iter()
+            .find(|t| t.parent.as_deref() == Some(&self.name));
+        let grandchild = first_child.and_then(|c| {
+            target
+                .types
+                .iter()
+                .find(|t| t.parent.as_deref() == Some(&c.name))
+        });
         json!({
             "name": self.name,
             "segment": self.segment,
@@ -185,14 +215,33 @@ impl ResourceType {
 
 /// Keys a suite may read from `${type.…}`.
 pub const TYPE_SCOPE_KEYS: &[&str] = &[
-    "name", "segment", "arm_type", "kind", "create_body", "update_body", "failing_body", "invalid_bodies",
-    "parent", "child", "grandchild", "dependency", "actions", "action",
+    "name",
+    "segment",
+    "arm_type",
+    "kind",
+    "create_body",
+    "update_body",
+    "failing_body",
+    "invalid_bodies",
+    "parent",
+    "child",
+    "grandchild",
+    "dependency",
+    "actions",
+    "action",
 ];
 
 /// Keys a suite may read from `${target.…}`.
 pub const TARGET_SCOPE_KEYS: &[&str] = &[
-    "base_url", "subscription", "resource_group", "rg_url", "provider_url", "namespace", "api_version",
-    "location", "host",
+    "base_url",
+    "subscription",
+    "resource_group",
+    "rg_url",
+    "provider_url",
+    "namespace",
+    "api_version",
+    "location",
+    "host",
 ];
 
 impl Target {
@@ -205,7 +254,12 @@ impl Target {
     }
 
     pub fn rg_url(&self) -> String {
-        format!("{}/subscriptions/{}/resourceGroups/{}", self.base(), self.subscription, self.resource_group.name)
+        format!(
+            "{}/subscriptions/{}/resourceGroups/{}",
+            self.base(),
+            self.subscription,
+            self.resource_group.name
+        )
     }
 
     pub fn provider_url(&self) -> String {
@@ -235,7 +289,8 @@ impl Target {
     /// Does `url` belong to the target's origin (scheme, host and port)?
     pub fn same_origin(&self, url: &url::Url) -> bool {
         url.scheme() == self.base_url.scheme()
-            && url.host_str().map(str::to_ascii_lowercase) == self.base_url.host_str().map(str::to_ascii_lowercase)
+            && url.host_str().map(str::to_ascii_lowercase)
+                == self.base_url.host_str().map(str::to_ascii_lowercase)
             && url.port_or_known_default() == self.base_url.port_or_known_default()
     }
 }

@@ -12,12 +12,36 @@ use crate::diag::{Diagnostic, Report};
 use crate::yaml::{Reader, parse, to_json};
 
 const TOP_KEYS: &[&str] = &[
-    "base_url", "auth", "secret_headers", "headers", "subscription", "resource_group", "namespace",
-    "api_version", "location", "deadline", "identity", "types",
+    "base_url",
+    "auth",
+    "secret_headers",
+    "headers",
+    "subscription",
+    "resource_group",
+    "namespace",
+    "api_version",
+    "location",
+    "deadline",
+    "identity",
+    "types",
 ];
 const TYPE_KEYS: &[&str] = &[
-    "path", "parent", "depends_on", "kind", "async", "etag", "provisioning_state", "propagation", "skus",
-    "skus_empty", "create_body", "update_body", "failing_body", "invalid_bodies", "actions", "lro",
+    "path",
+    "parent",
+    "depends_on",
+    "kind",
+    "async",
+    "etag",
+    "provisioning_state",
+    "propagation",
+    "skus",
+    "skus_empty",
+    "create_body",
+    "update_body",
+    "failing_body",
+    "invalid_bodies",
+    "actions",
+    "lro",
 ];
 
 /// Read and parse a target file from disk.
@@ -27,7 +51,10 @@ pub fn load_target(path: &Path) -> Result<Target, Report> {
         Ok(t) => t,
         Err(e) => {
             let file: Arc<Path> = Arc::from(path);
-            report.push(Diagnostic::new(crate::diag::Pos::new(&file, 1, 1), format!("cannot read target file: {e}")));
+            report.push(Diagnostic::new(
+                crate::diag::Pos::new(&file, 1, 1),
+                format!("cannot read target file: {e}"),
+            ));
             return Err(report);
         }
     };
@@ -61,7 +88,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         match m.get(key) {
             Some(n) => r.string(n, key),
             None => {
-                r.error(root, format!("missing key `{key}` in the target file"), None);
+                r.error(
+                    root,
+                    format!("missing key `{key}` in the target file"),
+                    None,
+                );
                 None
             }
         }
@@ -71,14 +102,21 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u),
         _ => {
             let n = m.get("base_url").unwrap_or(root);
-            r.error(n, format!("base_url `{b}` is not an absolute http(s) URL"), Some("https://host[:port]".into()));
+            r.error(
+                n,
+                format!("base_url `{b}` is not an absolute http(s) URL"),
+                Some("https://host[:port]".into()),
+            );
             None
         }
     });
     let subscription = req(r, "subscription");
     let namespace = req(r, "namespace");
     let api_version = req(r, "api_version");
-    let location = m.get("location").and_then(|n| r.string(n, "location")).unwrap_or_else(|| "eastus".into());
+    let location = m
+        .get("location")
+        .and_then(|n| r.string(n, "location"))
+        .unwrap_or_else(|| "eastus".into());
     let deadline = m
         .get("deadline")
         .and_then(|n| r.u64(n, "deadline (seconds)"))
@@ -90,14 +128,22 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     };
     let secret_headers = m
         .get("secret_headers")
-        .map(|n| r.strings(n, "a header name").into_iter().map(|(s, _)| s.to_ascii_lowercase()).collect())
+        .map(|n| {
+            r.strings(n, "a header name")
+                .into_iter()
+                .map(|(s, _)| s.to_ascii_lowercase())
+                .collect()
+        })
         .unwrap_or_default();
     let mut headers = Vec::new();
     if let Some(n) = m.get("headers")
         && let Some(hm) = r.free_map(n, "headers")
     {
         for (k, v) in hm.entries() {
-            let key = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+            let key = k
+                .as_scalar()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default();
             if let Some(val) = r.string(v, "a header value") {
                 headers.push((key, val));
             }
@@ -118,7 +164,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     let resource_group = match m.get("resource_group") {
         Some(n) => read_rg(r, n),
         None => {
-            r.error(root, "missing key `resource_group` in the target file", Some("resource_group: {name: my-rg}".into()));
+            r.error(
+                root,
+                "missing key `resource_group` in the target file",
+                Some("resource_group: {name: my-rg}".into()),
+            );
             None
         }
     };
@@ -126,7 +176,10 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     match m.get("types").and_then(|n| r.free_map(n, "types")) {
         Some(tm) => {
             for (k, v) in tm.entries() {
-                let name = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+                let name = k
+                    .as_scalar()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_default();
                 if let Some(t) = read_type(r, &name, v) {
                     types.push(t);
                 }
@@ -134,7 +187,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         }
         None => {
             if !m.has("types") {
-                r.error(root, "missing key `types`: declare at least one resource type", None);
+                r.error(
+                    root,
+                    "missing key `types`: declare at least one resource type",
+                    None,
+                );
             }
         }
     }
@@ -152,7 +209,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
                         .cloned()
                         .unwrap_or_else(|| root.clone());
                     let names: Vec<&str> = types.iter().map(|o| o.name.as_str()).collect();
-                    r.error(&node, format!("{key} `{p}` is not a declared type"), Some(names.join(", ")));
+                    r.error(
+                        &node,
+                        format!("{key} `{p}` is not a declared type"),
+                        Some(names.join(", ")),
+                    );
                 }
             }
         }
@@ -179,21 +240,33 @@ fn read_auth(r: &mut Reader, n: &Node) -> Option<Auth> {
         return Some(Auth::None);
     }
     let m = r.map(n, "auth", &["bearer_env", "command", "refresh"])?;
-    let refresh = m.get("refresh").and_then(|x| r.u64(x, "refresh (seconds)")).unwrap_or(45 * 60);
+    let refresh = m
+        .get("refresh")
+        .and_then(|x| r.u64(x, "refresh (seconds)"))
+        .unwrap_or(45 * 60);
     match (m.get("bearer_env"), m.get("command")) {
         (Some(e), None) => r.string(e, "bearer_env").map(Auth::BearerEnv),
-        (None, Some(c)) => r
-            .string(c, "command")
-            .map(|command| Auth::Command { command, refresh: Duration::from_secs(refresh) }),
+        (None, Some(c)) => r.string(c, "command").map(|command| Auth::Command {
+            command,
+            refresh: Duration::from_secs(refresh),
+        }),
         _ => {
-            r.error(n, "auth needs exactly one of `bearer_env` or `command`", Some("auth: {bearer_env: RP_TOKEN}".into()));
+            r.error(
+                n,
+                "auth needs exactly one of `bearer_env` or `command`",
+                Some("auth: {bearer_env: RP_TOKEN}".into()),
+            );
             None
         }
     }
 }
 
 fn read_rg(r: &mut Reader, n: &Node) -> Option<ResourceGroup> {
-    let m = r.map(n, "resource_group", &["name", "create", "disposable", "api_version"])?;
+    let m = r.map(
+        n,
+        "resource_group",
+        &["name", "create", "disposable", "api_version"],
+    )?;
     let name = match m.get("name") {
         Some(x) => r.string(x, "name")?,
         None => {
@@ -203,8 +276,14 @@ fn read_rg(r: &mut Reader, n: &Node) -> Option<ResourceGroup> {
     };
     Some(ResourceGroup {
         name,
-        create: m.get("create").and_then(|x| r.bool(x, "create")).unwrap_or(false),
-        disposable: m.get("disposable").and_then(|x| r.bool(x, "disposable")).unwrap_or(false),
+        create: m
+            .get("create")
+            .and_then(|x| r.bool(x, "create"))
+            .unwrap_or(false),
+        disposable: m
+            .get("disposable")
+            .and_then(|x| r.bool(x, "disposable"))
+            .unwrap_or(false),
         api_version: m
             .get("api_version")
             .and_then(|x| r.string(x, "api_version"))
@@ -214,12 +293,18 @@ fn read_rg(r: &mut Reader, n: &Node) -> Option<ResourceGroup> {
 
 fn read_type(r: &mut Reader, name: &str, n: &Node) -> Option<ResourceType> {
     let m = r.map(n, &format!("type `{name}`"), TYPE_KEYS)?;
-    let flag = |r: &mut Reader, key: &str, default: bool| m.get(key).and_then(|x| r.bool(x, key)).unwrap_or(default);
+    let flag = |r: &mut Reader, key: &str, default: bool| {
+        m.get(key).and_then(|x| r.bool(x, key)).unwrap_or(default)
+    };
     let kind = match m.get("kind").and_then(|x| r.string(x, "kind")).as_deref() {
         None | Some("tracked") => Kind::Tracked,
         Some("proxy") => Kind::Proxy,
         Some(other) => {
-            r.error(m.get("kind").unwrap_or(n), format!("unknown kind `{other}`"), Some("tracked or proxy".into()));
+            r.error(
+                m.get("kind").unwrap_or(n),
+                format!("unknown kind `{other}`"),
+                Some("tracked or proxy".into()),
+            );
             Kind::Tracked
         }
     };
@@ -227,7 +312,11 @@ fn read_type(r: &mut Reader, name: &str, n: &Node) -> Option<ResourceType> {
         let x = m.get(key)?;
         let v = to_json(x);
         if !v.is_object() {
-            r.error(x, format!("{key} must be a JSON object (a YAML mapping)"), None);
+            r.error(
+                x,
+                format!("{key} must be a JSON object (a YAML mapping)"),
+                None,
+            );
             return None;
         }
         Some(v)
@@ -257,14 +346,21 @@ fn read_type(r: &mut Reader, name: &str, n: &Node) -> Option<ResourceType> {
     let lro = match m.get("lro").and_then(|x| r.string(x, "lro")).as_deref() {
         None | Some("arm") => LroPattern::Arm,
         Some(other) => {
-            r.error(m.get("lro").unwrap_or(n), format!("unknown lro pattern `{other}`"), Some("arm".into()));
+            r.error(
+                m.get("lro").unwrap_or(n),
+                format!("unknown lro pattern `{other}`"),
+                Some("arm".into()),
+            );
             LroPattern::Arm
         }
     };
     let asynchronous = flag(r, "async", true);
     Some(ResourceType {
         name: name.to_string(),
-        segment: m.get("path").and_then(|x| r.string(x, "path")).unwrap_or_else(|| name.to_string()),
+        segment: m
+            .get("path")
+            .and_then(|x| r.string(x, "path"))
+            .unwrap_or_else(|| name.to_string()),
         parent: m.get("parent").and_then(|x| r.string(x, "parent")),
         depends_on: m.get("depends_on").and_then(|x| r.string(x, "depends_on")),
         kind,
@@ -298,14 +394,25 @@ fn read_action(r: &mut Reader, n: &Node) -> Option<Action> {
         && let Some(rm) = r.map(res, "result", &["status", "pointer"])
     {
         if let Some(s) = rm.get("status") {
-            result_status = r.one_or_many(s).into_iter().filter_map(|x| r.u64(x, "status")).map(|v| v as u16).collect();
+            result_status = r
+                .one_or_many(s)
+                .into_iter()
+                .filter_map(|x| r.u64(x, "status"))
+                .map(|v| v as u16)
+                .collect();
         }
         result_pointer = rm.get("pointer").and_then(|x| r.string(x, "pointer"));
     }
     Some(Action {
         name,
-        long_running: m.get("long_running").and_then(|x| r.bool(x, "long_running")).unwrap_or(true),
-        body: m.get("body").map(to_json).unwrap_or_else(|| Value::Object(Default::default())),
+        long_running: m
+            .get("long_running")
+            .and_then(|x| r.bool(x, "long_running"))
+            .unwrap_or(true),
+        body: m
+            .get("body")
+            .map(to_json)
+            .unwrap_or_else(|| Value::Object(Default::default())),
         result_status,
         result_pointer,
     })

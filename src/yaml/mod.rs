@@ -17,10 +17,15 @@ use crate::diag::{Diagnostic, Pos, did_you_mean};
 pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
     // Guard the recursive loader against pathological nesting (a fuzz finding class).
     if nesting_depth(text) > 200 {
-        return Err(Diagnostic::new(Pos::new(file, 1, 1), "YAML nests deeper than 200 levels"));
+        return Err(Diagnostic::new(
+            Pos::new(file, 1, 1),
+            "YAML nests deeper than 200 levels",
+        ));
     }
     // prevent_coercion marks quoted scalars as strings (plain ones stay typed).
-    let opts = LoaderOptions::default().error_on_duplicate_keys(true).prevent_coercion(true);
+    let opts = LoaderOptions::default()
+        .error_on_duplicate_keys(true)
+        .prevent_coercion(true);
     marked_yaml::parse_yaml_with_options(0, text, opts).map_err(|e| load_error(file, e))
 }
 
@@ -37,7 +42,11 @@ fn nesting_depth(text: &str) -> usize {
             _ => {}
         }
     }
-    let indent = text.lines().map(|l| l.len() - l.trim_start().len()).max().unwrap_or(0);
+    let indent = text
+        .lines()
+        .map(|l| l.len() - l.trim_start().len())
+        .max()
+        .unwrap_or(0);
     max.max(indent / 2)
 }
 
@@ -45,18 +54,25 @@ fn load_error(file: &Arc<Path>, e: marked_yaml::LoadError) -> Diagnostic {
     use marked_yaml::LoadError as E;
     let at = |m: &marked_yaml::Marker| Pos::new(file, m.line().max(1), m.column().max(1));
     match e {
-        E::TopLevelMustBeMapping(m) => {
-            Diagnostic::new(at(&m), "the top level must be a mapping").expected("`key: value` lines")
-        }
+        E::TopLevelMustBeMapping(m) => Diagnostic::new(at(&m), "the top level must be a mapping")
+            .expected("`key: value` lines"),
         E::TopLevelMustBeSequence(m) => Diagnostic::new(at(&m), "the top level must be a sequence"),
-        E::UnexpectedAnchor(m) => {
-            Diagnostic::new(at(&m), "YAML anchors and aliases are not supported; write the value out")
+        E::UnexpectedAnchor(m) => Diagnostic::new(
+            at(&m),
+            "YAML anchors and aliases are not supported; write the value out",
+        ),
+        E::MappingKeyMustBeScalar(m) => {
+            Diagnostic::new(at(&m), "mapping keys must be plain strings")
         }
-        E::MappingKeyMustBeScalar(m) => Diagnostic::new(at(&m), "mapping keys must be plain strings"),
         E::UnexpectedTag(m) => Diagnostic::new(at(&m), "YAML tags (`!tag`) are not supported"),
         E::ScanError(m, se) => Diagnostic::new(at(&m), format!("invalid YAML: {}", se.info())),
         E::DuplicateKey(d) => {
-            let m = d.key.span().start().copied().unwrap_or(marked_yaml::Marker::new(0, 0, 1, 1));
+            let m = d
+                .key
+                .span()
+                .start()
+                .copied()
+                .unwrap_or(marked_yaml::Marker::new(0, 0, 1, 1));
             Diagnostic::new(at(&m), format!("duplicate key `{}`", d.key.as_str()))
         }
     }
@@ -70,7 +86,10 @@ pub struct Reader {
 
 impl Reader {
     pub fn new(file: Arc<Path>) -> Self {
-        Reader { file, diags: Vec::new() }
+        Reader {
+            file,
+            diags: Vec::new(),
+        }
     }
 
     pub fn pos(&self, node: &Node) -> Pos {
@@ -89,7 +108,11 @@ impl Reader {
     /// A mapping whose keys must all be in `allowed`.
     pub fn map<'n>(&mut self, node: &'n Node, what: &str, allowed: &[&str]) -> Option<Map<'n>> {
         let Some(m) = node.as_mapping() else {
-            self.error(node, format!("{what} must be a mapping"), Some("`key: value` entries".into()));
+            self.error(
+                node,
+                format!("{what} must be a mapping"),
+                Some("`key: value` entries".into()),
+            );
             return None;
         };
         for key in m.keys() {
@@ -121,7 +144,11 @@ impl Reader {
         match node.as_sequence() {
             Some(s) => Some(s.as_slice()),
             None => {
-                self.error(node, format!("{what} must be a list"), Some("`- item` entries".into()));
+                self.error(
+                    node,
+                    format!("{what} must be a list"),
+                    Some("`- item` entries".into()),
+                );
                 None
             }
         }
@@ -146,7 +173,10 @@ impl Reader {
     }
 
     pub fn u64(&mut self, node: &Node, what: &str) -> Option<u64> {
-        match node.as_scalar().and_then(|s| s.as_str().trim().parse::<u64>().ok()) {
+        match node
+            .as_scalar()
+            .and_then(|s| s.as_str().trim().parse::<u64>().ok())
+        {
             Some(v) => Some(v),
             None => {
                 self.error(node, format!("{what} must be a whole number"), None);
@@ -156,7 +186,10 @@ impl Reader {
     }
 
     pub fn f64(&mut self, node: &Node, what: &str) -> Option<f64> {
-        match node.as_scalar().and_then(|s| s.as_str().trim().parse::<f64>().ok()) {
+        match node
+            .as_scalar()
+            .and_then(|s| s.as_str().trim().parse::<f64>().ok())
+        {
             Some(v) if v.is_finite() => Some(v),
             _ => {
                 self.error(node, format!("{what} must be a number"), None);
@@ -218,9 +251,11 @@ pub fn to_json(node: &Node) -> serde_json::Value {
             }
         }
         Node::Sequence(seq) => Value::Array(seq.iter().map(to_json).collect()),
-        Node::Mapping(m) => {
-            Value::Object(m.iter().map(|(k, v)| (k.as_str().to_string(), to_json(v))).collect())
-        }
+        Node::Mapping(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.as_str().to_string(), to_json(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -240,7 +275,10 @@ impl<'n> Map<'n> {
 
     /// Entries in file order, with each key's node (for positions).
     pub fn entries(&self) -> Vec<(Node, &'n Node)> {
-        self.node.iter().map(|(k, v)| (Node::Scalar(k.clone()), v)).collect()
+        self.node
+            .iter()
+            .map(|(k, v)| (Node::Scalar(k.clone()), v))
+            .collect()
     }
 
     pub fn keys(&self) -> Vec<String> {
@@ -270,14 +308,23 @@ mod tests {
         r.map(&node, "step", &["a", "status"]);
         assert_eq!(r.diags.len(), 1);
         assert_eq!((r.diags[0].pos.line, r.diags[0].pos.col), (2, 1));
-        assert!(r.diags[0].expected.as_deref().unwrap().contains("did you mean `status`"));
+        assert!(
+            r.diags[0]
+                .expected
+                .as_deref()
+                .unwrap()
+                .contains("did you mean `status`")
+        );
     }
 
     #[test]
     fn json_conversion_respects_quotes() {
         let node = parse(&file(), "a: 200\nb: \"200\"\nc: true\nd: ~\ne: x\nf: 1.5\n").unwrap();
         let v = to_json(&node);
-        assert_eq!(v, serde_json::json!({"a":200,"b":"200","c":true,"d":null,"e":"x","f":1.5}));
+        assert_eq!(
+            v,
+            serde_json::json!({"a":200,"b":"200","c":true,"d":null,"e":"x","f":1.5})
+        );
     }
 
     #[test]

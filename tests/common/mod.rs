@@ -13,9 +13,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The flags that keep a run against the embedded RP short: operations last 200 ms and every
-/// wait (Retry-After, sleeps) is scaled by 0.02.
-pub const FAST: &[&str] = &["--op-duration", "200", "--time-scale", "0.02"];
+/// The flags that keep a run against the embedded RP short: operations last 300 ms and every
+/// wait (Retry-After, sleeps) is scaled by 0.01.
+///
+/// The first poll of an operation waits Retry-After (10 s) × the time scale, so the scaled wait
+/// (100 ms) must stay well below the operation duration: otherwise every operation has ended
+/// before it is first polled, and the rules only judged while an operation runs (LOC-05,
+/// PUT-03, PSTATE-05 during a create...) get no verdict at all. `--op-duration 200
+/// --time-scale 0.02` (200 ms wait, 200 ms operation) is exactly that case.
+pub const FAST: &[&str] = &["--op-duration", "300", "--time-scale", "0.01"];
+
+/// The time scale in [`FAST`], as reports record it.
+pub const FAST_SCALE: f64 = 0.01;
 
 /// Generous bound for one whole run of the suites; a run that takes longer is killed.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -147,7 +156,8 @@ impl Scratch {
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        std::fs::create_dir_all(&path)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
         Scratch { path }
     }
 
@@ -164,7 +174,8 @@ impl Scratch {
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.join(name);
         if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
+            std::fs::create_dir_all(d)
+                .unwrap_or_else(|e| panic!("cannot create {}: {e}", d.display()));
         }
         std::fs::write(&p, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()));
         p
@@ -174,7 +185,10 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            eprintln!("kept scratch directory for inspection: {}", self.path.display());
+            eprintln!(
+                "kept scratch directory for inspection: {}",
+                self.path.display()
+            );
         } else {
             let _ = std::fs::remove_dir_all(&self.path);
         }
@@ -184,41 +198,59 @@ impl Drop for Scratch {
 /// Read and parse `DIR/report.json`.
 pub fn read_report(dir: &Path) -> Value {
     let p = dir.join("report.json");
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
+    let text =
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", p.display()))
 }
 
 /// Read and parse `DIR/junit.xml` with quick-junit's own deserializer.
 pub fn read_junit(dir: &Path) -> quick_junit::Report {
     let p = dir.join("junit.xml");
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
-    quick_junit::Report::deserialize_from_str(&text)
-        .unwrap_or_else(|e| panic!("{} does not parse as JUnit XML: {e}\n{}", p.display(), tail(&text, 2000)))
+    let text =
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
+    quick_junit::Report::deserialize_from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{} does not parse as JUnit XML: {e}\n{}",
+            p.display(),
+            tail(&text, 2000)
+        )
+    })
 }
 
 /// The `results` array of a report.json.
 pub fn results(report: &Value) -> &[Value] {
-    report["results"].as_array().map(Vec::as_slice).unwrap_or_default()
+    report["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
 }
 
 /// Every test name of a report.json, sorted.
 pub fn result_names(report: &Value) -> Vec<String> {
-    let mut v: Vec<String> = results(report).iter().filter_map(|r| r["name"].as_str().map(str::to_string)).collect();
+    let mut v: Vec<String> = results(report)
+        .iter()
+        .filter_map(|r| r["name"].as_str().map(str::to_string))
+        .collect();
     v.sort();
     v
 }
 
 /// Every testcase name of a JUnit report, sorted.
 pub fn junit_names(report: &quick_junit::Report) -> Vec<String> {
-    let mut v: Vec<String> =
-        report.test_suites.iter().flat_map(|s| s.test_cases.iter().map(|c| c.name.as_str().to_string())).collect();
+    let mut v: Vec<String> = report
+        .test_suites
+        .iter()
+        .flat_map(|s| s.test_cases.iter().map(|c| c.name.as_str().to_string()))
+        .collect();
     v.sort();
     v
 }
 
 /// `counts.<field>` of a report.json (0 when absent, so a missing field fails loudly elsewhere).
 pub fn count(report: &Value, field: &str) -> u64 {
-    report["counts"][field].as_u64().unwrap_or_else(|| panic!("report.json has no counts.{field}: {}", report["counts"]))
+    report["counts"][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("report.json has no counts.{field}: {}", report["counts"]))
 }
 
 /// A short, readable digest of every test that did not pass or skip: name, status, detail and
@@ -230,7 +262,10 @@ pub fn excerpt(report: &Value) -> String {
         if status == "passed" || status == "skipped" {
             continue;
         }
-        out.push_str(&format!("- {} [{status}]", r["name"].as_str().unwrap_or("?")));
+        out.push_str(&format!(
+            "- {} [{status}]",
+            r["name"].as_str().unwrap_or("?")
+        ));
         if let Some(d) = r["detail"].as_str() {
             out.push_str(&format!(": {}", cut(d, 300)));
         }
@@ -239,7 +274,11 @@ pub fn excerpt(report: &Value) -> String {
             if v["outcome"] != "failed" {
                 continue;
             }
-            out.push_str(&format!("    {} {}:", v["rule"].as_str().unwrap_or("?"), v["level"].as_str().unwrap_or("?")));
+            out.push_str(&format!(
+                "    {} {}:",
+                v["rule"].as_str().unwrap_or("?"),
+                v["level"].as_str().unwrap_or("?")
+            ));
             for f in v["failures"].as_array().into_iter().flatten().take(2) {
                 out.push_str(&format!(
                     " expected {} / seen {} ({});",

@@ -1,0 +1,243 @@
+//! The command line's contract: bad usage exits 2 with a message saying what is wrong (unknown
+//! flag, bad `--partition`, unknown `--fault`, a missing or broken target file, with the
+//! broken file's mistakes positioned); `rpconform rules` prints the whole catalogue, also as
+//! JSON; `serve --list-faults` lists the fault knobs, each naming rules that exist.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{FAST, QUICK_TIMEOUT, Scratch, rpconform};
+use serde_json::Value;
+
+/// Run `args`, expect exit 2 and every fragment in stderr.
+fn expect_usage_error(args: &[&str], fragments: &[&str]) {
+    let out = rpconform(args, QUICK_TIMEOUT);
+    assert_eq!(out.code(), 2, "bad usage must exit 2\n{}", out.tail(2000));
+    for f in fragments {
+        assert!(
+            out.stderr.contains(f),
+            "stderr lacks `{f}`\n{}",
+            out.tail(2000)
+        );
+    }
+}
+
+#[test]
+fn an_unknown_flag_is_a_usage_error() {
+    expect_usage_error(&["run", "suites", "--no-such-flag"], &["--no-such-flag"]);
+    expect_usage_error(&["frobnicate"], &["frobnicate"]);
+}
+
+#[test]
+fn a_bad_partition_is_a_usage_error() {
+    for p in [
+        "count:3/2",
+        "hash:0/2",
+        "thirds:1/3",
+        "count:1",
+        "count:a/b",
+    ] {
+        expect_usage_error(
+            &["run", "suites", "--partition", p],
+            &["invalid partition", p],
+        );
+    }
+}
+
+#[test]
+fn an_unknown_fault_is_a_usage_error_with_a_suggestion() {
+    expect_usage_error(
+        &["run", "suites", "--fault", "relative-locaton"],
+        &[
+            "unknown fault `relative-locaton`",
+            "did you mean `relative-location`?",
+        ],
+    );
+    // `serve` refuses it before it listens (or writes its target file).
+    let dir = Scratch::new("cli-serve-fault");
+    let t = dir.str("target.yaml");
+    expect_usage_error(
+        &["serve", "--fault", "no-such-fault", "--write-target", &t],
+        &["unknown fault `no-such-fault`"],
+    );
+}
+
+#[test]
+fn a_bad_time_scale_is_a_usage_error() {
+    for f in ["0", "-1", "1000"] {
+        expect_usage_error(
+            &["run", "suites", &format!("--time-scale={f}")],
+            &["--time-scale"],
+        );
+    }
+}
+
+#[test]
+fn a_missing_target_file_is_a_usage_error() {
+    let dir = Scratch::new("cli-missing-target");
+    let t = dir.str("no-such-target.yaml");
+    expect_usage_error(
+        &["run", "suites", "--target", &t],
+        &[&t, "cannot read target file"],
+    );
+    expect_usage_error(&["check", "suites", "--target", &t], &[&t]);
+}
+
+#[test]
+fn a_target_file_with_errors_is_reported_with_positions() {
+    let dir = Scratch::new("cli-bad-target");
+    let text = "base_url: not-a-url
+auth: none
+subscription: 00000000-0000-0000-0000-000000000000
+resource_group: {name: rg}
+namespace: Microsoft.Contoso
+api_version: \"2024-05-01\"
+location: eastus
+types:
+  widgets:
+    kind: trackd
+    create_body: {location: eastus}
+";
+    let t = dir.write("target.yaml", text);
+    let t = t.display().to_string();
+    let base_url = format!("{t}:1:11");
+    let kind = format!("{t}:10:11");
+    for cmd in ["run", "check"] {
+        expect_usage_error(
+            &[cmd, "suites", "--target", &t],
+            &[
+                &base_url,
+                "not-a-url",
+                "not an absolute http(s) URL",
+                &kind,
+                "unknown kind `trackd`",
+                "tracked or proxy",
+            ],
+        );
+    }
+}
+
+/// A path that does not exist is taken as a test-name filter, so a typo in a suite path runs
+/// nothing and exits 0: a green CI job that tested nothing.
+#[test]
+#[ignore = "product bug: a mistyped suite path becomes a name filter, runs 0 tests and exits 0 (src/cli/commands.rs paths_and_filters)"]
+fn a_mistyped_suite_path_is_a_usage_error() {
+    let dir = Scratch::new("cli-typo-path");
+    let rd = dir.str("reports");
+    let mut args = vec!["run", "suites/etga.yaml", "--report-dir", &rd];
+    args.extend_from_slice(FAST);
+    expect_usage_error(&args, &["suites/etga.yaml"]);
+}
+
+fn rules_json() -> Vec<Value> {
+    let out = rpconform(&["rules", "--format", "json"], QUICK_TIMEOUT);
+    assert_eq!(
+        out.code(),
+        0,
+        "rules --format json failed\n{}",
+        out.tail(2000)
+    );
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "rules --format json is not a JSON array: {e}\n{}",
+            common::cut(&out.stdout, 2000)
+        )
+    })
+}
+
+#[test]
+fn rules_lists_the_whole_catalogue_in_text_and_json() {
+    let out = rpconform(&["rules"], QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "rules failed\n{}", out.tail(2000));
+    let lines: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(
+        lines.len() >= 132,
+        "rules printed {} lines, expected at least 132\n{}",
+        lines.len(),
+        out.tail(1500)
+    );
+
+    let rules = rules_json();
+    assert!(
+        rules.len() >= 132,
+        "rules --format json has {} entries, expected at least 132",
+        rules.len()
+    );
+    let mut ids = BTreeSet::new();
+    for r in &rules {
+        let id = r["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a rule without an id: {r}"));
+        assert!(ids.insert(id.to_string()), "rule {id} is listed twice");
+        assert!(
+            matches!(r["level"].as_str(), Some("MUST" | "SHOULD" | "MAY")),
+            "rule {id} has level {}, expected MUST, SHOULD or MAY",
+            r["level"]
+        );
+        assert!(
+            r["rule"].as_str().is_some_and(|s| !s.is_empty()),
+            "rule {id} has no text: {r}"
+        );
+        assert!(
+            r["suites"].is_array() && r["ambient"].is_boolean(),
+            "rule {id} lacks `suites` or `ambient`: {r}"
+        );
+    }
+    // Text and JSON list the same rules.
+    for id in &ids {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.split_whitespace().next() == Some(id)),
+            "rules (text) does not list {id}"
+        );
+    }
+}
+
+#[test]
+fn list_faults_names_only_existing_rules() {
+    let out = rpconform(&["serve", "--list-faults"], QUICK_TIMEOUT);
+    assert_eq!(
+        out.code(),
+        0,
+        "serve --list-faults failed\n{}",
+        out.tail(2000)
+    );
+    let ids: BTreeSet<String> = rules_json()
+        .iter()
+        .filter_map(|r| r["id"].as_str().map(str::to_string))
+        .collect();
+    let mut faults = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for line in out.stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let mut cols = line.split_whitespace();
+        let (Some(name), Some(rules), Some(_description)) = (cols.next(), cols.next(), cols.next())
+        else {
+            panic!("a --list-faults line is not `name  RULE-01,RULE-02  description`: {line:?}");
+        };
+        assert!(
+            faults.insert(name.to_string()),
+            "fault {name} is listed twice"
+        );
+        for rule in rules.split(',') {
+            if !ids.contains(rule) {
+                unknown.push(format!("{name}: {rule}"));
+            }
+        }
+    }
+    assert!(
+        faults.len() >= 20,
+        "serve --list-faults lists {} faults, expected at least 20\n{}",
+        faults.len(),
+        out.tail(2000)
+    );
+    assert!(
+        unknown.is_empty(),
+        "faults name rules that `rpconform rules` does not know: {unknown:?}"
+    );
+}
