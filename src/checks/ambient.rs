@@ -18,6 +18,11 @@ use crate::target::{Kind, Target};
 pub struct RequestIds(Mutex<HashMap<String, u64>>);
 
 impl RequestIds {
+    /// The exchange that used this id first, if another one did (and remember this one).
+    pub fn first_use_of(&self, id: &str, seq: u64) -> Option<u64> {
+        self.first_use(id, seq)
+    }
+
     /// The exchange that used this id first, if another one did.
     fn first_use(&self, id: &str, seq: u64) -> Option<u64> {
         let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());

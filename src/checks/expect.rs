@@ -77,9 +77,28 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             let Some(r) = resp else {
                 return Err(Miss::Failed(format!("header {name}"), no_resp()));
             };
+            let rendered;
+            let name = if name.contains("${") {
+                rendered = crate::template::Template::parse(name)
+                    .map_err(|(_, m)| Miss::Broken(m))?
+                    .render(scope)
+                    .map_err(Miss::Broken)?;
+                &rendered
+            } else {
+                name
+            };
             let v = r.header(name).map(|s| Value::String(s.to_string()));
             test(predicate, v.as_ref(), scope, *ignore_case)
                 .map_err(|m| prefix(m, &format!("header {name}")))
+        }
+        Check::Value {
+            template,
+            predicate,
+            ignore_case,
+        } => {
+            let v = template.render_value(scope).map_err(Miss::Broken)?;
+            let v = (!v.is_null()).then_some(v);
+            test(predicate, v.as_ref(), scope, *ignore_case).map_err(|m| prefix(m, "value"))
         }
         Check::Pointer {
             pointer,

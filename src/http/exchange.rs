@@ -20,6 +20,10 @@ pub enum Role {
     ResourcePoll,
     /// A further page of a collection (nextLink).
     NextPage,
+    /// GET of a TypeSpec status monitor.
+    MonitorPoll,
+    /// GET of a task or of a task API's resource.
+    TaskPoll,
     /// Deleting what the run created, at the end.
     Cleanup,
 }

@@ -19,6 +19,8 @@ pub struct RunCtx {
     pub strict: bool,
     pub run_id: String,
     pub request_ids: RequestIds,
+    /// Task ids handed out in the run (TASK-01 uniqueness).
+    pub task_ids: RequestIds,
     pub cleanup: Cleanup,
     pub cancel: Cancel,
     counter: AtomicU64,
@@ -33,6 +35,7 @@ impl RunCtx {
             strict,
             run_id,
             request_ids: RequestIds::default(),
+            task_ids: RequestIds::default(),
             cleanup: Cleanup::default(),
             cancel: Cancel::default(),
             counter: AtomicU64::new(0),

@@ -29,6 +29,10 @@ pub(super) struct StepOut {
     /// The request's URL (absolute) and method, for `poll` to know what it follows.
     pub url: String,
     pub method: String,
+    /// More variables for the step's binding (`monitor`, `task_id`...).
+    pub extra: serde_json::Map<String, Value>,
+    /// How `poll` follows this step.
+    pub follow: super::surfaces::Follow,
 }
 
 /// A runner error: the check could not be made.
@@ -38,6 +42,7 @@ pub(super) struct Exec<'a> {
     pub ctx: &'a RunCtx,
     pub inst: &'a Instance,
     pub ty: Option<&'a ResourceType>,
+    pub mon: Option<&'a crate::target::Monitor>,
     pub scope: Scope,
     pub ledger: Ledger,
     pub ops: OpHistory,
@@ -45,6 +50,10 @@ pub(super) struct Exec<'a> {
     pub polls: Vec<PollRecord>,
     pub outs: HashMap<String, StepOut>,
     pub notes: Vec<String>,
+    /// Requests `start` steps sent, by step name (for `repeat:`).
+    pub started: HashMap<String, (String, String, Vec<(String, String)>, Option<String>)>,
+    /// The name of the step running now, if it has one.
+    pub step_name: Option<String>,
     correlation: String,
     /// The step running now (for poll records and findings).
     pub step_label: String,
@@ -77,10 +86,12 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         .type_name
         .as_deref()
         .and_then(|n| ctx.target.type_named(n));
+    let mon = inst.monitor.as_deref().and_then(|n| ctx.target.monitor_named(n));
     let mut ex = Exec {
         ctx,
         inst,
         ty,
+        mon,
         scope: Scope::new(),
         ledger: Ledger::default(),
         ops: OpHistory::default(),
@@ -88,6 +99,8 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         polls: Vec::new(),
         outs: HashMap::new(),
         notes: Vec::new(),
+        started: HashMap::new(),
+        step_name: None,
         correlation: super::ids::uuid(),
         step_label: String::new(),
     };
@@ -127,6 +140,9 @@ impl<'a> Exec<'a> {
         if let Some(t) = self.ty {
             self.scope
                 .insert("type".into(), t.scope_value(&self.ctx.target));
+        }
+        if let Some(m) = self.mon {
+            self.scope.insert("monitor".into(), m.scope_value());
         }
         if let Some(row) = &self.inst.row {
             let values = JsonTemplate::parse(&Value::Object(row.values.clone()))
@@ -188,6 +204,7 @@ impl<'a> Exec<'a> {
             }
         }
         self.step_label = step.label();
+        self.step_name = step.name.clone();
         self.ledger.step = Some(self.step_label.clone());
         self.ledger.set_exempt(step.exempt.clone());
         let out = self.run_action(step).await;
@@ -275,7 +292,15 @@ impl<'a> Exec<'a> {
                 "location": resp.and_then(|r| r.header("location")).map(|s| json!(s)).unwrap_or(Value::Null),
                 "operation": resp.and_then(|r| r.header("azure-asyncoperation")).map(|s| json!(s)).unwrap_or(Value::Null),
                 "running": says_running(resp),
+                "monitor": Value::Null,
+                "task_id": Value::Null,
+                "resource_id": Value::Null,
+                "resource_url": Value::Null,
             });
+            let mut v = v;
+            for (k, x) in &out.extra {
+                v[k] = x.clone();
+            }
             self.scope.insert(name.clone(), v);
             self.outs.insert(name.clone(), out);
         }
@@ -301,15 +326,21 @@ impl<'a> Exec<'a> {
                 }
                 let resource = resource_of(&first.method, &first.url);
                 let deadline = p.deadline.unwrap_or(self.ctx.target.deadline);
-                let out = self
-                    .follow(init, resource, &first.method, deadline, watch)
-                    .await;
+                let out = match (first.follow, self.mon) {
+                    (super::surfaces::Follow::Monitor, Some(mon)) => {
+                        self.follow_monitor(init, mon, deadline).await
+                    }
+                    _ => {
+                        self.follow(init, resource, &first.method, deadline, watch)
+                            .await
+                    }
+                };
                 Ok(StepOut {
                     exchange: out.final_exchange,
-                    items: None,
                     outcome: Some(out.outcome),
                     url: first.url,
                     method: first.method,
+                    ..Default::default()
                 })
             }
             Action::Create(spec) => self.create(spec, true, Role::Step).await,
@@ -330,6 +361,7 @@ impl<'a> Exec<'a> {
                     outcome: Some(outcome),
                     url,
                     method: "GET".into(),
+                    ..Default::default()
                 })
             }
             Action::Sleep(secs) => {
@@ -339,6 +371,8 @@ impl<'a> Exec<'a> {
                 Ok(StepOut::default())
             }
             Action::Sweep(s) => self.sweep(s).await,
+            Action::Start(spec) => self.start_monitor(spec).await,
+            Action::Task(spec) => self.run_task(spec).await,
             Action::Inspect(name) => self
                 .outs
                 .get(name)
@@ -513,6 +547,7 @@ impl<'a> Exec<'a> {
             outcome: None,
             url,
             method,
+            ..Default::default()
         })
     }
 

@@ -12,6 +12,7 @@ pub mod harness;
 pub mod ids;
 mod lro;
 pub mod partition;
+mod surfaces;
 
 pub use cleanup::{create_resource_group, final_cleanup};
 pub use context::{Cancel, Cleanup, RunCtx};

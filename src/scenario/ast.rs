@@ -41,6 +41,10 @@ pub struct Scenario {
     pub description: Option<String>,
     /// Features every type the scenario runs against must have; `None`: not per type.
     pub for_each_type: Option<Vec<String>>,
+    /// Features every status monitor the scenario runs against must have.
+    pub for_each_monitor: Option<Vec<String>>,
+    /// The scenario needs the target's task API.
+    pub needs_tasks: bool,
     pub requires: Vec<Requirement>,
     /// Ignored unless `--include-ignored`, with the reason.
     pub ignore: Option<String>,
@@ -185,6 +189,34 @@ pub enum Action {
     Sweep(SweepSpec),
     /// Check an earlier step's response again (after later steps showed the checks apply).
     Inspect(String),
+    /// Start the scenario's status-monitor operation.
+    Start(StartSpec),
+    /// A write on the task API, followed to its end.
+    Task(TaskSpec),
+}
+
+#[derive(Debug, Clone)]
+pub struct StartSpec {
+    pub failing: bool,
+    pub operation_id: Option<Template>,
+    /// Send again exactly the request an earlier `start` step sent.
+    pub repeat: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskOp {
+    Create,
+    Update,
+    Delete,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskSpec {
+    pub op: TaskOp,
+    /// `default`, `failing_processing` or `failing_provisioning`.
+    pub body: String,
+    /// For update and delete: the earlier `task` step that created the resource.
+    pub of: Option<String>,
 }
 
 impl Action {
@@ -198,6 +230,8 @@ impl Action {
             Action::Sleep(_) => "sleep",
             Action::Sweep(_) => "sweep",
             Action::Inspect(_) => "inspect",
+            Action::Start(_) => "start",
+            Action::Task(_) => "task",
         }
     }
 }
@@ -227,6 +261,12 @@ pub enum Check {
     },
     Pointer {
         pointer: String,
+        predicate: Predicate,
+        ignore_case: bool,
+    },
+    /// A value from variables (`value: ${second.monitor}`), tested like a header.
+    Value {
+        template: Template,
         predicate: Predicate,
         ignore_case: bool,
     },

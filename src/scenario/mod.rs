@@ -9,5 +9,6 @@ mod parse;
 mod plan;
 
 pub use ast::*;
+pub use ast::{StartSpec, TaskOp, TaskSpec};
 pub use parse::{LoadOptions, load_suites, parse_suite, suite_files};
 pub use plan::{Instance, expand};

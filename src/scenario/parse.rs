@@ -22,6 +22,7 @@ const SCENARIO_KEYS: &[&str] = &[
     "name",
     "description",
     "for_each_type",
+    "for_each_monitor",
     "requires",
     "ignore",
     "table",
@@ -31,12 +32,11 @@ const SCENARIO_KEYS: &[&str] = &[
     "teardown",
 ];
 const STEP_KEYS: &[&str] = &[
-    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "if",
+    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task", "if",
     "unless", "expect", "capture", "exempt",
 ];
-const ACTIONS: &[&str] = &[
-    "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect",
-];
+const ACTIONS: &[&str] =
+    &["request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task"];
 const REQUEST_KEYS: &[&str] = &[
     "method",
     "url",
@@ -53,6 +53,7 @@ const EXPECT_KEYS: &[&str] = &[
     "status",
     "header",
     "pointer",
+    "value",
     "schema",
     "outcome",
     "list_contains",
@@ -73,6 +74,7 @@ const SUBJECTS: &[&str] = &[
     "status",
     "header",
     "pointer",
+    "value",
     "schema",
     "outcome",
     "list_contains",
@@ -82,15 +84,8 @@ const SUBJECTS: &[&str] = &[
 const ALWAYS: &[&str] = &["target", "run", "unique"];
 /// Fields a named step or a created resource exposes.
 const STEP_FIELDS: &[&str] = &[
-    "status",
-    "headers",
-    "body",
-    "items",
-    "url",
-    "outcome",
-    "location",
-    "operation",
-    "running",
+    "status", "headers", "body", "items", "url", "outcome", "location", "operation", "running", "monitor", "task_id",
+    "resource_id", "resource_url",
 ];
 const RESOURCE_FIELDS: &[&str] = &[
     "url",
@@ -319,6 +314,21 @@ impl<'o> SuiteParser<'o> {
             }
             feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
         });
+        let for_each_monitor = m.get("for_each_monitor").map(|n| {
+            let feats = self.r.strings(n, "a monitor feature");
+            for (f, fpos) in &feats {
+                if !crate::target::MONITOR_FEATURES.contains(&f.as_str()) {
+                    self.r.diags.push(
+                        Diagnostic::new(fpos.clone(), format!("unknown monitor feature `{f}`"))
+                            .expected(crate::target::MONITOR_FEATURES.join(", ")),
+                    );
+                }
+            }
+            feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
+        });
+        if for_each_type.is_some() && for_each_monitor.is_some() {
+            self.r.error(node, "a scenario runs per type or per monitor, not both", None);
+        }
         let mut requires = Vec::new();
         if let Some(n) = m.get("requires") {
             for (s, rpos) in self.r.strings(n, "a requirement") {
@@ -347,6 +357,9 @@ impl<'o> SuiteParser<'o> {
         def.roots.extend(ALWAYS.iter().map(|s| s.to_string()));
         if for_each_type.is_some() {
             def.roots.insert("type".into());
+        }
+        if for_each_monitor.is_some() {
+            def.roots.insert("monitor".into());
         }
         // Row values may use target, type, run and unique (rendered when the test starts).
         if let Some(tn) = m.get("table") {
@@ -401,11 +414,14 @@ impl<'o> SuiteParser<'o> {
             .get("teardown")
             .map(|n| self.steps(n, &mut def))
             .unwrap_or_default();
+        let needs_tasks = scenario_uses_tasks(&setup, &steps, &teardown);
         Some(Scenario {
             name,
             pos,
             description,
             for_each_type,
+            for_each_monitor,
+            needs_tasks,
             requires,
             ignore,
             table,
@@ -530,6 +546,49 @@ impl<'o> SuiteParser<'o> {
             }
             "sleep" => Action::Sleep(self.r.f64(an, "sleep (seconds)")?),
             "sweep" => Action::Sweep(self.sweep(an, def)?),
+            "start" => {
+                if !def.roots.contains("monitor") {
+                    self.r.error(an, "`start` needs `for_each_monitor` on the scenario", None);
+                }
+                let sm = self.r.map(an, "start", &["failing", "operation_id", "repeat"])?;
+                let repeat = sm.get("repeat").and_then(|n| self.r.string(n, "repeat"));
+                if let Some(rp) = &repeat {
+                    self.check_step_ref(rp, sm.get("repeat").unwrap_or(an), def);
+                }
+                let failing = sm.get("failing").and_then(|n| self.r.bool(n, "failing")).unwrap_or(false);
+                let operation_id = match sm.get("operation_id") {
+                    Some(n) => {
+                        let t = self.template(n)?;
+                        self.check_vars(&t.vars().collect::<Vec<_>>(), n, def);
+                        Some(t)
+                    }
+                    None => None,
+                };
+                Action::Start(StartSpec { failing, operation_id, repeat })
+            }
+            "task" => {
+                let tm = self.r.map(an, "task", &["op", "body", "of"])?;
+                let op = match tm.get("op").and_then(|n| self.r.string(n, "op")).as_deref() {
+                    Some("create") | None => TaskOp::Create,
+                    Some("update") => TaskOp::Update,
+                    Some("delete") => TaskOp::Delete,
+                    Some(other) => {
+                        self.r.error(tm.get("op").unwrap_or(an), format!("unknown task op `{other}`"), Some("create, update or delete".into()));
+                        TaskOp::Create
+                    }
+                };
+                let body = tm.get("body").and_then(|n| self.r.string(n, "body")).unwrap_or_else(|| "default".into());
+                if !["default", "failing_processing", "failing_provisioning"].contains(&body.as_str()) {
+                    self.r.error(tm.get("body").unwrap_or(an), format!("unknown task body `{body}`"), Some("default, failing_processing or failing_provisioning".into()));
+                }
+                let of = tm.get("of").and_then(|n| self.r.string(n, "of"));
+                if let Some(o) = &of {
+                    self.check_step_ref(o, tm.get("of").unwrap_or(an), def);
+                } else if op != TaskOp::Create {
+                    self.r.error(an, "update and delete tasks need `of: <the create task step>`", None);
+                }
+                Action::Task(TaskSpec { op, body, of })
+            }
             "inspect" => {
                 let name = self.r.string(an, "inspect")?;
                 self.check_step_ref(&name, an, def);
@@ -1004,6 +1063,15 @@ impl<'o> SuiteParser<'o> {
                     ignore_case,
                 }
             }
+            "value" => {
+                let t = self.template(sn)?;
+                self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
+                Check::Value {
+                    template: t,
+                    predicate: self.predicate(&m, node, def, false)?,
+                    ignore_case,
+                }
+            }
             "schema" => {
                 let file = self.r.string(sn, "schema")?;
                 let validator = self.schema(&file, sn)?;
@@ -1012,11 +1080,16 @@ impl<'o> SuiteParser<'o> {
             "outcome" => {
                 if !matches!(
                     action,
-                    Action::Poll(_) | Action::Create(_) | Action::Settle(_)
+                    Action::Poll(_)
+                        | Action::Create(_)
+                        | Action::Settle(_)
+                        | Action::Task(_)
+                        | Action::Sweep(_)
+                        | Action::Inspect(_)
                 ) {
                     self.r.error(
                         sn,
-                        "`outcome` is only for poll, create and settle steps",
+                        "`outcome` is only for poll, create, settle, task, sweep and inspect steps",
                         None,
                     );
                 }
@@ -1409,6 +1482,10 @@ impl<'o> SuiteParser<'o> {
             }
         }
     }
+}
+
+fn scenario_uses_tasks(setup: &[Step], steps: &[Step], teardown: &[Step]) -> bool {
+    setup.iter().chain(steps).chain(teardown).any(|s| matches!(s.action, Action::Task(_)))
 }
 
 fn valid_name(s: &str) -> bool {

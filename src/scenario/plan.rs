@@ -14,6 +14,7 @@ pub struct Instance {
     pub suite: Arc<Suite>,
     pub scenario: usize,
     pub type_name: Option<String>,
+    pub monitor: Option<String>,
     pub row: Option<Row>,
     pub not_applicable: Option<String>,
 }
@@ -35,6 +36,7 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 suite: suite.clone(),
                 scenario: i,
                 type_name: None,
+                monitor: None,
                 row: None,
                 not_applicable: Some(reason),
             };
@@ -46,6 +48,38 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 out.push(na(
                     "needs `identity` (ARM identity headers) in the target file".into(),
                 ));
+                continue;
+            }
+            if sc.needs_tasks && target.tasks.is_none() {
+                out.push(na("needs a task API (`tasks:` in the target file)".into()));
+                continue;
+            }
+            if let Some(feats) = &sc.for_each_monitor {
+                let matching: Vec<&crate::target::Monitor> =
+                    target.monitors.iter().filter(|m| feats.iter().all(|f| m.has(f))).collect();
+                if matching.is_empty() {
+                    out.push(na(format!("no monitor in the target has: {}", feats.join(", "))));
+                    continue;
+                }
+                for mon in matching {
+                    let mname = format!("{base}::{}", mon.name);
+                    let rows: Vec<Option<Row>> =
+                        if sc.table.is_empty() { vec![None] } else { sc.table.iter().cloned().map(Some).collect() };
+                    for row in rows {
+                        out.push(Instance {
+                            name: match &row {
+                                Some(r) => format!("{mname}::{}", r.name),
+                                None => mname.clone(),
+                            },
+                            suite: suite.clone(),
+                            scenario: i,
+                            type_name: None,
+                            monitor: Some(mon.name.clone()),
+                            row,
+                            not_applicable: None,
+                        });
+                    }
+                }
                 continue;
             }
             let types: Vec<Option<String>> = match &sc.for_each_type {
@@ -79,6 +113,7 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                         suite: suite.clone(),
                         scenario: i,
                         type_name: t.clone(),
+                        monitor: None,
                         row: None,
                         not_applicable: None,
                     });
@@ -89,6 +124,7 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                             suite: suite.clone(),
                             scenario: i,
                             type_name: t.clone(),
+                            monitor: None,
                             row: Some(row.clone()),
                             not_applicable: None,
                         });

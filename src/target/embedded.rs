@@ -80,6 +80,58 @@ types:
       properties: {widgetId: "${dependency.id}"}
     update_body:
       tags: {note: updated}
+# TypeSpec Azure.Core status-monitor operations on the data plane (MON rules).
+monitors:
+  widget-put:
+    request: {method: PUT, url: "/dataplane/widgets/dp${unique}", body: {size: 1}}
+    failing_body: {size: 1, fail: true}
+    api_version: "2024-05-01"
+    link: operation-location
+    result_field: result
+    final_state_via: operation-location
+  widget-export:
+    prerequisite: widget-put
+    request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:export", body: {}}
+    failing_body: {fail: true}
+    api_version: "2024-05-01"
+    succeeded: [Completed]
+    failed: [Faulted]
+    canceled: [Aborted]
+  widget-analyze:
+    prerequisite: widget-put
+    request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:analyze", body: {}}
+    failing_body: {fail: true}
+    api_version: "2024-05-01"
+    result_field: success
+    error_field: failure
+  widget-restart:
+    prerequisite: widget-put
+    request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:restart", body: {}}
+    failing_body: {fail: true}
+    api_version: "2024-05-01"
+    link: location
+  widget-rebuild:
+    prerequisite: widget-put
+    request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:rebuild", body: {}}
+    failing_body: {fail: true}
+    api_version: "2024-05-01"
+    link: azure-async-operation
+  widget-snapshot:
+    prerequisite: widget-put
+    request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:snapshot", body: {}}
+    failing_body: {fail: true}
+    api_version: "2024-05-01"
+    final_state_via: location
+# A task-based API in the Redis Cloud style (TASK rules).
+tasks:
+  create: {method: POST, url: /v1/subscriptions, body: {name: "sub-${unique}"}}
+  update: {method: PUT, url: "/v1/subscriptions/${resource_id}", body: {name: "sub-${unique}-renamed"}}
+  delete: {method: DELETE, url: "/v1/subscriptions/${resource_id}"}
+  failing_processing_body: {name: "sub-${unique}", fail: processing}
+  failing_provisioning_body: {name: "sub-${unique}", fail: provisioning}
+  task_url: "/v1/tasks/${task_id}"
+  tasks_url: /v1/tasks
+  resource_url: "/v1/subscriptions/${resource_id}"
 "#;
 
 #[cfg(test)]

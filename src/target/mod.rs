@@ -8,7 +8,9 @@
 
 mod embedded;
 mod parse;
+mod surfaces;
 
+pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 pub use embedded::embedded_target_yaml;
 pub use parse::{load_target, parse_target};
 
@@ -106,6 +108,8 @@ pub struct Target {
     pub deadline: Duration,
     pub identity: Option<(String, String)>,
     pub types: Vec<ResourceType>,
+    pub monitors: Vec<Monitor>,
+    pub tasks: Option<TaskApi>,
 }
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).
@@ -245,6 +249,10 @@ pub const TARGET_SCOPE_KEYS: &[&str] = &[
 ];
 
 impl Target {
+    pub fn monitor_named(&self, name: &str) -> Option<&Monitor> {
+        self.monitors.iter().find(|m| m.name == name)
+    }
+
     pub fn type_named(&self, name: &str) -> Option<&ResourceType> {
         self.types.iter().find(|t| t.name == name)
     }

@@ -1,0 +1,128 @@
+//! Target declarations beyond ARM resource types: TypeSpec Azure.Core status-monitor operations
+//! (`monitors:`, the MON rules) and a task-based API (`tasks:`, the TASK rules). Each names its
+//! requests and the vocabulary the service uses, so the same suites test any service of that style.
+
+use serde_json::{Value, json};
+
+/// How a status monitor is linked from the initial response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MonitorLink {
+    OperationLocation,
+    Location,
+    AzureAsyncOperation,
+}
+
+impl MonitorLink {
+    pub fn header(self) -> &'static str {
+        match self {
+            MonitorLink::OperationLocation => "operation-location",
+            MonitorLink::Location => "location",
+            MonitorLink::AzureAsyncOperation => "azure-asyncoperation",
+        }
+    }
+}
+
+/// A request template from a target file (method, URL, body).
+#[derive(Debug, Clone)]
+pub struct RequestDecl {
+    pub method: String,
+    pub url: String,
+    pub body: Option<Value>,
+}
+
+/// One long-running operation with a status monitor.
+#[derive(Debug, Clone)]
+pub struct Monitor {
+    pub name: String,
+    pub request: RequestDecl,
+    pub failing_body: Option<Value>,
+    /// Query `api-version` added to every request (None: none).
+    pub api_version: Option<String>,
+    pub link: MonitorLink,
+    pub status_field: String,
+    pub succeeded: Vec<String>,
+    pub failed: Vec<String>,
+    pub canceled: Vec<String>,
+    /// None: the operation has no result.
+    pub result_field: Option<String>,
+    pub error_field: String,
+    /// `location`, `operation-location`, `azure-async-operation` or `original-uri`.
+    pub final_state_via: String,
+    pub operation_id_header: String,
+    /// Another monitor run to success first; its request URL is `${prerequisite.url}`.
+    pub prerequisite: Option<String>,
+}
+
+/// Features a scenario can require of a monitor (`for_each_monitor: [...]`).
+pub const MONITOR_FEATURES: &[&str] =
+    &["any", "standard", "failing_body", "result", "final_location", "custom_terminal", "operation_id"];
+
+impl Monitor {
+    pub fn has(&self, feature: &str) -> bool {
+        match feature {
+            "any" | "operation_id" => true,
+            "standard" => self.link == MonitorLink::OperationLocation,
+            "failing_body" => self.failing_body.is_some(),
+            "result" => self.result_field.is_some(),
+            "final_location" => self.final_state_via == "location",
+            "custom_terminal" => {
+                !(self.succeeded == ["Succeeded"] && self.failed == ["Failed"] && self.canceled == ["Canceled"])
+            }
+            _ => false,
+        }
+    }
+
+    /// Classify a status value: Some("Succeeded"|"Failed"|"Canceled") when terminal.
+    pub fn outcome_of(&self, status: &str) -> Option<&'static str> {
+        let hit = |list: &[String]| list.iter().any(|s| s.eq_ignore_ascii_case(status));
+        if hit(&self.succeeded) {
+            Some("Succeeded")
+        } else if hit(&self.failed) {
+            Some("Failed")
+        } else if hit(&self.canceled) {
+            Some("Canceled")
+        } else {
+            None
+        }
+    }
+
+    pub fn scope_value(&self) -> Value {
+        json!({
+            "name": self.name,
+            "status_field": self.status_field,
+            "result_field": self.result_field,
+            "error_field": self.error_field,
+            "operation_id_header": self.operation_id_header,
+            "link": self.link.header(),
+            "final_state_via": self.final_state_via,
+            "succeeded": self.succeeded,
+            "failed": self.failed,
+        })
+    }
+}
+
+/// A task-based API (the Redis Cloud style): writes answer a task id; tasks move through four
+/// states; the resource then moves through its provisioning states.
+#[derive(Debug, Clone)]
+pub struct TaskApi {
+    pub create: RequestDecl,
+    pub update: Option<RequestDecl>,
+    pub delete: RequestDecl,
+    pub failing_processing_body: Option<Value>,
+    pub failing_provisioning_body: Option<Value>,
+    /// `${task_id}` is filled in.
+    pub task_url: String,
+    pub tasks_url: Option<String>,
+    /// `${resource_id}` is filled in.
+    pub resource_url: String,
+    pub task_id_field: String,
+    pub status_field: String,
+    /// received, processing-in-progress, processing-completed, processing-error (in order).
+    pub task_states: [String; 4],
+    pub resource_id_pointer: String,
+    pub task_error_pointer: String,
+    pub resource_status_field: String,
+    /// pending, active, deleting, error.
+    pub resource_states: [String; 4],
+    pub resource_error_pointer: String,
+}
