@@ -74,9 +74,9 @@ pub enum Fault {
     RelativeNextLink,
     /// OPS-12: resource names are matched case-sensitively.
     CaseSensitiveIds,
-    /// SKU-05: `/skus` of a resource without alternative SKUs answers 404.
+    /// SKU-05, SKU-01: `/skus` of a resource without alternative SKUs answers 404.
     EmptySkus404,
-    /// OPS-10: tags are not persisted.
+    /// OPS-10, PATCH-01: tags are not persisted (so a PATCH of the tags is not applied either).
     TagsDropped,
     /// OPS-09: the `x-ms-arm-resource-system-data` header is ignored.
     SystemDataIgnored,
@@ -315,13 +315,13 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::EmptySkus404,
         "empty-skus-404",
-        &["SKU-05"],
+        &["SKU-05", "SKU-01"],
         "/skus without alternative SKUs answers 404",
     ),
     (
         Fault::TagsDropped,
         "tags-dropped",
-        &["OPS-10"],
+        &["OPS-10", "PATCH-01"],
         "tags are not stored",
     ),
     (
