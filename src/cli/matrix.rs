@@ -34,7 +34,14 @@ fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, b
         if failed.is_empty() && errs.is_empty() {
             ("✅ clean".to_string(), true)
         } else {
-            (format!("❌ failures on a conforming RP: {} (errors: {})", failed.iter().cloned().collect::<Vec<_>>().join(" "), errs.join(", ")), false)
+            (
+                format!(
+                    "❌ failures on a conforming RP: {} (errors: {})",
+                    failed.iter().cloned().collect::<Vec<_>>().join(" "),
+                    errs.join(", ")
+                ),
+                false,
+            )
         }
     } else if caught {
         ("✅".to_string(), true)
@@ -80,11 +87,12 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
          | fault | named | failed | caught | extra |\n|---|---|---|---|---|\n",
     );
     let mut runs: Vec<(String, Vec<String>)> = vec![("none".into(), Vec::new())];
-    runs.extend(
-        rpconform_refrp::Fault::all()
-            .iter()
-            .map(|f| (f.name().to_string(), f.rules().iter().map(|s| s.to_string()).collect())),
-    );
+    runs.extend(rpconform_refrp::Fault::all().iter().map(|f| {
+        (
+            f.name().to_string(),
+            f.rules().iter().map(|s| s.to_string()).collect(),
+        )
+    }));
     // Runs mostly wait on polls: a few at once keep two cores busy without starving timing.
     let queue = std::sync::Mutex::new(runs.clone().into_iter().enumerate().collect::<Vec<_>>());
     let rows: std::sync::Mutex<Vec<(usize, String, bool)>> = std::sync::Mutex::new(Vec::new());
@@ -98,21 +106,35 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
                     .build()
                     .expect("tokio runtime");
                 loop {
-                    let Some((idx, (name, named))) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else { break };
+                    let Some((idx, (name, named))) =
+                        queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
+                    else {
+                        break;
+                    };
                     let mut args = a.clone();
                     args.report_dir = base_dir.join("fault-matrix").join(&name);
                     args.test_threads = Some(32);
                     let faults = if name == "none" {
                         Default::default()
                     } else {
-                        super::commands::parse_faults(std::slice::from_ref(&name)).unwrap_or_default()
+                        super::commands::parse_faults(std::slice::from_ref(&name))
+                            .unwrap_or_default()
                     };
-                    let (row, ok) = match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
-                        Ok(o) => judge(&name, &named, &o.results),
-                        Err(_) => (format!("| `{name}` | {} | | ❌ could not run | |", named.join(" ")), false),
-                    };
+                    let (row, ok) =
+                        match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
+                            Ok(o) => judge(&name, &named, &o.results),
+                            Err(_) => (
+                                format!(
+                                    "| `{name}` | {} | | ❌ could not run | |",
+                                    named.join(" ")
+                                ),
+                                false,
+                            ),
+                        };
                     eprintln!("fault {name:<36} {}", if ok { "✅" } else { "❌" });
-                    rows.lock().unwrap_or_else(|e| e.into_inner()).push((idx, row, ok));
+                    rows.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((idx, row, ok));
                 }
             });
         }

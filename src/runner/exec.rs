@@ -86,7 +86,10 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         .type_name
         .as_deref()
         .and_then(|n| ctx.target.type_named(n));
-    let mon = inst.monitor.as_deref().and_then(|n| ctx.target.monitor_named(n));
+    let mon = inst
+        .monitor
+        .as_deref()
+        .and_then(|n| ctx.target.monitor_named(n));
     let mut ex = Exec {
         ctx,
         inst,

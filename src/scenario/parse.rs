@@ -32,11 +32,12 @@ const SCENARIO_KEYS: &[&str] = &[
     "teardown",
 ];
 const STEP_KEYS: &[&str] = &[
-    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task", "if",
-    "unless", "expect", "capture", "exempt",
+    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start",
+    "task", "if", "unless", "expect", "capture", "exempt",
 ];
-const ACTIONS: &[&str] =
-    &["request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task"];
+const ACTIONS: &[&str] = &[
+    "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task",
+];
 const REQUEST_KEYS: &[&str] = &[
     "method",
     "url",
@@ -84,8 +85,19 @@ const SUBJECTS: &[&str] = &[
 const ALWAYS: &[&str] = &["target", "run", "unique"];
 /// Fields a named step or a created resource exposes.
 const STEP_FIELDS: &[&str] = &[
-    "status", "headers", "body", "items", "url", "outcome", "location", "operation", "running", "monitor", "task_id",
-    "resource_id", "resource_url",
+    "status",
+    "headers",
+    "body",
+    "items",
+    "url",
+    "outcome",
+    "location",
+    "operation",
+    "running",
+    "monitor",
+    "task_id",
+    "resource_id",
+    "resource_url",
 ];
 const RESOURCE_FIELDS: &[&str] = &[
     "url",
@@ -327,7 +339,11 @@ impl<'o> SuiteParser<'o> {
             feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
         });
         if for_each_type.is_some() && for_each_monitor.is_some() {
-            self.r.error(node, "a scenario runs per type or per monitor, not both", None);
+            self.r.error(
+                node,
+                "a scenario runs per type or per monitor, not both",
+                None,
+            );
         }
         let mut requires = Vec::new();
         if let Some(n) = m.get("requires") {
@@ -548,14 +564,20 @@ impl<'o> SuiteParser<'o> {
             "sweep" => Action::Sweep(self.sweep(an, def)?),
             "start" => {
                 if !def.roots.contains("monitor") {
-                    self.r.error(an, "`start` needs `for_each_monitor` on the scenario", None);
+                    self.r
+                        .error(an, "`start` needs `for_each_monitor` on the scenario", None);
                 }
-                let sm = self.r.map(an, "start", &["failing", "operation_id", "repeat"])?;
+                let sm = self
+                    .r
+                    .map(an, "start", &["failing", "operation_id", "repeat"])?;
                 let repeat = sm.get("repeat").and_then(|n| self.r.string(n, "repeat"));
                 if let Some(rp) = &repeat {
                     self.check_step_ref(rp, sm.get("repeat").unwrap_or(an), def);
                 }
-                let failing = sm.get("failing").and_then(|n| self.r.bool(n, "failing")).unwrap_or(false);
+                let failing = sm
+                    .get("failing")
+                    .and_then(|n| self.r.bool(n, "failing"))
+                    .unwrap_or(false);
                 let operation_id = match sm.get("operation_id") {
                     Some(n) => {
                         let t = self.template(n)?;
@@ -564,7 +586,11 @@ impl<'o> SuiteParser<'o> {
                     }
                     None => None,
                 };
-                Action::Start(StartSpec { failing, operation_id, repeat })
+                Action::Start(StartSpec {
+                    failing,
+                    operation_id,
+                    repeat,
+                })
             }
             "task" => {
                 let tm = self.r.map(an, "task", &["op", "body", "of"])?;
@@ -573,19 +599,36 @@ impl<'o> SuiteParser<'o> {
                     Some("update") => TaskOp::Update,
                     Some("delete") => TaskOp::Delete,
                     Some(other) => {
-                        self.r.error(tm.get("op").unwrap_or(an), format!("unknown task op `{other}`"), Some("create, update or delete".into()));
+                        self.r.error(
+                            tm.get("op").unwrap_or(an),
+                            format!("unknown task op `{other}`"),
+                            Some("create, update or delete".into()),
+                        );
                         TaskOp::Create
                     }
                 };
-                let body = tm.get("body").and_then(|n| self.r.string(n, "body")).unwrap_or_else(|| "default".into());
-                if !["default", "failing_processing", "failing_provisioning"].contains(&body.as_str()) {
-                    self.r.error(tm.get("body").unwrap_or(an), format!("unknown task body `{body}`"), Some("default, failing_processing or failing_provisioning".into()));
+                let body = tm
+                    .get("body")
+                    .and_then(|n| self.r.string(n, "body"))
+                    .unwrap_or_else(|| "default".into());
+                if !["default", "failing_processing", "failing_provisioning"]
+                    .contains(&body.as_str())
+                {
+                    self.r.error(
+                        tm.get("body").unwrap_or(an),
+                        format!("unknown task body `{body}`"),
+                        Some("default, failing_processing or failing_provisioning".into()),
+                    );
                 }
                 let of = tm.get("of").and_then(|n| self.r.string(n, "of"));
                 if let Some(o) = &of {
                     self.check_step_ref(o, tm.get("of").unwrap_or(an), def);
                 } else if op != TaskOp::Create {
-                    self.r.error(an, "update and delete tasks need `of: <the create task step>`", None);
+                    self.r.error(
+                        an,
+                        "update and delete tasks need `of: <the create task step>`",
+                        None,
+                    );
                 }
                 Action::Task(TaskSpec { op, body, of })
             }
@@ -1485,7 +1528,11 @@ impl<'o> SuiteParser<'o> {
 }
 
 fn scenario_uses_tasks(setup: &[Step], steps: &[Step], teardown: &[Step]) -> bool {
-    setup.iter().chain(steps).chain(teardown).any(|s| matches!(s.action, Action::Task(_)))
+    setup
+        .iter()
+        .chain(steps)
+        .chain(teardown)
+        .any(|s| matches!(s.action, Action::Task(_)))
 }
 
 fn valid_name(s: &str) -> bool {

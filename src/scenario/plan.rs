@@ -55,16 +55,25 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 continue;
             }
             if let Some(feats) = &sc.for_each_monitor {
-                let matching: Vec<&crate::target::Monitor> =
-                    target.monitors.iter().filter(|m| feats.iter().all(|f| m.has(f))).collect();
+                let matching: Vec<&crate::target::Monitor> = target
+                    .monitors
+                    .iter()
+                    .filter(|m| feats.iter().all(|f| m.has(f)))
+                    .collect();
                 if matching.is_empty() {
-                    out.push(na(format!("no monitor in the target has: {}", feats.join(", "))));
+                    out.push(na(format!(
+                        "no monitor in the target has: {}",
+                        feats.join(", ")
+                    )));
                     continue;
                 }
                 for mon in matching {
                     let mname = format!("{base}::{}", mon.name);
-                    let rows: Vec<Option<Row>> =
-                        if sc.table.is_empty() { vec![None] } else { sc.table.iter().cloned().map(Some).collect() };
+                    let rows: Vec<Option<Row>> = if sc.table.is_empty() {
+                        vec![None]
+                    } else {
+                        sc.table.iter().cloned().map(Some).collect()
+                    };
                     for row in rows {
                         out.push(Instance {
                             name: match &row {

@@ -10,9 +10,9 @@ mod embedded;
 mod parse;
 mod surfaces;
 
-pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 pub use embedded::embedded_target_yaml;
 pub use parse::{load_target, parse_target};
+pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 
 use serde_json::{Value, json};
 use std::time::Duration;

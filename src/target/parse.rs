@@ -8,8 +8,8 @@ use marked_yaml::Node;
 use serde_json::Value;
 
 use super::{
-    Action, Auth, Kind, LroPattern, Monitor, MonitorLink, RequestDecl, ResourceGroup, ResourceType, TaskApi,
-    Target,
+    Action, Auth, Kind, LroPattern, Monitor, MonitorLink, RequestDecl, ResourceGroup, ResourceType,
+    Target, TaskApi,
 };
 use crate::diag::{Diagnostic, Report};
 use crate::yaml::{Reader, parse, to_json};
@@ -180,7 +180,10 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     let mut monitors = Vec::new();
     if let Some(mm) = m.get("monitors").and_then(|n| r.free_map(n, "monitors")) {
         for (k, v) in mm.entries() {
-            let name = k.as_scalar().map(|s| s.as_str().to_string()).unwrap_or_default();
+            let name = k
+                .as_scalar()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default();
             if let Some(mon) = read_monitor(r, &name, v) {
                 monitors.push(mon);
             }
@@ -192,7 +195,14 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             if let Some(p) = &mon.prerequisite
                 && !names.contains(p)
             {
-                r.error(mn, format!("prerequisite `{p}` of `{}` is not a declared monitor", mon.name), Some(names.join(", ")));
+                r.error(
+                    mn,
+                    format!(
+                        "prerequisite `{p}` of `{}` is not a declared monitor",
+                        mon.name
+                    ),
+                    Some(names.join(", ")),
+                );
             }
         }
     }
@@ -212,7 +222,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         }
         None => {
             if !m.has("types") && !m.has("monitors") && !m.has("tasks") {
-                r.error(root, "declare at least one of `types`, `monitors` or `tasks`", None);
+                r.error(
+                    root,
+                    "declare at least one of `types`, `monitors` or `tasks`",
+                    None,
+                );
             }
         }
     }
@@ -451,15 +465,30 @@ fn read_request(r: &mut Reader, n: &Node, what: &str) -> Option<RequestDecl> {
         }
     };
     Some(RequestDecl {
-        method: m.get("method").and_then(|x| r.string(x, "method")).unwrap_or_else(|| "GET".into()).to_ascii_uppercase(),
+        method: m
+            .get("method")
+            .and_then(|x| r.string(x, "method"))
+            .unwrap_or_else(|| "GET".into())
+            .to_ascii_uppercase(),
         url,
         body: m.get("body").map(to_json),
     })
 }
 
 const MONITOR_KEYS: &[&str] = &[
-    "request", "failing_body", "api_version", "link", "status_field", "succeeded", "failed", "canceled", "result_field",
-    "error_field", "final_state_via", "operation_id_header", "prerequisite",
+    "request",
+    "failing_body",
+    "api_version",
+    "link",
+    "status_field",
+    "succeeded",
+    "failed",
+    "canceled",
+    "result_field",
+    "error_field",
+    "final_state_via",
+    "operation_id_header",
+    "prerequisite",
 ];
 
 fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
@@ -477,18 +506,36 @@ fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
         Some("azure-async-operation") => MonitorLink::AzureAsyncOperation,
         Some(other) => {
             let at = m.get("link").unwrap_or(n);
-            r.error(at, format!("unknown link `{other}`"), Some("operation-location, location or azure-async-operation".into()));
+            r.error(
+                at,
+                format!("unknown link `{other}`"),
+                Some("operation-location, location or azure-async-operation".into()),
+            );
             MonitorLink::OperationLocation
         }
     };
     let names = |r: &mut Reader, key: &str, default: &str| -> Vec<String> {
         m.get(key)
-            .map(|x| r.strings(x, "a status name").into_iter().map(|(s, _)| s).collect())
+            .map(|x| {
+                r.strings(x, "a status name")
+                    .into_iter()
+                    .map(|(s, _)| s)
+                    .collect()
+            })
             .unwrap_or_else(|| vec![default.to_string()])
     };
-    let final_state_via =
-        m.get("final_state_via").and_then(|x| r.string(x, "final_state_via")).unwrap_or_else(|| "operation-location".into());
-    if !["location", "operation-location", "azure-async-operation", "original-uri"].contains(&final_state_via.as_str()) {
+    let final_state_via = m
+        .get("final_state_via")
+        .and_then(|x| r.string(x, "final_state_via"))
+        .unwrap_or_else(|| "operation-location".into());
+    if ![
+        "location",
+        "operation-location",
+        "azure-async-operation",
+        "original-uri",
+    ]
+    .contains(&final_state_via.as_str())
+    {
         let at = m.get("final_state_via").unwrap_or(n);
         r.error(
             at,
@@ -497,18 +544,27 @@ fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
         );
     }
     let result_field = match m.get("result_field") {
-        Some(x) if x.as_scalar().is_some_and(|s| s.may_coerce() && matches!(s.as_str(), "null" | "~" | "")) => None,
+        Some(x)
+            if x.as_scalar()
+                .is_some_and(|s| s.may_coerce() && matches!(s.as_str(), "null" | "~" | "")) =>
+        {
+            None
+        }
         Some(x) => r.string(x, "result_field"),
         None => Some("result".into()),
     };
     let text = |r: &mut Reader, key: &str, default: &str| {
-        m.get(key).and_then(|x| r.string(x, key)).unwrap_or_else(|| default.to_string())
+        m.get(key)
+            .and_then(|x| r.string(x, key))
+            .unwrap_or_else(|| default.to_string())
     };
     Some(Monitor {
         name: name.to_string(),
         request,
         failing_body: m.get("failing_body").map(to_json),
-        api_version: m.get("api_version").and_then(|x| r.string(x, "api_version")),
+        api_version: m
+            .get("api_version")
+            .and_then(|x| r.string(x, "api_version")),
         link,
         status_field: text(r, "status_field", "status"),
         succeeded: names(r, "succeeded", "Succeeded"),
@@ -518,14 +574,29 @@ fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
         error_field: text(r, "error_field", "error"),
         final_state_via,
         operation_id_header: text(r, "operation_id_header", "Operation-Id"),
-        prerequisite: m.get("prerequisite").and_then(|x| r.string(x, "prerequisite")),
+        prerequisite: m
+            .get("prerequisite")
+            .and_then(|x| r.string(x, "prerequisite")),
     })
 }
 
 const TASK_KEYS: &[&str] = &[
-    "create", "update", "delete", "failing_processing_body", "failing_provisioning_body", "task_url", "tasks_url",
-    "resource_url", "task_id_field", "status_field", "task_states", "resource_id_pointer", "task_error_pointer",
-    "resource_status_field", "resource_states", "resource_error_pointer",
+    "create",
+    "update",
+    "delete",
+    "failing_processing_body",
+    "failing_provisioning_body",
+    "task_url",
+    "tasks_url",
+    "resource_url",
+    "task_id_field",
+    "status_field",
+    "task_states",
+    "resource_id_pointer",
+    "task_error_pointer",
+    "resource_status_field",
+    "resource_states",
+    "resource_error_pointer",
 ];
 
 fn read_tasks(r: &mut Reader, n: &Node) -> Option<TaskApi> {
@@ -565,8 +636,21 @@ fn read_tasks(r: &mut Reader, n: &Node) -> Option<TaskApi> {
         }
         out
     };
-    let task_states = four(r, "task_states", ["received", "processing-in-progress", "processing-completed", "processing-error"]);
-    let resource_states = four(r, "resource_states", ["pending", "active", "deleting", "error"]);
+    let task_states = four(
+        r,
+        "task_states",
+        [
+            "received",
+            "processing-in-progress",
+            "processing-completed",
+            "processing-error",
+        ],
+    );
+    let resource_states = four(
+        r,
+        "resource_states",
+        ["pending", "active", "deleting", "error"],
+    );
     Some(TaskApi {
         create: create?,
         update,

@@ -54,8 +54,15 @@ pub struct Monitor {
 }
 
 /// Features a scenario can require of a monitor (`for_each_monitor: [...]`).
-pub const MONITOR_FEATURES: &[&str] =
-    &["any", "standard", "failing_body", "result", "final_location", "custom_terminal", "operation_id"];
+pub const MONITOR_FEATURES: &[&str] = &[
+    "any",
+    "standard",
+    "failing_body",
+    "result",
+    "final_location",
+    "custom_terminal",
+    "operation_id",
+];
 
 impl Monitor {
     pub fn has(&self, feature: &str) -> bool {
@@ -66,7 +73,9 @@ impl Monitor {
             "result" => self.result_field.is_some(),
             "final_location" => self.final_state_via == "location",
             "custom_terminal" => {
-                !(self.succeeded == ["Succeeded"] && self.failed == ["Failed"] && self.canceled == ["Canceled"])
+                !(self.succeeded == ["Succeeded"]
+                    && self.failed == ["Failed"]
+                    && self.canceled == ["Canceled"])
             }
             _ => false,
         }
