@@ -60,6 +60,18 @@ pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
         if !rules.is_empty() {
             tc.add_property(("rules", rules.join(",").as_str()));
         }
+        let exempt: Vec<String> = r
+            .verdicts
+            .iter()
+            .filter_map(|v| {
+                v.exempt_reason
+                    .as_ref()
+                    .map(|why| format!("{} ({why})", v.rule))
+            })
+            .collect();
+        if !exempt.is_empty() {
+            tc.add_property(("exempt", exempt.join("; ").as_str()));
+        }
         if r.status == Status::Warned {
             let warned: Vec<&str> = r
                 .verdicts
