@@ -199,8 +199,9 @@ fn list_prints_tests_and_writes_no_report() {
     );
 }
 
+/// A name filter that matches nothing is a loud usage error, never a silent green run.
 #[test]
-fn a_filter_matching_nothing_runs_no_test() {
+fn a_filter_matching_nothing_is_a_usage_error() {
     let dir = Scratch::new("filter");
     let report_dir = dir.str("reports");
     let mut args = vec![
@@ -214,28 +215,14 @@ fn a_filter_matching_nothing_runs_no_test() {
     let out = rpconform(&args, QUICK_TIMEOUT);
     assert_eq!(
         out.code(),
-        0,
-        "a run of 0 tests fails nothing, so it exits 0\n{}",
+        2,
+        "a filter matching nothing must fail loudly\n{}",
         out.tail(2000)
     );
-    let report = read_report(&dir.join("reports"));
     assert!(
-        common::results(&report).is_empty(),
-        "the filter matched tests: {:?}",
-        common::result_names(&report)
-            .iter()
-            .take(5)
-            .collect::<Vec<_>>()
-    );
-    assert_eq!(
-        report["run"]["filters"],
-        serde_json::json!(["no-test-is-named-like-this-xyz"]),
-        "run.filters: {}",
-        report["run"]
-    );
-    assert!(
-        out.stdout.contains("0 passed"),
-        "the console should say 0 passed\n{}",
+        out.stderr
+            .contains("no test name matches `no-test-is-named-like-this-xyz`"),
+        "{}",
         out.tail(2000)
     );
 }

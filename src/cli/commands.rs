@@ -284,6 +284,12 @@ pub(super) struct RunPlan {
 
 pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
     let (paths, mut filters) = paths_and_filters(&a.paths);
+    // Something that looks like a path but is not there is a typo, not a name filter.
+    for f in &filters {
+        if f.contains('/') || f.ends_with(".yaml") || f.ends_with(".yml") {
+            return Err(usage(format!("{f}: no such file or directory")));
+        }
+    }
     if let Some(f) = &a.filter {
         filters.push(f.clone());
     }
@@ -404,7 +410,25 @@ pub(super) fn run_suites(
         Ok(h) => h,
         Err(e) => return Err(usage(e)),
     };
-    let instances = harness::partitioned(expand(&suites, &target), plan.partition);
+    let all = expand(&suites, &target);
+    if let Some(f) = &plan.filter {
+        let hit = all.iter().any(|i| {
+            if a.exact {
+                &i.name == f
+            } else {
+                i.name.contains(f.as_str())
+            }
+        });
+        if !hit {
+            if let Some(s) = server {
+                rt.block_on(s.shutdown());
+            }
+            return Err(usage(format!(
+                "no test name matches `{f}`; `--list` shows them"
+            )));
+        }
+    }
+    let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
     let base_url = target.base();
     let ctx = Arc::new(RunCtx::new(
