@@ -35,6 +35,9 @@ pub(super) struct StepOut {
     pub follow: super::surfaces::Follow,
 }
 
+/// A request as sent: method, URL, headers, body.
+pub(super) type SentRequest = (String, String, Vec<(String, String)>, Option<String>);
+
 /// A runner error: the check could not be made.
 pub(super) type StepResult<T> = Result<T, String>;
 
@@ -51,7 +54,7 @@ pub(super) struct Exec<'a> {
     pub outs: HashMap<String, StepOut>,
     pub notes: Vec<String>,
     /// Requests `start` steps sent, by step name (for `repeat:`).
-    pub started: HashMap<String, (String, String, Vec<(String, String)>, Option<String>)>,
+    pub started: HashMap<String, SentRequest>,
     /// The name of the step running now, if it has one.
     pub step_name: Option<String>,
     correlation: String,
