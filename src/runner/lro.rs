@@ -115,6 +115,47 @@ impl Exec<'_> {
         }
     }
 
+    /// LOC-06: a Location's final answer is what the request would have returned synchronously.
+    fn judge_final_location(
+        &mut self,
+        i: usize,
+        outcome: &str,
+        method: &str,
+        resource: Option<&str>,
+    ) {
+        let st = self.exchanges[i].status().unwrap_or(0);
+        let iseq = Some(self.exchanges[i].seq);
+        if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
+            let body_id = self.exchanges[i]
+                .response
+                .as_ref()
+                .and_then(|r| r.pointer("/id"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let want = resource
+                .and_then(|r| url::Url::parse(r).ok())
+                .map(|u| u.path().to_string())
+                .unwrap_or_default();
+            let ok = matches!(st, 200 | 201)
+                && body_id
+                    .as_deref()
+                    .is_some_and(|b| b.eq_ignore_ascii_case(&want));
+            self.ledger.check("LOC-06", ok, iseq, || {
+                (
+                    format!("200/201 with the resource (id {want})"),
+                    format!("{st} with id {body_id:?}"),
+                )
+            });
+        } else if outcome != "Succeeded" {
+            self.ledger.check("LOC-06", st >= 400, iseq, || {
+                (
+                    "the failure's 4xx/5xx with the error envelope".into(),
+                    format!("{st}"),
+                )
+            });
+        }
+    }
+
     /// Follow the operation started by exchange `init`.
     pub(super) async fn follow(
         &mut self,
@@ -488,36 +529,7 @@ impl Exec<'_> {
                         self.ledger.check("AAO-04", agree, iseq, || {
                             (format!("Location's final answer to agree with the operation status {outcome}"), format!("Location answered {st}"))
                         });
-                        if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
-                            let body_id = self.exchanges[i]
-                                .response
-                                .as_ref()
-                                .and_then(|r| r.pointer("/id"))
-                                .and_then(Value::as_str)
-                                .map(str::to_string);
-                            let want = resource
-                                .as_deref()
-                                .and_then(|r| url::Url::parse(r).ok())
-                                .map(|u| u.path().to_string())
-                                .unwrap_or_default();
-                            let ok = matches!(st, 200 | 201)
-                                && body_id
-                                    .as_deref()
-                                    .is_some_and(|b| b.eq_ignore_ascii_case(&want));
-                            self.ledger.check("LOC-06", ok, iseq, || {
-                                (
-                                    format!("200/201 with the resource (id {want})"),
-                                    format!("{st} with id {body_id:?}"),
-                                )
-                            });
-                        } else if outcome != "Succeeded" {
-                            self.ledger.check("LOC-06", st >= 400, iseq, || {
-                                (
-                                    "the failure's 4xx/5xx with the error envelope".into(),
-                                    format!("{st}"),
-                                )
-                            });
-                        }
+                        self.judge_final_location(i, &outcome, method, resource.as_deref());
                         if method != "PUT" && method != "PATCH" {
                             final_exchange = Some(i);
                         }
@@ -530,35 +542,7 @@ impl Exec<'_> {
             && let Some(i) = last
         {
             // The final non-202 Location answer is what the request would have returned.
-            let st = self.exchanges[i].status().unwrap_or(0);
-            let iseq = Some(self.exchanges[i].seq);
-            if outcome == "Succeeded" && matches!(method, "PUT" | "PATCH") {
-                let body_id = self.exchanges[i]
-                    .response
-                    .as_ref()
-                    .and_then(|r| r.pointer("/id"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                let want = resource
-                    .as_deref()
-                    .and_then(|r| url::Url::parse(r).ok())
-                    .map(|u| u.path().to_string())
-                    .unwrap_or_default();
-                self.ledger.check(
-                    "LOC-06",
-                    matches!(st, 200 | 201)
-                        && body_id
-                            .as_deref()
-                            .is_some_and(|b| b.eq_ignore_ascii_case(&want)),
-                    iseq,
-                    || {
-                        (
-                            format!("200/201 with the resource (id {want})"),
-                            format!("{st} with id {body_id:?}"),
-                        )
-                    },
-                );
-            }
+            self.judge_final_location(i, &outcome, method, resource.as_deref());
         }
         // Settled state of the resource for PUT/PATCH.
         if terminal
