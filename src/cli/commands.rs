@@ -357,6 +357,18 @@ pub(super) fn run_suites(
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // The target: an in-process reference RP, or a file.
+    if a.target == "embedded" && console {
+        // The first poll waits the advertised Retry-After (10 s) scaled; if that outlasts the
+        // operation, rules judged only while an operation runs (LOC-05, PUT-03...) get no verdict.
+        let first_poll_ms = 10_000.0 * a.time_scale;
+        if first_poll_ms >= a.op_duration as f64 {
+            eprintln!(
+                "warning: the first poll ({first_poll_ms:.0} ms) comes after the embedded RP's operations end ({} ms): \
+                 rules judged while an operation runs will get no verdict; lower --time-scale or raise --op-duration",
+                a.op_duration
+            );
+        }
+    }
     let (mut target, server) = if a.target == "embedded" {
         let settings = rpconform_refrp::Settings {
             op_duration: Duration::from_millis(a.op_duration),

@@ -1,0 +1,861 @@
+//! "Safe to point at anything": `rpconform run` against hostile targets (tests/hostile) gives a
+//! clear, failing verdict in bounded time, never panics, keeps its memory bounded, and never
+//! sends or leaks a credential to another origin.
+//!
+//! Each case starts a hostile server with one misbehaviour, writes a one-scenario suite and a
+//! target file into a scratch directory, and runs the binary with `--request-timeout 3
+//! --deadline 6 --time-scale 0.01` under a hard wall-clock bound (killed, and the test failed,
+//! after 60 s) while sampling its peak resident memory (VmHWM) from /proc. Every case asserts:
+//! exit code 1 (a failing verdict: not 0, not 2, not a panic's 101 or a signal), no "panicked"
+//! on stdout/stderr, a report.json whose failing verdict or runner error names the case's rule
+//! and says why in words ("over the cap", "timed out", "not valid JSON"...), and a peak RSS
+//! under 300 MB. The foreign-origin cases also check, on a second listener on 127.0.0.2, that
+//! no Authorization or secret header reached it.
+
+mod common;
+mod hostile;
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Scratch, schemas_dir};
+use hostile::{Mode, Server, closed_port, target_yaml};
+use serde_json::Value;
+
+/// A run that outlives this is killed and the test fails.
+const WALL_CLOCK: Duration = Duration::from_secs(60);
+/// Peak resident memory a run may reach.
+const MEMORY_BOUND_KB: u64 = 300 * 1024;
+/// Resident memory at which a run is killed at once (protects the machine).
+const MEMORY_KILL_KB: u64 = 1024 * 1024;
+
+/// The token a target's `auth: {bearer_env: ...}` reads in these tests (JWT-shaped, fake).
+const TOKEN: &str = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJob3N0aWxlLXRlc3QiLCJhdWQiOiJycGNvbmZvcm0ifQ.c2lnbmF0dXJlLWZvci1ob3N0aWxlLXRlc3Rz";
+const API_KEY: &str = "hk-4f1e2d3c-secret-api-key-value";
+
+/// A PUT, then a poll of what it started: exercises both the request and the poller.
+const SUITE_PUT_POLL: &str = r#"suite: hostile
+scenarios:
+  - name: put-and-poll
+    for_each_type: [any]
+    steps:
+      - fresh: {as: r}
+      - name: put
+        request: {method: PUT, url: "${r.url}", body: "${type.create_body}"}
+        expect:
+          - {status: [200, 201, 202], rule: PUT-01}
+      - name: wait
+        poll: put
+        expect:
+          - {outcome: Succeeded, rule: PUT-04}
+"#;
+
+/// A `create` step (PUT and wait, as every suite's setup does).
+const SUITE_CREATE: &str = r#"suite: hostile
+scenarios:
+  - name: create
+    for_each_type: [any]
+    steps:
+      - name: make
+        create: {as: r}
+        expect:
+          - {outcome: Succeeded, rule: PUT-04}
+"#;
+
+/// What one bounded run of the binary did.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+    peak_kb: u64,
+    report: Option<Value>,
+    command: String,
+}
+
+impl Run {
+    fn context(&self) -> String {
+        let report = self
+            .report
+            .as_ref()
+            .map(digest)
+            .unwrap_or_else(|| "(no report.json)".into());
+        format!(
+            "$ {}\nexit {:?} after {:.1} s, peak RSS {} MB\n--- report digest:\n{report}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+            self.command,
+            self.code,
+            self.elapsed.as_secs_f64(),
+            self.peak_kb / 1024,
+            common::tail(&self.stdout, 3000),
+            common::tail(&self.stderr, 3000)
+        )
+    }
+
+    fn report(&self) -> &Value {
+        self.report
+            .as_ref()
+            .unwrap_or_else(|| panic!("report.json was not written\n{}", self.context()))
+    }
+
+    fn results(&self) -> &[Value] {
+        common::results(self.report())
+    }
+
+    /// Every exchange of every result.
+    fn exchanges(&self) -> Vec<&Value> {
+        self.results()
+            .iter()
+            .flat_map(|r| r["exchanges"].as_array().into_iter().flatten())
+            .collect()
+    }
+
+    /// Failed verdicts as (rule, "expected | seen") pairs.
+    fn failed_rules(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for r in self.results() {
+            for v in r["verdicts"].as_array().into_iter().flatten() {
+                if v["outcome"] != "failed" {
+                    continue;
+                }
+                for f in v["failures"].as_array().into_iter().flatten() {
+                    out.push((
+                        v["rule"].as_str().unwrap_or("?").to_string(),
+                        format!(
+                            "{} | {}",
+                            f["expected"].as_str().unwrap_or(""),
+                            f["seen"].as_str().unwrap_or("")
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the report says about why the test failed: runner errors, notes, failed
+    /// verdicts, poll outcomes, and the transport errors and JSON errors of its exchanges.
+    fn reasons(&self) -> String {
+        let mut out = String::new();
+        for r in self.results() {
+            for k in ["detail"] {
+                if let Some(s) = r[k].as_str() {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+            }
+            for n in r["notes"].as_array().into_iter().flatten() {
+                out.push_str(n.as_str().unwrap_or(""));
+                out.push('\n');
+            }
+            for p in r["polls"].as_array().into_iter().flatten() {
+                out.push_str(p["outcome"].as_str().unwrap_or(""));
+                out.push('\n');
+            }
+        }
+        for (rule, text) in self.failed_rules() {
+            out.push_str(&format!("{rule}: {text}\n"));
+        }
+        for x in self.exchanges() {
+            for s in [&x["error"], &x["response"]["json_error"]] {
+                if let Some(s) = s.as_str() {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A short digest of a report for assertion messages.
+fn digest(report: &Value) -> String {
+    let mut out = common::excerpt(report);
+    for r in common::results(report) {
+        for p in r["polls"].as_array().into_iter().flatten() {
+            out.push_str(&format!("  poll: {p}\n"));
+        }
+        for x in r["exchanges"].as_array().into_iter().flatten().take(12) {
+            let resp = &x["response"];
+            out.push_str(&format!(
+                "  #{} {} {} -> {} {}{}\n",
+                x["seq"],
+                x["method"].as_str().unwrap_or(""),
+                common::cut(x["url"].as_str().unwrap_or(""), 120),
+                resp["status"],
+                x["error"].as_str().unwrap_or(""),
+                resp["json_error"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    out
+}
+
+/// VmHWM (peak) and VmRSS (now) of a process, in kB.
+fn memory_kb(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    Some((field("VmHWM:")?, field("VmRSS:")?))
+}
+
+/// Run `rpconform run` on `suite` against `target` with the hostile-run flags (plus `extra`),
+/// bounded by [`WALL_CLOCK`], sampling peak memory.
+fn run(dir: &Scratch, target: &str, suite: &str, extra: &[&str]) -> Run {
+    let suite_path = dir.write("suite.yaml", suite);
+    let target_path = dir.write("target.yaml", target);
+    let reports = dir.join("reports");
+    let schemas = schemas_dir();
+    let mut args: Vec<String> = [
+        "run",
+        &suite_path.display().to_string(),
+        "--target",
+        &target_path.display().to_string(),
+        "--request-timeout",
+        "3",
+        "--deadline",
+        "6",
+        "--time-scale",
+        "0.01",
+        "--report-dir",
+        &reports.display().to_string(),
+        "--schemas",
+        &schemas.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    run_bounded(&args, &[("RPCONFORM_TEST_TOKEN", TOKEN)], &reports)
+}
+
+/// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`].
+fn run_bounded(args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
+    let command = format!("rpconform {}", args.join(" "));
+    let started = Instant::now();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rpconform"));
+    cmd.args(args)
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    let pid = child.id();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let mut peak_kb = 0;
+    let mut why_killed = None;
+    let status = loop {
+        if let Some((hwm, rss)) = memory_kb(pid) {
+            peak_kb = peak_kb.max(hwm);
+            if rss > MEMORY_KILL_KB {
+                why_killed = Some(format!("its resident memory reached {} MB", rss / 1024));
+            }
+        }
+        if why_killed.is_none() && started.elapsed() > WALL_CLOCK {
+            why_killed = Some(format!("it ran longer than {} s", WALL_CLOCK.as_secs()));
+        }
+        if let Some(why) = &why_killed {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = out.join().unwrap_or_default();
+            let stderr = err.join().unwrap_or_default();
+            panic!(
+                "{command} was killed: {why}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+                common::tail(&stdout, 4000),
+                common::tail(&stderr, 4000)
+            );
+        }
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for {command}: {e}"),
+        }
+    };
+    let report = std::fs::read_to_string(reports.join("report.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Run {
+        code: status.code(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        elapsed: started.elapsed(),
+        peak_kb,
+        report,
+        command,
+    }
+}
+
+/// What a case must show.
+struct Expect<'a> {
+    /// Rules of which one must have a failed verdict (empty: a runner error is enough).
+    rules: &'a [&'a str],
+    /// Phrases of which one must appear (case-insensitive) in the report's reasons.
+    reason: &'a [&'a str],
+    /// The test must have ended as a runner error ("could not check").
+    runner_error: bool,
+}
+
+/// The assertions every case makes: exit 1, no panic, bounded memory, and a report naming
+/// the rule (or the runner error) with a clear reason.
+fn assert_failing_verdict(run: &Run, exp: &Expect<'_>) {
+    let ctx = run.context();
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(!text.contains("panicked"), "{name} shows a panic\n{ctx}");
+    }
+    assert_eq!(
+        run.code,
+        Some(1),
+        "a hostile target must get a failing verdict: exit 1 (not 0, 2, 101 or a signal)\n{ctx}"
+    );
+    assert!(
+        run.peak_kb < MEMORY_BOUND_KB,
+        "peak memory {} MB is over the bound of {} MB\n{ctx}",
+        run.peak_kb / 1024,
+        MEMORY_BOUND_KB / 1024
+    );
+    let results = run.results();
+    assert!(!results.is_empty(), "report.json has no result\n{ctx}");
+    let bad = results
+        .iter()
+        .filter(|r| matches!(r["status"].as_str(), Some("failed" | "error")))
+        .count();
+    assert!(bad > 0, "no test failed or errored\n{ctx}");
+    if exp.runner_error {
+        assert!(
+            results.iter().any(|r| r["status"] == "error"),
+            "expected a runner error (could not check)\n{ctx}"
+        );
+    }
+    let failed = run.failed_rules();
+    if !exp.rules.is_empty() {
+        assert!(
+            failed.iter().any(|(r, _)| exp.rules.contains(&r.as_str())),
+            "expected a failed verdict of one of {:?}; failed: {:?}\n{ctx}",
+            exp.rules,
+            failed
+        );
+    }
+    let reasons = run.reasons().to_ascii_lowercase();
+    assert!(
+        exp.reason
+            .iter()
+            .any(|p| reasons.contains(&p.to_ascii_lowercase())),
+        "the report does not say why in words: none of {:?} in\n{reasons}\n{ctx}",
+        exp.reason
+    );
+}
+
+/// Start a server in `mode`, run `suite` against it, assert the common verdict.
+fn case(label: &str, mode: Mode, suite: &str, extra: &[&str], exp: Expect<'_>) -> (Run, Server) {
+    let server = Server::start("127.0.0.1", mode);
+    let dir = Scratch::new(label);
+    let target = target_yaml(&server.base_url(), "");
+    let r = run(&dir, &target, suite, extra);
+    assert_failing_verdict(&r, &exp);
+    (r, server)
+}
+
+#[test]
+fn connection_refused() {
+    let dir = Scratch::new("refused");
+    let target = target_yaml(&format!("http://127.0.0.1:{}", closed_port()), "");
+    let r = run(&dir, &target, SUITE_PUT_POLL, &[]);
+    assert_failing_verdict(
+        &r,
+        &Expect {
+            rules: &[],
+            reason: &["connection refused", "connection failed"],
+            runner_error: true,
+        },
+    );
+}
+
+#[test]
+fn accept_then_never_answer() {
+    let (r, _s) = case(
+        "hang",
+        Mode::HangPut,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["timed out", "no complete response"],
+            runner_error: true,
+        },
+    );
+    assert!(r.elapsed < Duration::from_secs(30), "{}", r.context());
+}
+
+#[test]
+fn poll_url_never_answers() {
+    let (r, _s) = case(
+        "hang-poll",
+        Mode::HangPoll,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["LOC-08"],
+            reason: &["timed out"],
+            runner_error: false,
+        },
+    );
+    assert!(r.elapsed < Duration::from_secs(40), "{}", r.context());
+}
+
+#[test]
+fn body_trickles_forever() {
+    case(
+        "trickle",
+        Mode::TricklePut,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["timed out", "no complete response"],
+            runner_error: true,
+        },
+    );
+}
+
+#[test]
+fn connection_reset_mid_body() {
+    case(
+        "reset",
+        Mode::ResetPut,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["reset", "failed reading the body"],
+            runner_error: true,
+        },
+    );
+}
+
+#[test]
+fn announced_one_gib_body_is_not_read() {
+    let (r, _s) = case(
+        "1gib",
+        Mode::Announce1GiB,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["over the cap"],
+            runner_error: true,
+        },
+    );
+    assert!(r.elapsed < Duration::from_secs(20), "{}", r.context());
+}
+
+#[test]
+fn endless_chunked_body_stops_at_the_cap() {
+    case(
+        "chunked",
+        Mode::ChunkedForever,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["over the cap"],
+            runner_error: true,
+        },
+    );
+}
+
+#[test]
+fn invalid_json() {
+    case(
+        "badjson",
+        Mode::InvalidJson,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["RES-01"],
+            reason: &["not valid JSON"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn json_nested_100000_deep() {
+    case(
+        "deepjson",
+        Mode::DeepJson,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["RES-01"],
+            reason: &["not valid JSON"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn invalid_utf8_in_header_values() {
+    let (r, _s) = case(
+        "badutf8",
+        Mode::BadUtf8Headers,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["LOC-03"],
+            reason: &["Retry-After"],
+            runner_error: false,
+        },
+    );
+    // The bytes are kept visibly (as U+FFFD), not dropped and not crashing anything.
+    let put = r
+        .exchanges()
+        .into_iter()
+        .find(|x| x["method"] == "PUT")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        put["response"]["headers"].to_string().contains('\u{FFFD}'),
+        "{}",
+        r.context()
+    );
+}
+
+#[test]
+fn gzip_bomb_is_not_inflated() {
+    let (r, _s) = case(
+        "gzip",
+        Mode::GzipBomb,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["RES-01"],
+            reason: &["not valid JSON"],
+            runner_error: false,
+        },
+    );
+    // The body recorded is the compressed bytes, not the ~100 MB they inflate to.
+    let put = r
+        .exchanges()
+        .into_iter()
+        .find(|x| x["method"] == "PUT")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        put["response"]["body_bytes"].as_u64(),
+        Some(hostile::gzip_bomb().len() as u64),
+        "{}",
+        r.context()
+    );
+    assert!(hostile::GZIP_BOMB_INFLATED > 100 * hostile::gzip_bomb().len());
+}
+
+#[test]
+fn endless_202_loop() {
+    let (r, _s) = case(
+        "loop202",
+        Mode::Loop202,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["LOC-08"],
+            reason: &["timed out"],
+            runner_error: false,
+        },
+    );
+    assert!(r.elapsed < Duration::from_secs(30), "{}", r.context());
+}
+
+fn retry_after_case(label: &str, value: &'static str, rule: &'static str) {
+    let (r, _s) = case(
+        label,
+        Mode::RetryAfter(value),
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &[rule],
+            reason: &["Retry-After"],
+            runner_error: false,
+        },
+    );
+    assert!(r.elapsed < Duration::from_secs(30), "{}", r.context());
+}
+
+#[test]
+fn retry_after_zero() {
+    retry_after_case("ra-zero", "0", "LOC-04");
+}
+
+#[test]
+fn retry_after_negative() {
+    retry_after_case("ra-neg", "-1", "LOC-03");
+}
+
+#[test]
+fn retry_after_absurd() {
+    retry_after_case("ra-huge", "99999999999", "LOC-04");
+}
+
+#[test]
+fn retry_after_http_date() {
+    retry_after_case("ra-date", "Wed, 21 Oct 2015 07:28:00 GMT", "LOC-03");
+}
+
+#[test]
+fn redirect_loop_is_not_followed() {
+    let (r, s) = case(
+        "redirect",
+        Mode::RedirectLoop,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["PUT-01"],
+            reason: &["302"],
+            runner_error: false,
+        },
+    );
+    let puts = s.seen().iter().filter(|x| x.method == "PUT").count();
+    assert_eq!(puts, 1, "a 302 must not be followed\n{}", r.context());
+}
+
+#[test]
+fn duplicate_conflicting_headers() {
+    case(
+        "dupheaders",
+        Mode::DuplicateHeaders,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["LOC-03"],
+            reason: &["Retry-After: -1"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn ftp_location_is_not_fetched() {
+    case(
+        "ftp-loc",
+        Mode::FtpLocation,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["PUT-04"],
+            reason: &["`ftp:`"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn ftp_operation_url_is_not_fetched() {
+    case(
+        "ftp-aao",
+        Mode::FtpOperation,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["PUT-04"],
+            reason: &["`ftp:`"],
+            runner_error: false,
+        },
+    );
+}
+
+/// A target with credentials (a bearer token and a secret header) for the foreign cases.
+fn target_with_credentials(base: &str) -> String {
+    target_yaml(
+        base,
+        &format!(
+            "auth: {{bearer_env: RPCONFORM_TEST_TOKEN}}\nsecret_headers: [x-api-key]\nheaders: {{x-api-key: {API_KEY}}}\n"
+        ),
+    )
+}
+
+/// Run a foreign-origin case: the target on 127.0.0.1, its poll URLs on 127.0.0.2.
+fn foreign_case(label: &str, operation: bool, extra: &[&str], exp: Expect<'_>) -> (Run, Server, Server) {
+    let sink = Server::start("127.0.0.2", Mode::ForeignSink);
+    let foreign = sink.base_url();
+    let mode = if operation {
+        Mode::ForeignOperation { foreign }
+    } else {
+        Mode::ForeignLocation { foreign }
+    };
+    let server = Server::start("127.0.0.1", mode);
+    let dir = Scratch::new(label);
+    let r = run(
+        &dir,
+        &target_with_credentials(&server.base_url()),
+        SUITE_PUT_POLL,
+        extra,
+    );
+    assert_failing_verdict(&r, &exp);
+    // The target itself got the credentials...
+    let own = server.seen();
+    assert!(
+        own.iter()
+            .any(|s| s.header("authorization") == Some(&format!("Bearer {TOKEN}"))),
+        "the target never got the token: {own:?}"
+    );
+    // ...the other origin never did.
+    for s in sink.seen() {
+        assert!(
+            s.header("authorization").is_none()
+                && s.header("x-api-key").is_none()
+                && !format!("{s:?}").contains(TOKEN)
+                && !format!("{s:?}").contains(API_KEY),
+            "a credential was sent to another origin: {s:?}\n{}",
+            r.context()
+        );
+    }
+    (r, server, sink)
+}
+
+/// The report flags the foreign fetch: the exchange is marked `foreign` and sent no
+/// credentials, and the same-host rule (LOC-09 / AAO-03) failed naming the URL.
+fn assert_foreign_flagged(r: &Run, rule: &str) {
+    let ctx = r.context();
+    let foreign: Vec<&Value> = r
+        .exchanges()
+        .into_iter()
+        .filter(|x| x["url"].as_str().unwrap_or("").starts_with("http://127.0.0.2"))
+        .collect();
+    assert!(!foreign.is_empty(), "no exchange with the other origin\n{ctx}");
+    for x in &foreign {
+        assert_eq!(x["foreign"], true, "not flagged foreign: {x}\n{ctx}");
+        let sent = x["request_headers"].to_string().to_ascii_lowercase();
+        assert!(
+            !sent.contains("authorization") && !sent.contains("x-api-key"),
+            "credentials recorded as sent off-origin: {sent}"
+        );
+    }
+    assert!(
+        r.failed_rules()
+            .iter()
+            .any(|(x, t)| x == rule && t.contains("127.0.0.2")),
+        "{rule} did not flag the other host\n{ctx}"
+    );
+}
+
+#[test]
+fn foreign_location_gets_no_credentials() {
+    let (r, _s, sink) = foreign_case(
+        "foreign-loc",
+        false,
+        &[],
+        Expect {
+            rules: &["PUT-04"],
+            reason: &["another origin", "Failed"],
+            runner_error: false,
+        },
+    );
+    assert!(!sink.seen().is_empty(), "the Location was never fetched");
+    assert_foreign_flagged(&r, "LOC-09");
+}
+
+#[test]
+fn foreign_operation_gets_no_credentials() {
+    let (r, _s, sink) = foreign_case(
+        "foreign-aao",
+        true,
+        &[],
+        Expect {
+            rules: &["OPRES-03", "OPRES-01"],
+            reason: &["another origin", "timed out"],
+            runner_error: false,
+        },
+    );
+    assert!(
+        !sink.seen().is_empty(),
+        "the operation URL was never fetched"
+    );
+    assert_foreign_flagged(&r, "AAO-03");
+}
+
+#[test]
+fn no_foreign_refuses_the_other_origin() {
+    for operation in [false, true] {
+        let (r, _s, sink) = foreign_case(
+            if operation { "noforeign-aao" } else { "noforeign-loc" },
+            operation,
+            &["--no-foreign"],
+            Expect {
+                rules: &["PUT-04"],
+                reason: &["another origin"],
+                runner_error: false,
+            },
+        );
+        assert!(
+            sink.seen().is_empty(),
+            "--no-foreign still fetched the other origin: {:?}",
+            sink.seen()
+        );
+        assert!(r.elapsed < Duration::from_secs(30), "{}", r.context());
+    }
+}
+
+#[test]
+fn huge_json_array_under_the_cap_stays_bounded() {
+    case(
+        "hugearray",
+        Mode::HugeJsonArray,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["RES-01"],
+            reason: &["not parsed", "not valid JSON"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn many_big_poll_answers_stay_bounded() {
+    case(
+        "bigpolls",
+        Mode::BigPolls,
+        SUITE_PUT_POLL,
+        &[],
+        Expect {
+            rules: &["LOC-08"],
+            reason: &["timed out"],
+            runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn create_step_against_a_hanging_target() {
+    case(
+        "create-hang",
+        Mode::HangPoll,
+        SUITE_CREATE,
+        &[],
+        Expect {
+            rules: &["LOC-08", "PUT-04"],
+            reason: &["timed out"],
+            runner_error: false,
+        },
+    );
+}
+
