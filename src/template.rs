@@ -27,6 +27,9 @@ pub enum Filter {
     Json,
     /// A URL or path without its last segment (and without its query).
     Dirname,
+    /// An ARM path with the case of its group, namespace, type and name segments swapped; the
+    /// fixed words and the subscription id stay as they are.
+    Recase,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,9 +135,10 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
                 "swapcase" => Filter::SwapCase,
                 "json" => Filter::Json,
                 "dirname" => Filter::Dirname,
+                "recase" => Filter::Recase,
                 other => {
                     return Err(format!(
-                        "unknown filter `{other}` (expected upper, lower, swapcase, json or dirname)"
+                        "unknown filter `{other}` (expected upper, lower, swapcase, json, dirname or recase)"
                     ));
                 }
             };
@@ -212,10 +216,41 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                         .map(|(d, _)| d.to_string())
                         .unwrap_or_default()
                 }
+                Filter::Recase => recase(&s),
                 Filter::Json => unreachable!("handled above"),
             })
         }
     })
+}
+
+fn swap(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_uppercase() {
+                c.to_ascii_lowercase()
+            } else {
+                c.to_ascii_uppercase()
+            }
+        })
+        .collect()
+}
+
+fn recase(path: &str) -> String {
+    let mut after_subscriptions = false;
+    path.split('/')
+        .map(|seg| {
+            let fixed = ["subscriptions", "resourcegroups", "providers"]
+                .contains(&seg.to_ascii_lowercase().as_str());
+            let keep = fixed || after_subscriptions;
+            after_subscriptions = seg.eq_ignore_ascii_case("subscriptions");
+            if keep || seg.is_empty() {
+                seg.to_string()
+            } else {
+                swap(seg)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 pub fn value_to_text(v: &Value) -> String {
@@ -386,6 +421,14 @@ mod tests {
         assert_eq!(
             jt.render(&s).unwrap(),
             json!({"p": {"a": 1, "b": 3}, "q": 1})
+        );
+        s.insert(
+            "p".into(),
+            json!("/subscriptions/Ab1/resourceGroups/rG/providers/Ns.X/things/nAme"),
+        );
+        assert_eq!(
+            Template::parse("${p|recase}").unwrap().render(&s).unwrap(),
+            "/subscriptions/Ab1/resourceGroups/Rg/providers/nS.x/THINGS/NaME"
         );
         s.insert("u".into(), json!("http://h/x/ops/123?api-version=1"));
         assert_eq!(

@@ -693,7 +693,12 @@ fn target_with_credentials(base: &str) -> String {
 }
 
 /// Run a foreign-origin case: the target on 127.0.0.1, its poll URLs on 127.0.0.2.
-fn foreign_case(label: &str, operation: bool, extra: &[&str], exp: Expect<'_>) -> (Run, Server, Server) {
+fn foreign_case(
+    label: &str,
+    operation: bool,
+    extra: &[&str],
+    exp: Expect<'_>,
+) -> (Run, Server, Server) {
     let sink = Server::start("127.0.0.2", Mode::ForeignSink);
     let foreign = sink.base_url();
     let mode = if operation {
@@ -738,9 +743,17 @@ fn assert_foreign_flagged(r: &Run, rule: &str) {
     let foreign: Vec<&Value> = r
         .exchanges()
         .into_iter()
-        .filter(|x| x["url"].as_str().unwrap_or("").starts_with("http://127.0.0.2"))
+        .filter(|x| {
+            x["url"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("http://127.0.0.2")
+        })
         .collect();
-    assert!(!foreign.is_empty(), "no exchange with the other origin\n{ctx}");
+    assert!(
+        !foreign.is_empty(),
+        "no exchange with the other origin\n{ctx}"
+    );
     for x in &foreign {
         assert_eq!(x["foreign"], true, "not flagged foreign: {x}\n{ctx}");
         let sent = x["request_headers"].to_string().to_ascii_lowercase();
@@ -796,7 +809,11 @@ fn foreign_operation_gets_no_credentials() {
 fn no_foreign_refuses_the_other_origin() {
     for operation in [false, true] {
         let (r, _s, sink) = foreign_case(
-            if operation { "noforeign-aao" } else { "noforeign-loc" },
+            if operation {
+                "noforeign-aao"
+            } else {
+                "noforeign-loc"
+            },
             operation,
             &["--no-foreign"],
             Expect {
@@ -858,4 +875,3 @@ fn create_step_against_a_hanging_target() {
         },
     );
 }
-

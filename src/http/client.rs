@@ -55,6 +55,12 @@ pub struct Http {
 /// Most of a response body kept in reports.
 const REPORT_BODY_CHARS: usize = 64 * 1024;
 
+/// Most JSON values (scalars and containers) a body may hold to be parsed. A parsed value
+/// costs some 80 bytes, so without this a 16 MiB body of `[0,0,0,...]` (8 million values)
+/// would take over a gigabyte; ARM bodies hold thousands of values, a large page a few
+/// hundred thousand.
+const MAX_JSON_VALUES: usize = 1_000_000;
+
 impl Http {
     pub fn new(
         origin: url::Url,
@@ -106,7 +112,7 @@ impl Http {
             request_body: req
                 .body
                 .as_ref()
-                .map(|b| self.redactor.text(&super::cut(b, REPORT_BODY_CHARS))),
+                .map(|b| super::cut(&self.redactor.text(b), REPORT_BODY_CHARS)),
             response: None,
             error: None,
             started_at,
@@ -121,27 +127,43 @@ impl Http {
         ex
     }
 
-    async fn send_inner(&self, req: &OutRequest, ex: &mut Exchange) -> Result<(), String> {
-        let url = url::Url::parse(&req.url)
-            .map_err(|e| format!("invalid URL `{}`: {e}", self.redactor.text(&req.url)))?;
+    /// Why a request to `url` would not be sent at all (an invalid URL, a scheme other than
+    /// http(s), another origin under `--no-foreign`), or `None` when it would be. Pollers ask
+    /// this first: waiting and retrying cannot change the answer.
+    pub fn refusal(&self, url: &str) -> Option<String> {
+        let url = match url::Url::parse(url) {
+            Ok(u) => u,
+            Err(e) => return Some(format!("invalid URL `{}`: {e}", self.redactor.text(url))),
+        };
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("refusing to send to a `{}:` URL", url.scheme()));
+            return Some(format!("refusing to send to a `{}:` URL", url.scheme()));
         }
-        let own = self.same_origin(&url);
+        if !self.same_origin(&url) && !self.options.follow_foreign {
+            return Some(format!(
+                "not sent: {} is on another origin than the target ({}); --no-foreign is set",
+                self.redactor.text(url.as_str()),
+                self.origin.origin().ascii_serialization()
+            ));
+        }
+        None
+    }
+
+    async fn send_inner(&self, req: &OutRequest, ex: &mut Exchange) -> Result<(), String> {
+        let refused = self.refusal(&req.url);
+        let url = url::Url::parse(&req.url).ok();
+        let own = url.as_ref().is_some_and(|u| self.same_origin(u));
+        ex.foreign = url.is_some() && !own;
+        if let Some(why) = refused {
+            return Err(why);
+        }
+        let Some(url) = url else {
+            return Err(format!("invalid URL `{}`", self.redactor.text(&req.url)));
+        };
         let mut headers: Vec<(String, String)> = Vec::new();
         if own {
             headers.extend(self.fixed_headers.iter().cloned());
             if let Some(tok) = self.tokens.token().await? {
                 headers.push(("Authorization".into(), format!("Bearer {tok}")));
-            }
-        } else {
-            ex.foreign = true;
-            if !self.options.follow_foreign {
-                return Err(format!(
-                    "not sent: {} is on another origin than the target ({}); --no-foreign is set",
-                    self.redactor.text(url.as_str()),
-                    self.origin.origin().ascii_serialization()
-                ));
             }
         }
         headers.extend(req.headers.iter().cloned());
@@ -192,7 +214,7 @@ impl Http {
                 && len as usize > self.options.body_cap
             {
                 return Err(format!(
-                    "response body announced as {len} bytes, over the cap of {} bytes; not read",
+                    "response body announced as {len} bytes, over the cap of {} bytes (--body-cap); not read",
                     self.options.body_cap
                 ));
             }
@@ -200,7 +222,7 @@ impl Http {
             while let Some(chunk) = resp.chunk().await.map_err(describe)? {
                 if body.len() + chunk.len() > self.options.body_cap {
                     return Err(format!(
-                        "response body exceeds the cap of {} bytes; reading stopped",
+                        "response body over the cap of {} bytes (--body-cap); reading stopped there",
                         self.options.body_cap
                     ));
                 }
@@ -208,12 +230,28 @@ impl Http {
             }
             Ok((status, headers, body))
         };
-        let (status, headers, body) = tokio::time::timeout(overall, fut)
-            .await
-            .map_err(|_| format!("no complete response within {} s", overall.as_secs()))??;
-        let text = String::from_utf8_lossy(&body).into_owned();
+        let (status, headers, body) =
+            tokio::time::timeout(overall, fut).await.map_err(|_| {
+                format!(
+                    "timed out: no complete response within {} s",
+                    overall.as_secs()
+                )
+            })??;
+        // Redact the whole text before cutting it: a secret across the cut would otherwise
+        // leave its head (a JWT's first two segments, say) in the report.
+        let body_text = super::cut(
+            &self.redactor.text(&String::from_utf8_lossy(&body)),
+            REPORT_BODY_CHARS,
+        );
         let (json, json_error) = if body.iter().all(|b| b.is_ascii_whitespace()) {
             (None, None)
+        } else if json_values_over(&body, MAX_JSON_VALUES) {
+            (
+                None,
+                Some(format!(
+                    "body holds more than {MAX_JSON_VALUES} JSON values; not parsed (memory bound)"
+                )),
+            )
         } else {
             match serde_json::from_slice::<serde_json::Value>(&body) {
                 Ok(v) => (Some(scrub_json(v, &self.redactor)), None),
@@ -223,13 +261,45 @@ impl Http {
         ex.response = Some(Response {
             status,
             headers,
-            body: self.redactor.text(&super::cut(&text, REPORT_BODY_CHARS)),
+            body: body_text,
             body_bytes: body.len(),
             json,
             json_error,
         });
         Ok(())
     }
+}
+
+/// Does `body` hold more than `limit` JSON values? A cheap upper-bound count, no parse: one
+/// value, plus one per `,` outside strings, plus one per `[` or `{` (an empty container holds
+/// none, which only overcounts).
+fn json_values_over(body: &[u8], limit: usize) -> bool {
+    let mut count: usize = 1;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                count += 1;
+                if count > limit {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 fn describe(e: reqwest::Error) -> String {
@@ -264,5 +334,138 @@ fn scrub_json(v: serde_json::Value, r: &Redactor) -> serde_json::Value {
                 .collect(),
         ),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const TOKEN: &str =
+        "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1bml0LXRlc3QtY2xhaW1zIn0.c2lnbmF0dXJlLXBhcnQ";
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// Serve one canned response per connection on 127.0.0.1, forever.
+    async fn one_answer(raw: Vec<u8>) -> String {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                let raw = raw.clone();
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 8192];
+                    let _ = s.read(&mut buf).await;
+                    let _ = s.write_all(&raw).await;
+                    let _ = s.shutdown().await;
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    fn http(base: &str, follow_foreign: bool) -> Http {
+        let redactor = Arc::new(Redactor::new(&[]));
+        let tokens = TokenSource::new(crate::target::Auth::None, redactor.clone());
+        redactor.register(TOKEN);
+        let options = HttpOptions {
+            request_timeout: Duration::from_secs(5),
+            follow_foreign,
+            ..Default::default()
+        };
+        Http::new(
+            url::Url::parse(base).unwrap(),
+            tokens,
+            redactor,
+            options,
+            Vec::new(),
+        )
+        .unwrap()
+    }
+
+    fn get(url: &str) -> OutRequest {
+        OutRequest {
+            method: "GET".into(),
+            url: url.into(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn response(body: &[u8]) -> Vec<u8> {
+        let mut raw = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        raw.extend_from_slice(body);
+        raw
+    }
+
+    #[test]
+    fn a_secret_across_the_report_cut_leaves_no_trace() {
+        rt().block_on(async {
+            // The token starts 30 characters before the cut: cutting first would keep its
+            // first two segments, which the JWT shape no longer matches.
+            let mut body = "x".repeat(REPORT_BODY_CHARS - 30);
+            body.push_str(TOKEN);
+            let base = one_answer(response(body.as_bytes())).await;
+            let ex = http(&base, true).send(get(&base), Role::Step).await;
+            let r = ex.response.expect("a response");
+            let middle = TOKEN.split('.').nth(1).unwrap();
+            assert!(
+                !r.body.contains(middle),
+                "{}",
+                &r.body[r.body.len() - 200..]
+            );
+            assert!(!r.body.contains(&TOKEN[..20]));
+        });
+    }
+
+    #[test]
+    fn json_with_too_many_values_is_not_parsed() {
+        rt().block_on(async {
+            let mut body = String::from("[0");
+            for _ in 0..MAX_JSON_VALUES {
+                body.push_str(",0");
+            }
+            body.push(']');
+            let base = one_answer(response(body.as_bytes())).await;
+            let ex = http(&base, true).send(get(&base), Role::Step).await;
+            let r = ex.response.expect("a response");
+            assert!(r.json.is_none());
+            assert!(r.json_error.unwrap().contains("not parsed"));
+            assert_eq!(r.body_bytes, body.len());
+        });
+    }
+
+    #[test]
+    fn value_count_ignores_strings() {
+        assert!(!json_values_over(br#"{"a": "x,y,z,[,{", "b": [1, 2]}"#, 5));
+        assert!(json_values_over(b"[1,2,3,4,5,6]", 5));
+        assert!(!json_values_over(br#"["a\",b", 1]"#, 3));
+    }
+
+    #[test]
+    fn refusals_are_known_before_sending() {
+        let h = http("http://127.0.0.1:1", false);
+        assert!(h.refusal("http://127.0.0.1:1/x").is_none());
+        let ftp = h.refusal("ftp://127.0.0.1:1/x").unwrap();
+        assert!(ftp.contains("`ftp:`"), "{ftp}");
+        let other = h.refusal("http://127.0.0.2:1/x").unwrap();
+        assert!(other.contains("another origin"), "{other}");
+        assert!(h.refusal("not a url").unwrap().contains("invalid URL"));
+        let h = http("http://127.0.0.1:1", true);
+        assert!(h.refusal("http://127.0.0.2:1/x").is_none());
+        // A refused request is recorded, flagged, and never leaves the process.
+        let ex = rt().block_on(h.send(get("ftp://127.0.0.2:1/x"), Role::LocationPoll));
+        assert!(ex.foreign && ex.response.is_none());
+        assert!(ex.error.unwrap().contains("`ftp:`"));
     }
 }

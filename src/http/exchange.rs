@@ -114,6 +114,9 @@ impl Exchange {
             "> {} {}  (#{}, {:?}, {} ms)\n",
             self.method, self.url, self.seq, self.role, self.elapsed_ms
         );
+        if self.foreign {
+            out.push_str("> (another origin than the target: sent without credentials)\n");
+        }
         for (k, v) in &self.request_headers {
             out.push_str(&format!("> {k}: {v}\n"));
         }
@@ -143,4 +146,32 @@ pub fn cut(s: &str, max: usize) -> String {
     }
     let head: String = s.chars().take(max).collect();
     format!("{head}… ({} more characters)", s.chars().count() - max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcripts_say_when_an_exchange_went_to_another_origin() {
+        let mut ex = Exchange {
+            seq: 3,
+            role: Role::LocationPoll,
+            method: "GET".into(),
+            url: "http://127.0.0.2:9/op".into(),
+            request_headers: vec![("x-ms-client-request-id".into(), "c".into())],
+            request_body: None,
+            response: None,
+            error: Some("connection failed".into()),
+            started_at: String::new(),
+            elapsed_ms: 1,
+            foreign: true,
+        };
+        assert!(
+            ex.transcript(100)
+                .contains("another origin than the target")
+        );
+        ex.foreign = false;
+        assert!(!ex.transcript(100).contains("another origin"));
+    }
 }

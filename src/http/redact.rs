@@ -50,11 +50,19 @@ impl Redactor {
             return;
         }
         let mut vals = self.values.write().unwrap_or_else(|e| e.into_inner());
-        if !vals.iter().any(|x| x == v) {
-            vals.push(v.to_string());
-            // Longest first, so a token is removed before any of its prefixes.
-            vals.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let mut parts = vec![v];
+        // A JWT's claims and signature segments are secret on their own too: a target may
+        // echo one segment, which the JWT shape alone no longer matches.
+        if jwt().is_match(v) {
+            parts.extend(v.split('.').skip(1).filter(|p| p.len() >= 16));
         }
+        for p in parts {
+            if !vals.iter().any(|x| x == p) {
+                vals.push(p.to_string());
+            }
+        }
+        // Longest first, so a token is removed before any of its parts or prefixes.
+        vals.sort_by_key(|s| std::cmp::Reverse(s.len()));
     }
 
     pub fn is_secret_header(&self, name: &str) -> bool {
@@ -106,5 +114,18 @@ mod tests {
         let jwt = "eyJhbGciOi.eyJzdWIiOiIx.sig-part_1";
         assert_eq!(r.text(&format!("t={jwt}")), "t=[REDACTED]");
         assert_eq!(r.text("plain"), "plain");
+    }
+
+    #[test]
+    fn a_jwt_segment_alone_is_scrubbed() {
+        let r = Redactor::new(&[]);
+        let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWdtZW50LXRlc3QifQ.c2lnbmF0dXJlLXNlZ21lbnQ";
+        r.register(token);
+        let (claims, sig) = ("eyJzdWIiOiJzZWdtZW50LXRlc3QifQ", "c2lnbmF0dXJlLXNlZ21lbnQ");
+        assert_eq!(r.text(&format!("claims={claims}")), "claims=[REDACTED]");
+        assert_eq!(r.text(&format!("sig {sig}.")), "sig [REDACTED].");
+        assert_eq!(r.text(&format!("t={token}")), "t=[REDACTED]");
+        // A short, common header segment is not a secret of its own.
+        assert_eq!(r.text("eyJhbGciOiJSUzI1NiJ9"), "eyJhbGciOiJSUzI1NiJ9");
     }
 }

@@ -385,14 +385,11 @@ async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
     let Some(req) = read_request(&mut stream).await else {
         return Ok(());
     };
-    sh.log
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(Seen {
-            method: req.method.clone(),
-            target: req.target.clone(),
-            headers: req.headers.clone(),
-        });
+    sh.log.lock().unwrap_or_else(|e| e.into_inner()).push(Seen {
+        method: req.method.clone(),
+        target: req.target.clone(),
+        headers: req.headers.clone(),
+    });
     match route(&req, &sh) {
         Act::Reply(r) => {
             stream.write_all(&r.bytes()).await?;
@@ -539,12 +536,14 @@ fn route(req: &Request, sh: &Shared) -> Act {
         Mode::HangPoll if loc_poll => Act::Hang,
         Mode::TricklePut if put => Act::Trickle(sh.plain(201, req)),
         Mode::ResetPut if put => Act::Reset(sh.plain(201, req)),
-        Mode::Announce1GiB if put => {
-            Act::Announce(sh.plain(201, req).header("Content-Type", "application/json"))
-        }
-        Mode::ChunkedForever if put => {
-            Act::ChunkedForever(sh.plain(201, req).header("Content-Type", "application/json"))
-        }
+        Mode::Announce1GiB if put => Act::Announce(
+            sh.plain(201, req)
+                .header("Content-Type", "application/json"),
+        ),
+        Mode::ChunkedForever if put => Act::ChunkedForever(
+            sh.plain(201, req)
+                .header("Content-Type", "application/json"),
+        ),
         Mode::InvalidJson if put => Act::Reply(
             sh.plain(201, req)
                 .header("Content-Type", "application/json")
