@@ -66,6 +66,7 @@ scenarios:
 
 /// What one bounded run of the binary did.
 struct Run {
+    label: String,
     code: Option<i32>,
     stdout: String,
     stderr: String,
@@ -232,11 +233,21 @@ fn run(dir: &Scratch, target: &str, suite: &str, extra: &[&str]) -> Run {
     .map(|s| s.to_string())
     .collect();
     args.extend(extra.iter().map(|s| s.to_string()));
-    run_bounded(&args, &[("RPCONFORM_TEST_TOKEN", TOKEN)], &reports)
+    let label = dir
+        .path
+        .file_name()
+        // rpconform-e2e-LABEL-PID-STAMP-SEQ
+        .map(|n| {
+            let n = n.to_string_lossy();
+            let n = n.trim_start_matches("rpconform-e2e-");
+            n.rsplitn(4, '-').last().unwrap_or("").to_string()
+        })
+        .unwrap_or_default();
+    run_bounded(&label, &args, &[("RPCONFORM_TEST_TOKEN", TOKEN)], &reports)
 }
 
 /// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`].
-fn run_bounded(args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
+fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
     let command = format!("rpconform {}", args.join(" "));
     let started = Instant::now();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rpconform"));
@@ -294,7 +305,8 @@ fn run_bounded(args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
     let report = std::fs::read_to_string(reports.join("report.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    Run {
+    let run = Run {
+        label: label.to_string(),
         code: status.code(),
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
@@ -302,7 +314,16 @@ fn run_bounded(args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
         peak_kb,
         report,
         command,
-    }
+    };
+    // Timings and memory, for `cargo test -- --nocapture`.
+    eprintln!(
+        "[{}] exit {:?} in {:.1} s, peak RSS {} MB",
+        run.label,
+        run.code,
+        run.elapsed.as_secs_f64(),
+        run.peak_kb / 1024
+    );
+    run
 }
 
 /// What a case must show.

@@ -86,6 +86,10 @@ pub enum Fault {
     NoPropagation,
     /// PROP-04: a child update also marks its siblings `Updating`.
     PropagateToSiblings,
+    /// PROP-05: while a child is deleted, its ancestors keep their state instead of `Updating`.
+    DeleteKeepsAncestors,
+    /// PROP-06: a link shows `Updating` while the widget it depends on is updated.
+    DependantFollowsDependency,
     /// PUT-01, ETAG-02, ETAG-04, ETAG-06, RETRY-02, OPS-12: PUT on an existing resource answers 201.
     ReplaceAnswers201,
     /// MON-01: a data-plane widget PUT answers without `Operation-Location`.
@@ -347,6 +351,18 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         "propagate-to-siblings",
         &["PROP-04"],
         "a child update also marks its siblings Updating",
+    ),
+    (
+        Fault::DeleteKeepsAncestors,
+        "delete-keeps-ancestors",
+        &["PROP-05"],
+        "deleting a child leaves its ancestors' provisioningState as it was",
+    ),
+    (
+        Fault::DependantFollowsDependency,
+        "dependant-follows-dependency",
+        &["PROP-06"],
+        "a link shows Updating while the widget it depends on is updated",
     ),
     (
         Fault::ReplaceAnswers201,

@@ -167,6 +167,8 @@ pub struct OpSpec {
 struct Knobs {
     no_propagation: bool,
     siblings: bool,
+    delete_keeps_ancestors: bool,
+    dependant_follows: bool,
     delete_no_cancel: bool,
 }
 
@@ -218,6 +220,8 @@ impl Store {
             knobs: Knobs {
                 no_propagation: settings.has(Fault::NoPropagation),
                 siblings: settings.has(Fault::PropagateToSiblings),
+                delete_keeps_ancestors: settings.has(Fault::DeleteKeepsAncestors),
+                dependant_follows: settings.has(Fault::DependantFollowsDependency),
                 delete_no_cancel: settings.has(Fault::DeleteNoCancel),
             },
         }
@@ -316,6 +320,16 @@ impl Store {
                 } else {
                     Some((2, own))
                 }
+            } else if self.knobs.delete_keeps_ancestors
+                && op.kind == OpKind::Delete
+                && is_ancestor(key, &op.target)
+            {
+                None
+            } else if self.knobs.dependant_follows
+                && matches!(op.kind, OpKind::Replace | OpKind::Patch)
+                && self.depends_on(key, &op.target)
+            {
+                Some((1, State::Updating))
             } else if is_ancestor(key, &op.target)
                 || (self.knobs.siblings
                     && matches!(op.kind, OpKind::Replace | OpKind::Patch)
@@ -339,6 +353,17 @@ impl Store {
                 .get(key)
                 .map_or(State::Succeeded, |r| r.settled),
         }
+    }
+
+    /// Whether resource `key` is a link whose `widgetId` names the resource `target`.
+    fn depends_on(&self, key: &str, target: &str) -> bool {
+        self.resources.get(key).is_some_and(|r| {
+            r.kind == Kind::Link
+                && r.properties
+                    .get("widgetId")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| id.trim().trim_end_matches('/').eq_ignore_ascii_case(target))
+        })
     }
 
     /// The newest running operation that targets `key` itself and changes its state.

@@ -515,6 +515,35 @@ async fn propagate_to_siblings() {
 }
 
 #[tokio::test]
+async fn delete_keeps_ancestors() {
+    let rp = rp_fault(Fault::DeleteKeepsAncestors).await;
+    let w = rp.with_widget().await;
+    let g = gadget("rg1", "w1", "g1");
+    rp.create(&g, &proxy_body()).await;
+    let d = rp.delete(&g).await;
+    assert_eq!(rp.get(&g).await.state(), "Deleting");
+    assert_eq!(rp.get(&w).await.state(), "Succeeded");
+    rp.wait(&d.aao()).await;
+}
+
+#[tokio::test]
+async fn dependant_follows_dependency() {
+    let rp = rp_fault(Fault::DependantFollowsDependency).await;
+    let w = rp.with_widget().await;
+    let l = link("rg1", "l1");
+    rp.create(
+        &l,
+        &json!({"location": "eastus", "properties": {"widgetId": w}}),
+    )
+    .await;
+    let r = rp.patch(&w, &json!({"properties": {"size": 4}})).await;
+    assert_eq!(rp.get(&w).await.state(), "Updating");
+    assert_eq!(rp.get(&l).await.state(), "Updating");
+    rp.wait(&r.aao()).await;
+    assert_eq!(rp.get(&l).await.state(), "Succeeded");
+}
+
+#[tokio::test]
 async fn replace_answers_201() {
     let rp = rp_fault(Fault::ReplaceAnswers201).await;
     let w = rp.with_widget().await;

@@ -34,6 +34,9 @@ fn retry_after(v: Option<&str>) -> Option<f64> {
         .and_then(|s| s.parse::<f64>().ok())
 }
 
+/// Characters of body text an earlier poll answer keeps once a later one has come.
+const SHED_BODY_CHARS: usize = 4096;
+
 fn resolve(base: &str, v: &str) -> String {
     url::Url::parse(base)
         .and_then(|b| b.join(v))
@@ -42,6 +45,24 @@ fn resolve(base: &str, v: &str) -> String {
 }
 
 impl Exec<'_> {
+    /// Drop what an earlier poll answer is no longer needed for: its parsed JSON and most of
+    /// its body text (attempts are history; the latest answer is kept whole). A target that
+    /// answers "still running" with a large body hundreds of times would otherwise hold every
+    /// one of those bodies, parsed, until the test ends.
+    fn shed(&mut self, idx: usize) {
+        if std::env::var_os("TMP_NO_SHED").is_some() { return; }
+        if let Some(r) = self
+            .exchanges
+            .get_mut(idx)
+            .and_then(|x| x.response.as_mut())
+        {
+            r.json = None;
+            if r.body.len() > SHED_BODY_CHARS {
+                r.body = crate::http::cut(&r.body, SHED_BODY_CHARS);
+            }
+        }
+    }
+
     fn ps_of(&self, idx: usize) -> Option<String> {
         self.exchanges[idx]
             .response
@@ -222,6 +243,33 @@ impl Exec<'_> {
                 };
             }
         };
+        let via_name = match &via {
+            Via::Operation(_) => "azure-asyncoperation",
+            Via::Location(_) => "location",
+            Via::Resource(_) => "resource",
+        };
+        // A poll URL that will never be sent (another scheme, another origin under
+        // --no-foreign, not a URL) is known now: say so at once instead of retrying it until
+        // the deadline and blaming the deadline.
+        let poll_url = match &via {
+            Via::Operation(u) | Via::Location(u) | Via::Resource(u) => u.clone(),
+        };
+        if let Some(why) = self.ctx.http.refusal(&poll_url) {
+            let outcome = format!("error: cannot poll {via_name} URL {poll_url}: {why}");
+            self.notes
+                .push(format!("step `{}`: {outcome}", self.step_label));
+            self.polls.push(PollRecord {
+                step: self.step_label.clone(),
+                via: via_name.into(),
+                attempts: 0,
+                elapsed_ms: start.elapsed().as_millis() as u64,
+                outcome: outcome.clone(),
+            });
+            return PollOut {
+                outcome,
+                final_exchange: Some(init),
+            };
+        }
         let mut retry = retry_after(resp.header("retry-after"));
         let mut attempts = 0u32;
         let mut pending: Vec<usize> = Vec::new();
@@ -255,7 +303,11 @@ impl Exec<'_> {
                 outcome = Some("error: invalid poll URL".into());
                 break;
             };
-            last = Some(i);
+            if let Some(prev) = last.replace(i)
+                && prev != init
+            {
+                self.shed(prev);
+            }
             let r = self.exchanges[i].response.clone();
             if let Some(r) = &r
                 && let Some(ra) = retry_after(r.header("retry-after"))
@@ -316,9 +368,11 @@ impl Exec<'_> {
             // GETs made between two "running" reads were made during the operation.
             for p in std::mem::take(&mut pending) {
                 self.judge_during(p, method);
+                self.shed(p);
             }
             // LOC-05: a Location that stops answering 202 while the operation still runs.
             if let (Via::Operation(op), Some(l)) = (&via, &loc)
+                && self.ctx.http.refusal(l).is_none()
                 && let Ok(li) = self
                     .send(
                         "GET",
@@ -350,6 +404,7 @@ impl Exec<'_> {
                             .and_then(|r| r.pointer("/status"))
                             .and_then(Value::as_str)
                             .map(str::to_string);
+                        self.shed(again);
                         if st.as_deref().is_some_and(|s| !is_terminal(s)) {
                             let lseq = Some(self.exchanges[li].seq);
                             self.ledger.fail(
@@ -368,6 +423,7 @@ impl Exec<'_> {
                 } else {
                     self.ledger.pass("LOC-05");
                 }
+                self.shed(li);
             }
             if matches!(via, Via::Location(_)) {
                 self.ledger.pass("LOC-05");
@@ -412,16 +468,13 @@ impl Exec<'_> {
                     if still {
                         for p in std::mem::take(&mut pending) {
                             self.judge_during(p, method);
+                            self.shed(p);
                         }
                     }
+                    self.shed(again);
                 }
             }
         }
-        let via_name = match &via {
-            Via::Operation(_) => "azure-asyncoperation",
-            Via::Location(_) => "location",
-            Via::Resource(_) => "resource",
-        };
         let mut final_exchange = last.or(Some(init));
         let outcome = match outcome {
             Some(o) => o,
@@ -447,8 +500,13 @@ impl Exec<'_> {
                                     .or_else(|| r.pointer("/properties/provisioningState"))
                             })
                             .map(|v| v.to_string());
+                        // No answer: say why (timed out, refused, reset...), not just "none".
+                        let why = match (r, &self.exchanges[i].error) {
+                            (None, Some(e)) => format!(" ({e})"),
+                            _ => String::new(),
+                        };
                         format!(
-                            "after {attempts} polls over {} s the last answer was {} {}",
+                            "after {attempts} polls over {} s the last answer was {} {}{why}",
                             deadline.as_secs(),
                             r.map(|r| r.status.to_string()).unwrap_or("none".into()),
                             st.unwrap_or_default()
@@ -483,7 +541,7 @@ impl Exec<'_> {
                     &ApiVersion::Default,
                 )
                 .await;
-            if let Some(l) = loc.clone() {
+            if let Some(l) = loc.clone().filter(|l| self.ctx.http.refusal(l).is_none()) {
                 let mut li = None;
                 for _ in 0..5 {
                     let Ok(i) = self
@@ -610,5 +668,166 @@ impl Exec<'_> {
             outcome,
             final_exchange,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use crate::http::{Http, HttpOptions, Redactor, TokenSource};
+    use crate::report::ScenarioResult;
+    use crate::runner::RunCtx;
+    use crate::scenario::{LoadOptions, expand, parse_suite};
+    use crate::target::parse_target;
+
+    const SUITE: &str = r#"suite: t
+scenarios:
+  - name: put-and-poll
+    for_each_type: [any]
+    steps:
+      - fresh: {as: r}
+      - name: put
+        request: {method: PUT, url: "${r.url}", body: "${type.create_body}"}
+      - name: wait
+        poll: put
+"#;
+
+    /// A target whose PUT answers 202 with `location` (`{base}` is replaced by the server's
+    /// address) and whose Location answers 202 forever with a body of `pad` bytes.
+    async fn server(location: &'static str, pad: usize) -> String {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        let b = base.clone();
+        tokio::spawn(async move {
+            let mut n = 0u64;
+            while let Ok((mut s, _)) = l.accept().await {
+                n += 1;
+                let base = b.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16384];
+                    let got = s.read(&mut buf).await.unwrap_or(0);
+                    let put = buf[..got].starts_with(b"PUT");
+                    let body = if put {
+                        String::new()
+                    } else {
+                        format!("{{\"pad\":\"{}\"}}", "x".repeat(pad))
+                    };
+                    let raw = format!(
+                        "HTTP/1.1 202 Accepted\r\nx-ms-request-id: r{n}\r\nLocation: {}\r\nRetry-After: 10\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        location.replace("{base}", &base),
+                        body.len()
+                    );
+                    let _ = s.write_all(raw.as_bytes()).await;
+                    let _ = s.shutdown().await;
+                });
+            }
+        });
+        base
+    }
+
+    fn run(
+        rt: &tokio::runtime::Runtime,
+        base: &str,
+        no_foreign: bool,
+        deadline: u64,
+    ) -> ScenarioResult {
+        let yaml = format!(
+            "base_url: {base}\nsubscription: s\nresource_group: {{name: rg, disposable: true}}\n\
+             namespace: Microsoft.T\napi_version: \"1\"\ndeadline: {deadline}\n\
+             types:\n  things: {{kind: tracked, async: true, create_body: {{location: eastus}}}}\n"
+        );
+        let target = parse_target(Path::new("t.yaml"), &yaml, "t").unwrap();
+        let redactor = Arc::new(Redactor::new(&[]));
+        let http = Http::new(
+            target.base_url.clone(),
+            TokenSource::new(target.auth.clone(), redactor.clone()),
+            redactor,
+            HttpOptions {
+                request_timeout: Duration::from_secs(3),
+                follow_foreign: !no_foreign,
+                ..Default::default()
+            },
+            Vec::new(),
+        )
+        .unwrap();
+        let opts = LoadOptions {
+            schema_dir: "schemas".into(),
+        };
+        let suite = Arc::new(parse_suite(Path::new("t.yaml"), SUITE, &opts).unwrap());
+        let inst = expand(&[suite], &target).remove(0);
+        let ctx = RunCtx::new(target, http, 0.01, false, "u".into());
+        rt.block_on(super::super::exec::run_instance(&ctx, &inst))
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_unsendable_poll_url_ends_the_poll_at_once_with_the_reason() {
+        let rt = rt();
+        for (location, no_foreign, why) in [
+            ("ftp://127.0.0.1:1/op", false, "`ftp:`"),
+            ("http://127.0.0.2:1/op", true, "another origin"),
+        ] {
+            let base = rt.block_on(server(location, 0));
+            let started = Instant::now();
+            let res = run(&rt, &base, no_foreign, 60);
+            assert!(started.elapsed() < Duration::from_secs(10));
+            let poll = &res.polls[0];
+            assert!(poll.outcome.starts_with("error: cannot poll"), "{poll:?}");
+            assert!(poll.outcome.contains(why), "{poll:?}");
+            assert_eq!(poll.attempts, 0);
+            assert!(res.notes.iter().any(|n| n.contains(why)), "{:?}", res.notes);
+            // Nothing was sent to the URL: the only exchange is the PUT.
+            assert_eq!(res.exchanges.len(), 1, "{:?}", res.exchanges);
+        }
+    }
+
+    #[test]
+    fn earlier_poll_answers_are_shed_and_the_deadline_verdict_says_why() {
+        let rt = rt();
+        let base = rt.block_on(server("{base}/op", 100_000));
+        let res = run(&rt, &base, false, 2);
+        let polls: Vec<_> = res
+            .exchanges
+            .iter()
+            .filter(|x| x.role == crate::http::Role::LocationPoll)
+            .collect();
+        assert!(polls.len() >= 3, "{}", polls.len());
+        let (last, earlier) = polls.split_last().unwrap();
+        for x in earlier {
+            let r = x.response.as_ref().unwrap();
+            assert!(
+                r.json.is_none() && r.body.chars().count() < 5000,
+                "not shed"
+            );
+        }
+        let r = last.response.as_ref().unwrap();
+        assert!(
+            r.json.is_some() && r.body.chars().count() > 60_000,
+            "the last answer is kept"
+        );
+        let loc08 = res.verdicts.iter().find(|v| v.rule == "LOC-08").unwrap();
+        assert!(loc08.failures[0].seen.contains("last answer was 202"));
+
+        // No answer at all: the verdict names the transport error, not just "none".
+        let base = rt.block_on(server("http://127.0.0.1:1/op", 0));
+        let res = run(&rt, &base, false, 1);
+        let loc08 = res.verdicts.iter().find(|v| v.rule == "LOC-08").unwrap();
+        let seen = &loc08.failures[0].seen;
+        assert!(
+            seen.contains("last answer was none") && seen.contains("connection"),
+            "{seen}"
+        );
     }
 }
