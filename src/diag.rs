@@ -119,18 +119,37 @@ impl Report {
     }
 }
 
-/// Suggest the closest candidate for a misspelt name (edit distance at most 2, or a prefix).
+/// Suggest the closest candidate for a misspelt name (edit distance at most 2); equally close
+/// candidates are all named: "`DEL-01` or `DEL-04`".
 pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+) -> Option<String> {
     let w = word.to_ascii_lowercase();
-    candidates
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    // Look-alike characters (O for 0, l or I for 1) are the likeliest slip: an exact match
+    // after folding them wins outright.
+    let fold = |s: &str| {
+        s.to_ascii_lowercase()
+            .replace('o', "0")
+            .replace(['l', 'i'], "1")
+    };
+    if let Some(c) = candidates.iter().find(|c| fold(c) == fold(word)) {
+        return Some(c.to_string());
+    }
+    let scored: Vec<(usize, &str)> = candidates
         .into_iter()
         .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
         .filter(|(d, _)| *d <= 2)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
+        .collect();
+    let best = scored.iter().map(|(d, _)| *d).min()?;
+    let mut ties: Vec<&str> = scored
+        .iter()
+        .filter(|(d, _)| *d == best)
+        .map(|(_, c)| *c)
+        .collect();
+    ties.dedup();
+    Some(ties.join("` or `"))
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {

@@ -246,11 +246,38 @@ fn run(dir: &Scratch, target: &str, suite: &str, extra: &[&str]) -> Run {
     run_bounded(&label, &args, &[("RPCONFORM_TEST_TOKEN", TOKEN)], &reports)
 }
 
-/// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`].
+/// The pid of `pid`'s first child, if it has one yet.
+fn first_child(pid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// GNU time, when installed: it reports the exact peak RSS of a process that exits between
+/// two samples of /proc.
+const GNU_TIME: &str = "/usr/bin/time";
+
+/// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`]. Peak
+/// memory is the larger of /proc samples (VmHWM) and GNU time's maximum RSS.
 fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
     let command = format!("rpconform {}", args.join(" "));
     let started = Instant::now();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rpconform"));
+    let rss_file = reports.with_file_name("maxrss.txt");
+    let timed = Path::new(GNU_TIME).exists();
+    let mut cmd = if timed {
+        let mut c = Command::new(GNU_TIME);
+        c.arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(env!("CARGO_BIN_EXE_rpconform"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_rpconform"))
+    };
     cmd.args(args)
         .current_dir(common::root())
         .env("NO_COLOR", "1")
@@ -263,7 +290,6 @@ fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Pat
     let mut child = cmd
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
-    let pid = child.id();
     let drain = |mut r: Box<dyn Read + Send>| {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
@@ -273,10 +299,15 @@ fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Pat
     };
     let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
     let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    // The rpconform process itself: the child, or GNU time's child.
+    let mut pid = (!timed).then(|| child.id());
     let mut peak_kb = 0;
     let mut why_killed = None;
     let status = loop {
-        if let Some((hwm, rss)) = memory_kb(pid) {
+        if pid.is_none() {
+            pid = first_child(child.id());
+        }
+        if let Some((hwm, rss)) = pid.and_then(memory_kb) {
             peak_kb = peak_kb.max(hwm);
             if rss > MEMORY_KILL_KB {
                 why_killed = Some(format!("its resident memory reached {} MB", rss / 1024));
@@ -286,6 +317,13 @@ fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Pat
             why_killed = Some(format!("it ran longer than {} s", WALL_CLOCK.as_secs()));
         }
         if let Some(why) = &why_killed {
+            // rpconform first (by its own pid), then the child we spawned.
+            if let Some(p) = pid.filter(|p| *p != child.id()) {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(p.to_string())
+                    .status();
+            }
             let _ = child.kill();
             let _ = child.wait();
             let stdout = out.join().unwrap_or_default();
@@ -302,12 +340,28 @@ fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Pat
             Err(e) => panic!("waiting for {command}: {e}"),
         }
     };
+    let mut code = status.code();
+    if timed {
+        // GNU time writes "Command exited with non-zero status N" or "Command terminated by
+        // signal N" before the %M line, and exits with the command's status.
+        let text = std::fs::read_to_string(&rss_file).unwrap_or_default();
+        if text.contains("terminated by signal") {
+            code = None;
+        }
+        if let Some(kb) = text
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+    }
     let report = std::fs::read_to_string(reports.join("report.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let run = Run {
         label: label.to_string(),
-        code: status.code(),
+        code,
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
         elapsed: started.elapsed(),

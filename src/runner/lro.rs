@@ -50,7 +50,9 @@ impl Exec<'_> {
     /// answers "still running" with a large body hundreds of times would otherwise hold every
     /// one of those bodies, parsed, until the test ends.
     fn shed(&mut self, idx: usize) {
-        if std::env::var_os("TMP_NO_SHED").is_some() { return; }
+        if std::env::var_os("TMP_NO_SHED").is_some() {
+            return;
+        }
         if let Some(r) = self
             .exchanges
             .get_mut(idx)

@@ -65,7 +65,8 @@ fn load_error(file: &Arc<Path>, e: marked_yaml::LoadError) -> Diagnostic {
             Diagnostic::new(at(&m), "mapping keys must be plain strings")
         }
         E::UnexpectedTag(m) => Diagnostic::new(at(&m), "YAML tags (`!tag`) are not supported"),
-        E::ScanError(m, se) => Diagnostic::new(at(&m), format!("invalid YAML: {}", se.info())),
+        E::ScanError(m, se) => Diagnostic::new(at(&m), format!("invalid YAML: {}", se.info()))
+            .expected("valid YAML here; the mistake may be earlier (an unclosed bracket or quote, a tab used for indentation)"),
         E::DuplicateKey(d) => {
             let m = d
                 .key
