@@ -183,9 +183,17 @@ mod tests {
     #[test]
     fn suggests_close_names() {
         assert_eq!(
-            did_you_mean("stauts", ["status", "headers"]),
+            did_you_mean("stauts", ["status", "headers"]).as_deref(),
             Some("status")
         );
         assert_eq!(did_you_mean("zzz", ["status", "headers"]), None);
+        assert_eq!(
+            did_you_mean("DEL-4O", ["DEL-01", "DEL-04", "ETAG-07"]).as_deref(),
+            Some("DEL-01` or `DEL-04")
+        );
+        assert_eq!(
+            did_you_mean("ETAG-O7", ["ETAG-07", "ETAG-17"]).as_deref(),
+            Some("ETAG-07")
+        );
     }
 }

@@ -394,6 +394,9 @@ struct Expect<'a> {
 /// the rule (or the runner error) with a clear reason.
 fn assert_failing_verdict(run: &Run, exp: &Expect<'_>) {
     let ctx = run.context();
+    if std::env::var_os("HOSTILE_VERBOSE").is_some() {
+        eprintln!("[{}] reasons:\n{}", run.label, run.reasons());
+    }
     for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
         assert!(!text.contains("panicked"), "{name} shows a panic\n{ctx}");
     }

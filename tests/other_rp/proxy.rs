@@ -117,8 +117,12 @@ impl Disguise {
         let (dp_from, dp_to) = Self::orient(self.dataplane_root, dir);
         if first.eq_ignore_ascii_case("subscriptions") {
             let (ns_from, ns_to) = Self::orient(self.namespace, dir);
-            if let Some(pi) = segs.iter().position(|s| s.eq_ignore_ascii_case("providers"))
-                && segs.get(pi + 1).is_some_and(|ns| ns.eq_ignore_ascii_case(ns_from))
+            if let Some(pi) = segs
+                .iter()
+                .position(|s| s.eq_ignore_ascii_case("providers"))
+                && segs
+                    .get(pi + 1)
+                    .is_some_and(|ns| ns.eq_ignore_ascii_case(ns_from))
             {
                 segs[pi + 1] = same_casing(&segs[pi + 1], ns_from, ns_to);
                 // Type (and action) segments sit at even offsets after the namespace.
@@ -189,7 +193,11 @@ impl Disguise {
             .split('/')
             .map(|t| Self::rename_or_keep(self.arm_segments, t, dir))
             .collect();
-        Some(format!("{}/{}", same_casing(ns, ns_from, ns_to), types.join("/")))
+        Some(format!(
+            "{}/{}",
+            same_casing(ns, ns_from, ns_to),
+            types.join("/")
+        ))
     }
 
     /// A string that is a URL on `origins.0`, a path, or an ARM type; None for anything else.
@@ -423,7 +431,10 @@ mod tests {
             "/subscriptions/S/resourceGroups/engines/providers/Microsoft.Contoso/widgets/engines/gadgets/p1/restart"
         );
         assert_eq!(
-            FABRIKAM.path("/subscriptions/s/resourcegroups/g/providers/mICROSOFT.fABRIKAM/ENGINES/x", Dir::In),
+            FABRIKAM.path(
+                "/subscriptions/s/resourcegroups/g/providers/mICROSOFT.fABRIKAM/ENGINES/x",
+                Dir::In
+            ),
             "/subscriptions/s/resourcegroups/g/providers/mICROSOFT.cONTOSO/WIDGETS/x"
         );
         assert_eq!(
@@ -434,7 +445,10 @@ mod tests {
             FABRIKAM.path("/engineplane/engines/e1:reboot", Dir::In),
             "/dataplane/widgets/e1:restart"
         );
-        assert_eq!(FABRIKAM.path("/v1/databases/7", Dir::In), "/v1/subscriptions/7");
+        assert_eq!(
+            FABRIKAM.path("/v1/databases/7", Dir::In),
+            "/v1/subscriptions/7"
+        );
     }
 
     #[test]
