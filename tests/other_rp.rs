@@ -8,13 +8,17 @@
 //! (tests/other_rp/fabrikam.yaml) is written by hand for that provider, with its own
 //! subscription, resource group, location (`westeurope`) and bodies.
 //!
-//! - A clean run of every suite through the proxy exits 0 with no failure and no error, its
-//!   tests carry the Fabrikam names and are the embedded target's tests one for one (renamed),
-//!   and no exchange the runner recorded names the provider behind the proxy.
-//! - With a fault on the RP behind the proxy (`ignore-if-match`, `no-request-id`), a strict run
-//!   fails every rule the fault names.
+//! - A clean run of every suite through the proxy exits 0 with no failure and no error. Its
+//!   tests carry the Fabrikam names and include every test of the embedded target (renamed);
+//!   it judges every rule that a run against the embedded RP, beside it, judges; and no
+//!   exchange the runner recorded names the provider behind the proxy. The proxy swaps names
+//!   rather than only translating them, so a suite or runner that used the reference RP's
+//!   names would fail here, not pass unnoticed.
+//! - With a fault on the RP behind the proxy (`ignore-if-match`, `no-request-id`; one strict run
+//!   each), exactly the rules the fault names (`Fault::rules()`) fail.
 //!
 //! Everything listens on 127.0.0.1; every run of the binary is killed after a generous bound.
+//! The three runs of the suites take about 30 s side by side.
 
 mod common;
 #[path = "other_rp/proxy.rs"]
@@ -58,6 +62,7 @@ const UPSTREAM_NAMES: &[&str] = &[
     "/v1/subscriptions",
     "2024-05-01",
     "widgetid",
+    "\"size\":",
 ];
 
 /// The reference RP (with `faults`) behind the Fabrikam proxy, on a runtime of their own.
@@ -93,10 +98,10 @@ impl Rig {
         }
     }
 
-    /// Write the Fabrikam target file, pointing at the proxy, into `dir`.
-    fn target_file(&self, dir: &Scratch) -> String {
+    /// Write the Fabrikam target file, pointing at the proxy, as `dir/name`.
+    fn target_file(&self, dir: &Scratch, name: &str) -> String {
         let text = TARGET.replace("{BASE_URL}", &self.proxy.base_url());
-        dir.write("fabrikam.yaml", &text).display().to_string()
+        dir.write(name, &text).display().to_string()
     }
 
     fn stop(self) {
@@ -148,6 +153,26 @@ fn list(target: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Rules with at least one passing judgement in a report.
+fn judged_rules(report: &Value) -> BTreeSet<String> {
+    results(report)
+        .iter()
+        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
+        .filter(|v| v["passed"].as_u64().is_some_and(|n| n > 0))
+        .filter_map(|v| v["rule"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Rules with at least one failing judgement in a report.
+fn failed_rules(report: &Value) -> BTreeSet<String> {
+    results(report)
+        .iter()
+        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
+        .filter(|v| v["outcome"] == "failed")
+        .filter_map(|v| v["rule"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// Every text of an exchange that names what it addresses: URL, headers, bodies.
 fn exchange_texts(ex: &Value) -> Vec<String> {
     let mut out = vec![ex["url"].as_str().unwrap_or_default().to_string()];
@@ -176,25 +201,38 @@ fn exchange_texts(ex: &Value) -> Vec<String> {
 fn suites_pass_unchanged_against_a_differently_named_rp() {
     let dir = Scratch::new("other-rp");
     let rig = Rig::start(&[]);
-    let target = rig.target_file(&dir);
+    let target = rig.target_file(&dir, "fabrikam.yaml");
 
     let check = rpconform(&["check", "suites", "--target", &target], QUICK_BOUND);
     assert_eq!(check.code(), 0, "check failed\n{}", check.tail(3000));
 
-    // The same tests as for the embedded target, one for one, under Fabrikam's names.
+    // Every test of the embedded target, under Fabrikam's names; the only extra ones are for
+    // what Fabrikam declares beyond it (invalid bodies of pistons).
     let ours = list(&target);
     let theirs: BTreeSet<String> = list("embedded")
         .into_iter()
         .map(|n| RENAMES.iter().fold(n, |n, (a, b)| n.replace(a, b)))
         .collect();
-    assert_eq!(
-        ours.symmetric_difference(&theirs).collect::<Vec<_>>(),
-        Vec::<&String>::new(),
-        "the Fabrikam target does not get the embedded target's tests (renamed)"
+    let missing: Vec<&String> = theirs.difference(&ours).collect();
+    assert!(
+        missing.is_empty(),
+        "tests of the embedded target with no Fabrikam counterpart: {missing:?}"
     );
+    let extra: Vec<&String> = ours
+        .difference(&theirs)
+        .filter(|n| !n.starts_with("operations-lifecycle::static-validation::pistons::"))
+        .collect();
+    assert!(extra.is_empty(), "unexpected extra tests: {extra:?}");
 
+    // The run through the proxy, and beside it the same run against the embedded RP (same
+    // operation duration) as the yardstick of which rules the suites can judge.
     let report_dir = dir.join("reports");
-    let (out, report) = run_suites(&target, &report_dir, &[]);
+    let embedded_dir = dir.join("embedded");
+    let ((out, report), (emb_out, emb_report)) = std::thread::scope(|s| {
+        let embedded = s.spawn(|| run_suites("embedded", &embedded_dir, &["--op-duration", "600"]));
+        let ours = run_suites(&target, &report_dir, &[]);
+        (ours, embedded.join().expect("embedded run panicked"))
+    });
     let report = report.unwrap_or_else(|| panic!("no report.json\n{}", out.tail(4000)));
     let digest = excerpt(&report);
     assert_eq!(
@@ -211,6 +249,18 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
             .is_some_and(Vec::is_empty),
         "the run left resources behind: {}",
         report["run"]["left_behind"]
+    );
+
+    // Every rule the suites judge against the reference RP itself, they judge through the proxy.
+    let emb_report = emb_report
+        .unwrap_or_else(|| panic!("no report.json of the embedded run\n{}", emb_out.tail(4000)));
+    let unjudged: Vec<String> = judged_rules(&emb_report)
+        .difference(&judged_rules(&report))
+        .cloned()
+        .collect();
+    assert!(
+        unjudged.is_empty(),
+        "rules judged against the embedded RP but never through the proxy: {unjudged:?}\n{digest}"
     );
 
     // Test names carry the Fabrikam names, and every type, monitor and task test ran.
@@ -255,10 +305,16 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
 
     // Nothing the runner sent or saw names the provider behind the proxy.
     let mut leaks = Vec::new();
-    let mut exchanges = 0;
+    let (mut exchanges, mut in_westeurope) = (0, 0);
     for r in results(&report) {
         for ex in r["exchanges"].as_array().into_iter().flatten() {
             exchanges += 1;
+            if ex["url"]
+                .as_str()
+                .is_some_and(|u| u.contains("/locations/westeurope/operation"))
+            {
+                in_westeurope += 1;
+            }
             for text in exchange_texts(ex) {
                 let lower = text.to_ascii_lowercase();
                 if let Some(w) = UPSTREAM_NAMES.iter().find(|w| lower.contains(*w)) {
@@ -273,6 +329,10 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
         }
     }
     assert!(exchanges > 0, "report.json recorded no exchange");
+    assert!(
+        in_westeurope > 0,
+        "no operation was polled under the target's location (westeurope)"
+    );
     assert!(
         leaks.is_empty(),
         "{} of {exchanges} exchange texts name the upstream RP:\n{}",
@@ -319,38 +379,26 @@ fn faults_behind_the_proxy_break_the_rules_they_name() {
 /// A strict run with `fault` on the RP behind the proxy; Err says what was not caught.
 fn run_fault(dir: &Scratch, fault: Fault) -> Result<(), String> {
     let rig = Rig::start(&[fault]);
-    let sub = Scratch::new(fault.name());
-    let target = rig.target_file(&sub);
+    let target = rig.target_file(dir, &format!("fabrikam-{fault}.yaml"));
     let report_dir = dir.join(fault.name());
     let (out, report) = run_suites(&target, &report_dir, &["--strict", "--deadline", "5"]);
     rig.stop();
     let report = report.ok_or_else(|| format!("no report.json\n{}", out.tail(3000)))?;
-    let mut failed = BTreeSet::new();
-    for r in results(&report) {
-        for v in r["verdicts"].as_array().into_iter().flatten() {
-            if v["outcome"] == "failed"
-                && let Some(rule) = v["rule"].as_str()
-            {
-                failed.insert(rule.to_string());
-            }
-        }
-    }
-    let missed: Vec<&str> = fault
-        .rules()
-        .iter()
-        .copied()
-        .filter(|r| !failed.contains(*r))
-        .collect();
+    let failed = failed_rules(&report);
+    let named: BTreeSet<String> = fault.rules().iter().map(|r| r.to_string()).collect();
     eprintln!(
         "{fault}: exit {}, {:.1} s, failed rules {failed:?}, counts {}",
         out.code(),
         out.elapsed.as_secs_f64(),
         report["counts"]
     );
-    if out.code() != 1 || !missed.is_empty() {
+    // Exactly the named rules: the disguise adds no failure of its own.
+    if out.code() != 1 || failed != named {
         return Err(format!(
-            "exit {} (want 1); rules not failed: {missed:?}; failed: {failed:?}\n{}",
+            "exit {} (want 1); rules named but not failed: {:?}; failed but not named: {:?}\n{}",
             out.code(),
+            named.difference(&failed).collect::<Vec<_>>(),
+            failed.difference(&named).collect::<Vec<_>>(),
             excerpt(&report)
         ));
     }

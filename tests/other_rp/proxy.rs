@@ -10,13 +10,20 @@
 //! Requests are rewritten on the way in (path, `api-version`, JSON body keys and the ids, types
 //! and URLs in JSON string values, header values that are URLs or paths) and responses on the
 //! way out (JSON bodies, `Location`, `Azure-AsyncOperation`, `Operation-Location` and any other
-//! header holding a URL, where the upstream origin also becomes the proxy's). Renames are
-//! positional (only type and action segments of an ARM path, never resource names), match
-//! case-insensitively, and keep the casing pattern the client used (`ENGINES` ↔ `WIDGETS`,
-//! `mICROSOFT.fABRIKAM` ↔ `mICROSOFT.cONTOSO`). The two api-versions are swapped, so every other
-//! one, and the upstream's own `2024-05-01`, still meets the RP's 400. Status codes and every
-//! other header (`x-ms-request-id`, `Retry-After`, `ETag`, `Operation-Id`...) pass unchanged;
-//! bodies that are not JSON pass byte for byte. Listens on 127.0.0.1 only.
+//! header holding a URL, where the upstream origin also becomes the proxy's; types and
+//! api-versions quoted in error messages too). Renames are positional (only type and action
+//! segments of an ARM path, never resource names), match case-insensitively, and keep the
+//! casing pattern the client used (`ENGINES` ↔ `WIDGETS`, `mICROSOFT.fABRIKAM` ↔
+//! `mICROSOFT.cONTOSO`).
+//!
+//! Requests swap names rather than only translate them: one that uses the upstream's own names
+//! (`Microsoft.Contoso`, `widgets`, a `size` field, api-version `2024-05-01`...) reaches the RP
+//! under the client's names and fails there, as it would at a real Fabrikam; so a suite or
+//! runner that leaked the reference RP's names could not pass through this proxy. Any other
+//! api-version passes as sent and meets the RP's 400. Answers only rename keys (a SKU's
+//! `capacity` object must stay what it is). Status codes and every other header
+//! (`x-ms-request-id`, `Retry-After`, `ETag`, `Operation-Id`...) pass unchanged; bodies that are
+//! not JSON pass byte for byte. Listens on 127.0.0.1 only.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -94,17 +101,30 @@ impl Disguise {
         }
     }
 
-    /// The rename of `seg` in `pairs`, matched case-insensitively, in the client's casing.
-    fn rename(pairs: Pairs, seg: &str, dir: Dir) -> Option<String> {
+    /// `seg` renamed by `pairs`, matched case-insensitively, in the client's casing. With
+    /// `swap`, a name of the other side is renamed back: the upstream's own names mean nothing
+    /// to the client's provider, as they would at a real one.
+    fn rename(
+        pairs: &[(&'static str, &'static str)],
+        seg: &str,
+        dir: Dir,
+        swap: bool,
+    ) -> Option<String> {
         pairs.iter().find_map(|&p| {
             let (from, to) = Self::orient(p, dir);
-            seg.eq_ignore_ascii_case(from)
-                .then(|| same_casing(seg, from, to))
+            if seg.eq_ignore_ascii_case(from) {
+                Some(same_casing(seg, from, to))
+            } else if swap && seg.eq_ignore_ascii_case(to) {
+                Some(same_casing(seg, to, from))
+            } else {
+                None
+            }
         })
     }
 
-    fn rename_or_keep(pairs: Pairs, seg: &str, dir: Dir) -> String {
-        Self::rename(pairs, seg, dir).unwrap_or_else(|| seg.to_string())
+    /// `seg` swapped by `pairs`, or kept.
+    fn swap(pairs: &[(&'static str, &'static str)], seg: &str, dir: Dir) -> String {
+        Self::rename(pairs, seg, dir, true).unwrap_or_else(|| seg.to_string())
     }
 
     /// A path (no query): ARM, data plane or task API; anything else is left alone.
@@ -113,36 +133,32 @@ impl Disguise {
         if segs.len() < 3 || !segs[0].is_empty() {
             return path.to_string();
         }
-        let first = segs[1].clone();
-        let (dp_from, dp_to) = Self::orient(self.dataplane_root, dir);
-        if first.eq_ignore_ascii_case("subscriptions") {
-            let (ns_from, ns_to) = Self::orient(self.namespace, dir);
+        let namespace = std::slice::from_ref(&self.namespace);
+        let dataplane = std::slice::from_ref(&self.dataplane_root);
+        if segs[1].eq_ignore_ascii_case("subscriptions") {
             if let Some(pi) = segs
                 .iter()
                 .position(|s| s.eq_ignore_ascii_case("providers"))
-                && segs
+                && let Some(ns) = segs
                     .get(pi + 1)
-                    .is_some_and(|ns| ns.eq_ignore_ascii_case(ns_from))
+                    .and_then(|ns| Self::rename(namespace, ns, dir, true))
             {
-                segs[pi + 1] = same_casing(&segs[pi + 1], ns_from, ns_to);
+                segs[pi + 1] = ns;
                 // Type (and action) segments sit at even offsets after the namespace.
                 for seg in segs.iter_mut().skip(pi + 2).step_by(2) {
-                    *seg = Self::rename_or_keep(self.arm_segments, seg, dir);
+                    *seg = Self::swap(self.arm_segments, seg, dir);
                 }
             }
-        } else if first.eq_ignore_ascii_case(dp_from) {
-            segs[1] = same_casing(&first, dp_from, dp_to);
-            segs[2] = Self::rename_or_keep(self.dataplane_segments, &segs[2], dir);
+        } else if let Some(root) = Self::rename(dataplane, &segs[1], dir, true) {
+            segs[1] = root;
+            segs[2] = Self::swap(self.dataplane_segments, &segs[2], dir);
             if let Some(seg) = segs.get_mut(3)
                 && let Some((name, action)) = seg.rsplit_once(':')
             {
-                *seg = format!(
-                    "{name}:{}",
-                    Self::rename_or_keep(self.dataplane_actions, action, dir)
-                );
+                *seg = format!("{name}:{}", Self::swap(self.dataplane_actions, action, dir));
             }
-        } else if first.eq_ignore_ascii_case("v1") {
-            segs[2] = Self::rename_or_keep(self.task_segments, &segs[2], dir);
+        } else if segs[1].eq_ignore_ascii_case("v1") {
+            segs[2] = Self::swap(self.task_segments, &segs[2], dir);
         }
         segs.join("/")
     }
@@ -182,22 +198,18 @@ impl Disguise {
         out
     }
 
-    /// An ARM type `Namespace/t1/t2`, if `s` is one of this provider's.
+    /// An ARM type `Namespace/t1/t2`, if `s` is one of this provider's (or the upstream's).
     fn arm_type(&self, s: &str, dir: Dir) -> Option<String> {
-        let (ns_from, ns_to) = Self::orient(self.namespace, dir);
         let (ns, rest) = s.split_once('/')?;
-        if !ns.eq_ignore_ascii_case(ns_from) || rest.is_empty() || rest.contains(' ') {
+        if rest.is_empty() || rest.contains(' ') {
             return None;
         }
+        let ns = Self::rename(std::slice::from_ref(&self.namespace), ns, dir, true)?;
         let types: Vec<String> = rest
             .split('/')
-            .map(|t| Self::rename_or_keep(self.arm_segments, t, dir))
+            .map(|t| Self::swap(self.arm_segments, t, dir))
             .collect();
-        Some(format!(
-            "{}/{}",
-            same_casing(ns, ns_from, ns_to),
-            types.join("/")
-        ))
+        Some(format!("{ns}/{}", types.join("/")))
     }
 
     /// A string that is a URL on `origins.0`, a path, or an ARM type; None for anything else.
@@ -215,6 +227,39 @@ impl Disguise {
         self.arm_type(s, dir)
     }
 
+    /// Free text (an error message): each item of what it quotes in `'…'` (a comma-separated
+    /// list) that is a URL, path, type or api-version. None when nothing changes.
+    pub fn quoted(&self, s: &str, dir: Dir, origins: (&str, &str)) -> Option<String> {
+        let (from, to) = Self::orient(self.api_version, dir);
+        let out: Vec<String> = s
+            .split('\'')
+            .enumerate()
+            .map(|(i, piece)| {
+                if i % 2 == 0 {
+                    return piece.to_string();
+                }
+                piece
+                    .split(',')
+                    .map(|raw| {
+                        let item = raw.trim_start();
+                        let lead = &raw[..raw.len() - item.len()];
+                        let new = match item {
+                            _ if item == from => to.to_string(),
+                            _ if item == to => from.to_string(),
+                            _ => self
+                                .string(item, dir, origins)
+                                .unwrap_or_else(|| item.to_string()),
+                        };
+                        format!("{lead}{new}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .collect();
+        let out = out.join("'");
+        (out != s).then_some(out)
+    }
+
     /// Every key and string of a JSON value, in place.
     pub fn json(&self, v: &mut Value, dir: Dir, origins: (&str, &str)) {
         match v {
@@ -225,14 +270,16 @@ impl Disguise {
                     // A bare type segment (the `resourceType` of a SKU list).
                     if k == "resourceType"
                         && let Value::String(s) = &val
-                        && let Some(t) = Self::rename(self.arm_segments, s, dir)
+                        && let Some(t) = Self::rename(self.arm_segments, s, dir, true)
                     {
                         val = Value::String(t);
                     }
                     self.json(&mut val, dir, origins);
-                    let key = match Self::rename(self.keys, &k, dir) {
-                        // Never let a rename collide with a key the object already has.
-                        Some(new) if !old.contains_key(&new) => new,
+                    // Client bodies swap keys; upstream answers only rename theirs, as they also
+                    // hold keys of the same name with another meaning (a SKU's `capacity`),
+                    // and that rename never takes a key the object already has.
+                    let key = match Self::rename(self.keys, &k, dir, dir == Dir::In) {
+                        Some(new) if dir == Dir::In || !old.contains_key(&new) => new,
                         _ => k,
                     };
                     out.insert(key, val);
@@ -241,7 +288,10 @@ impl Disguise {
             }
             Value::Array(a) => a.iter_mut().for_each(|x| self.json(x, dir, origins)),
             Value::String(s) => {
-                if let Some(new) = self.string(s, dir, origins) {
+                if let Some(new) = self
+                    .string(s, dir, origins)
+                    .or_else(|| self.quoted(s, dir, origins))
+                {
                     *s = new;
                 }
             }
@@ -445,6 +495,18 @@ mod tests {
             FABRIKAM.path("/engineplane/engines/e1:reboot", Dir::In),
             "/dataplane/widgets/e1:restart"
         );
+        // The upstream's own names are swapped as well, so that they fail upstream.
+        assert_eq!(
+            FABRIKAM.path(
+                "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w",
+                Dir::In
+            ),
+            "/subscriptions/s/resourceGroups/g/providers/Microsoft.Fabrikam/engines/w"
+        );
+        assert_eq!(
+            FABRIKAM.path("/dataplane/widgets/w:restart", Dir::In),
+            "/engineplane/engines/w:reboot"
+        );
         assert_eq!(
             FABRIKAM.path("/v1/databases/7", Dir::In),
             "/v1/subscriptions/7"
@@ -475,7 +537,8 @@ mod tests {
             "nextLink": "http://127.0.0.1:1/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets?api-version=2024-05-01&$skipToken=3",
             "properties": {"size": 3, "widgetId": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w"},
             "value": [{"resourceType": "widgets", "capacity": {"minimum": 1}}],
-            "message": "a widget is busy"
+            "message": "a widget is busy",
+            "error": {"message": "The resource 'w' of type 'Microsoft.Contoso/widgets/gadgets' could not be found; supported: '2024-05-01,2024-09-01-preview'."}
         });
         FABRIKAM.json(&mut v, Dir::Out, O);
         assert_eq!(
@@ -486,9 +549,18 @@ mod tests {
                 "nextLink": "http://127.0.0.1:2/subscriptions/s/resourceGroups/g/providers/Microsoft.Fabrikam/engines?api-version=2023-07-01&$skipToken=3",
                 "properties": {"capacity": 3, "engineId": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Fabrikam/engines/w"},
                 "value": [{"resourceType": "engines", "capacity": {"minimum": 1}}],
-                "message": "a widget is busy"
+                "message": "a widget is busy",
+                "error": {"message": "The resource 'w' of type 'Microsoft.Fabrikam/engines/pistons' could not be found; supported: '2023-07-01,2024-09-01-preview'."}
             })
         );
         assert_eq!(FABRIKAM.body(b"{\"a\": ", Dir::In, O), b"{\"a\": ");
+        // Client bodies swap keys both ways.
+        let mut sent =
+            serde_json::json!({"properties": {"capacity": 1, "size": 2, "widgetId": "x"}});
+        FABRIKAM.json(&mut sent, Dir::In, O);
+        assert_eq!(
+            sent,
+            serde_json::json!({"properties": {"size": 1, "capacity": 2, "engineId": "x"}})
+        );
     }
 }
