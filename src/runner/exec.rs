@@ -125,6 +125,13 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         }
         result.status = Status::Failed;
     }
+    // A test in which no rule was judged checked nothing: not applicable, not passed.
+    if result.status == Status::Passed && ex.ledger.tallies().is_empty() {
+        result.status = Status::Skipped(
+            "not applicable: no check applied to this target (every step's condition was false)"
+                .into(),
+        );
+    }
     result.verdicts = verdicts(&ex.ledger.tallies());
     result.polls = ex.polls;
     result.notes = ex.notes;

@@ -16,9 +16,9 @@ use crate::diag::{Diagnostic, Pos, did_you_mean};
 /// Parse YAML text whose top level must be a mapping.
 pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
     // Guard the recursive loader against pathological nesting (a fuzz finding class).
-    if nesting_depth(text) > 200 {
+    if let Some(line) = too_deep(text, 200) {
         return Err(Diagnostic::new(
-            Pos::new(file, 1, 1),
+            Pos::new(file, line, 1),
             "YAML nests deeper than 200 levels",
         ));
     }
@@ -29,25 +29,55 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
     marked_yaml::parse_yaml_with_options(0, text, opts).map_err(|e| load_error(file, e))
 }
 
-fn nesting_depth(text: &str) -> usize {
-    let mut depth: usize = 0;
-    let mut max = 0;
-    for c in text.chars() {
-        match c {
-            '[' | '{' => {
-                depth += 1;
-                max = max.max(depth);
+/// The first line (1-based) where nesting passes `limit` levels: flow brackets, or block
+/// nesting by indentation and by compact indicators on one line (`- - - x`, `? - ? x`).
+/// yaml-rust2 limits flow nesting itself but not block nesting, whose recursion a line of
+/// 100 000 `- ` overflowed the stack with (an abort, not a catchable panic).
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let mut flow: usize = 0;
+    for (n, line) in text.lines().enumerate() {
+        if block_column(line) / 2 > limit {
+            return Some(n + 1);
+        }
+        for c in line.chars() {
+            match c {
+                '[' | '{' => {
+                    flow += 1;
+                    if flow > limit {
+                        return Some(n + 1);
+                    }
+                }
+                ']' | '}' => flow = flow.saturating_sub(1),
+                _ => {}
             }
-            ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
         }
     }
-    let indent = text
-        .lines()
-        .map(|l| l.len() - l.trim_start().len())
-        .max()
-        .unwrap_or(0);
-    max.max(indent / 2)
+    None
+}
+
+/// The column where a line's content starts once its indentation and any compact block
+/// indicators (`- `, `? `, `: `, with anchors and tags between them) are skipped: the depth
+/// of block nesting on that line, in columns.
+fn block_column(line: &str) -> usize {
+    let b = line.as_bytes();
+    let mut i = 0;
+    loop {
+        while matches!(b.get(i), Some(b' ' | b'\t')) {
+            i += 1;
+        }
+        let at = i;
+        match b.get(i) {
+            Some(b'-' | b'?' | b':') if matches!(b.get(i + 1), None | Some(b' ' | b'\t')) => {
+                i += 1;
+            }
+            Some(b'&' | b'!') => {
+                while i < b.len() && !matches!(b[i], b' ' | b'\t') {
+                    i += 1;
+                }
+            }
+            _ => return at,
+        }
+    }
 }
 
 fn load_error(file: &Arc<Path>, e: marked_yaml::LoadError) -> Diagnostic {
@@ -341,5 +371,28 @@ mod tests {
     fn deep_nesting_is_refused_not_overflowed() {
         let text = format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000));
         assert!(parse(&file(), &text).is_err());
+    }
+
+    #[test]
+    fn compact_block_nesting_is_refused_not_overflowed() {
+        // Each of these overflowed the stack (an abort, not a panic) before the guard
+        // counted compact indicators.
+        for text in [
+            format!("a:\n{}x\n", "- ".repeat(100_000)),
+            format!("a:\n{}\n", "- ".repeat(100_000)),
+            format!("a:\n- {}x\n", "? - ".repeat(50_000)),
+            format!("a:\n{}x\n", "- &a !t ".repeat(30_000)),
+        ] {
+            let err = parse(&file(), &text).unwrap_err();
+            assert!(err.message.contains("deeper than"), "{}", err.message);
+        }
+        // A few compact levels are ordinary YAML.
+        let v = to_json(&parse(&file(), "a:\n- - - x\n- ? k\n  : v\n").unwrap());
+        assert_eq!(v, serde_json::json!({"a": [[["x"]], {"k": "v"}]}));
+        assert_eq!(block_column("  - - ? x"), 8);
+        assert_eq!(block_column("---"), 0);
+        assert_eq!(block_column("- -x"), 2);
+        let err = parse(&file(), &format!("a: 1\nb:\n{}x\n", "- ".repeat(500))).unwrap_err();
+        assert_eq!((err.pos.line, err.pos.col), (3, 1));
     }
 }
