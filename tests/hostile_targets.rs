@@ -5,31 +5,28 @@
 //! Each case starts a hostile server with one misbehaviour, writes a one-scenario suite and a
 //! target file into a scratch directory, and runs the binary with `--request-timeout 3
 //! --deadline 6 --time-scale 0.01` under a hard wall-clock bound (killed, and the test failed,
-//! after 60 s) while sampling its peak resident memory (VmHWM) from /proc. Every case asserts:
+//! after 60 s, or at once past 1 GB resident) while measuring its peak resident memory (VmHWM
+//! samples from /proc, and GNU time's maximum RSS when /usr/bin/time exists). Every case asserts:
 //! exit code 1 (a failing verdict: not 0, not 2, not a panic's 101 or a signal), no "panicked"
 //! on stdout/stderr, a report.json whose failing verdict or runner error names the case's rule
 //! and says why in words ("over the cap", "timed out", "not valid JSON"...), and a peak RSS
 //! under 300 MB. The foreign-origin cases also check, on a second listener on 127.0.0.2, that
 //! no Authorization or secret header reached it.
+//!
+//! `HOSTILE_VERBOSE=1 cargo test --test hostile_targets -- --nocapture` prints each run's
+//! time, peak memory and the reasons its report gives.
 
 mod common;
 mod hostile;
 
-use std::io::Read;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Scratch, schemas_dir};
-use hostile::{Mode, Server, closed_port, target_yaml};
+use hostile::{Mode, Run, Server, closed_port, run_bounded, target_yaml};
 use serde_json::Value;
 
-/// A run that outlives this is killed and the test fails.
-const WALL_CLOCK: Duration = Duration::from_secs(60);
 /// Peak resident memory a run may reach.
 const MEMORY_BOUND_KB: u64 = 300 * 1024;
-/// Resident memory at which a run is killed at once (protects the machine).
-const MEMORY_KILL_KB: u64 = 1024 * 1024;
 
 /// The token a target's `auth: {bearer_env: ...}` reads in these tests (JWT-shaped, fake).
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJob3N0aWxlLXRlc3QiLCJhdWQiOiJycGNvbmZvcm0ifQ.c2lnbmF0dXJlLWZvci1ob3N0aWxlLXRlc3Rz";
@@ -64,150 +61,8 @@ scenarios:
           - {outcome: Succeeded, rule: PUT-04}
 "#;
 
-/// What one bounded run of the binary did.
-struct Run {
-    label: String,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
-    peak_kb: u64,
-    report: Option<Value>,
-    command: String,
-}
-
-impl Run {
-    fn context(&self) -> String {
-        let report = self
-            .report
-            .as_ref()
-            .map(digest)
-            .unwrap_or_else(|| "(no report.json)".into());
-        format!(
-            "$ {}\nexit {:?} after {:.1} s, peak RSS {} MB\n--- report digest:\n{report}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
-            self.command,
-            self.code,
-            self.elapsed.as_secs_f64(),
-            self.peak_kb / 1024,
-            common::tail(&self.stdout, 3000),
-            common::tail(&self.stderr, 3000)
-        )
-    }
-
-    fn report(&self) -> &Value {
-        self.report
-            .as_ref()
-            .unwrap_or_else(|| panic!("report.json was not written\n{}", self.context()))
-    }
-
-    fn results(&self) -> &[Value] {
-        common::results(self.report())
-    }
-
-    /// Every exchange of every result.
-    fn exchanges(&self) -> Vec<&Value> {
-        self.results()
-            .iter()
-            .flat_map(|r| r["exchanges"].as_array().into_iter().flatten())
-            .collect()
-    }
-
-    /// Failed verdicts as (rule, "expected | seen") pairs.
-    fn failed_rules(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for r in self.results() {
-            for v in r["verdicts"].as_array().into_iter().flatten() {
-                if v["outcome"] != "failed" {
-                    continue;
-                }
-                for f in v["failures"].as_array().into_iter().flatten() {
-                    out.push((
-                        v["rule"].as_str().unwrap_or("?").to_string(),
-                        format!(
-                            "{} | {}",
-                            f["expected"].as_str().unwrap_or(""),
-                            f["seen"].as_str().unwrap_or("")
-                        ),
-                    ));
-                }
-            }
-        }
-        out
-    }
-
-    /// What the report says about why the test failed: runner errors, notes, failed
-    /// verdicts, poll outcomes, and the transport errors and JSON errors of its exchanges.
-    fn reasons(&self) -> String {
-        let mut out = String::new();
-        for r in self.results() {
-            for k in ["detail"] {
-                if let Some(s) = r[k].as_str() {
-                    out.push_str(s);
-                    out.push('\n');
-                }
-            }
-            for n in r["notes"].as_array().into_iter().flatten() {
-                out.push_str(n.as_str().unwrap_or(""));
-                out.push('\n');
-            }
-            for p in r["polls"].as_array().into_iter().flatten() {
-                out.push_str(p["outcome"].as_str().unwrap_or(""));
-                out.push('\n');
-            }
-        }
-        for (rule, text) in self.failed_rules() {
-            out.push_str(&format!("{rule}: {text}\n"));
-        }
-        for x in self.exchanges() {
-            for s in [&x["error"], &x["response"]["json_error"]] {
-                if let Some(s) = s.as_str() {
-                    out.push_str(s);
-                    out.push('\n');
-                }
-            }
-        }
-        out
-    }
-}
-
-/// A short digest of a report for assertion messages.
-fn digest(report: &Value) -> String {
-    let mut out = common::excerpt(report);
-    for r in common::results(report) {
-        for p in r["polls"].as_array().into_iter().flatten() {
-            out.push_str(&format!("  poll: {p}\n"));
-        }
-        for x in r["exchanges"].as_array().into_iter().flatten().take(12) {
-            let resp = &x["response"];
-            out.push_str(&format!(
-                "  #{} {} {} -> {} {}{}\n",
-                x["seq"],
-                x["method"].as_str().unwrap_or(""),
-                common::cut(x["url"].as_str().unwrap_or(""), 120),
-                resp["status"],
-                x["error"].as_str().unwrap_or(""),
-                resp["json_error"].as_str().unwrap_or("")
-            ));
-        }
-    }
-    out
-}
-
-/// VmHWM (peak) and VmRSS (now) of a process, in kB.
-fn memory_kb(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    Some((field("VmHWM:")?, field("VmRSS:")?))
-}
-
 /// Run `rpconform run` on `suite` against `target` with the hostile-run flags (plus `extra`),
-/// bounded by [`WALL_CLOCK`], sampling peak memory.
+/// bounded by [`hostile::WALL_CLOCK`], measuring peak memory.
 fn run(dir: &Scratch, target: &str, suite: &str, extra: &[&str]) -> Run {
     let suite_path = dir.write("suite.yaml", suite);
     let target_path = dir.write("target.yaml", target);
@@ -244,140 +99,6 @@ fn run(dir: &Scratch, target: &str, suite: &str, extra: &[&str]) -> Run {
         })
         .unwrap_or_default();
     run_bounded(&label, &args, &[("RPCONFORM_TEST_TOKEN", TOKEN)], &reports)
-}
-
-/// The pid of `pid`'s first child, if it has one yet.
-fn first_child(pid: u32) -> Option<u32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .ok()?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// GNU time, when installed: it reports the exact peak RSS of a process that exits between
-/// two samples of /proc.
-const GNU_TIME: &str = "/usr/bin/time";
-
-/// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`]. Peak
-/// memory is the larger of /proc samples (VmHWM) and GNU time's maximum RSS.
-fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
-    let command = format!("rpconform {}", args.join(" "));
-    let started = Instant::now();
-    let rss_file = reports.with_file_name("maxrss.txt");
-    let timed = Path::new(GNU_TIME).exists();
-    let mut cmd = if timed {
-        let mut c = Command::new(GNU_TIME);
-        c.arg("-f")
-            .arg("%M")
-            .arg("-o")
-            .arg(&rss_file)
-            .arg(env!("CARGO_BIN_EXE_rpconform"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_rpconform"))
-    };
-    cmd.args(args)
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
-    // The rpconform process itself: the child, or GNU time's child.
-    let mut pid = (!timed).then(|| child.id());
-    let mut peak_kb = 0;
-    let mut why_killed = None;
-    let status = loop {
-        if pid.is_none() {
-            pid = first_child(child.id());
-        }
-        if let Some((hwm, rss)) = pid.and_then(memory_kb) {
-            peak_kb = peak_kb.max(hwm);
-            if rss > MEMORY_KILL_KB {
-                why_killed = Some(format!("its resident memory reached {} MB", rss / 1024));
-            }
-        }
-        if why_killed.is_none() && started.elapsed() > WALL_CLOCK {
-            why_killed = Some(format!("it ran longer than {} s", WALL_CLOCK.as_secs()));
-        }
-        if let Some(why) = &why_killed {
-            // rpconform first (by its own pid), then the child we spawned.
-            if let Some(p) = pid.filter(|p| *p != child.id()) {
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(p.to_string())
-                    .status();
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            let stdout = out.join().unwrap_or_default();
-            let stderr = err.join().unwrap_or_default();
-            panic!(
-                "{command} was killed: {why}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
-                common::tail(&stdout, 4000),
-                common::tail(&stderr, 4000)
-            );
-        }
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("waiting for {command}: {e}"),
-        }
-    };
-    let mut code = status.code();
-    if timed {
-        // GNU time writes "Command exited with non-zero status N" or "Command terminated by
-        // signal N" before the %M line, and exits with the command's status.
-        let text = std::fs::read_to_string(&rss_file).unwrap_or_default();
-        if text.contains("terminated by signal") {
-            code = None;
-        }
-        if let Some(kb) = text
-            .lines()
-            .last()
-            .and_then(|l| l.trim().parse::<u64>().ok())
-        {
-            peak_kb = peak_kb.max(kb);
-        }
-    }
-    let report = std::fs::read_to_string(reports.join("report.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let run = Run {
-        label: label.to_string(),
-        code,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        elapsed: started.elapsed(),
-        peak_kb,
-        report,
-        command,
-    };
-    // Timings and memory, for `cargo test -- --nocapture`.
-    eprintln!(
-        "[{}] exit {:?} in {:.1} s, peak RSS {} MB",
-        run.label,
-        run.code,
-        run.elapsed.as_secs_f64(),
-        run.peak_kb / 1024
-    );
-    run
 }
 
 /// What a case must show.
@@ -620,6 +341,9 @@ fn invalid_utf8_in_header_values() {
 
 #[test]
 fn gzip_bomb_is_not_inflated() {
+    // Built (and checksummed) before the server answers with it: that takes seconds in a
+    // debug build, which must not count against the request timeout.
+    let bomb_len = hostile::gzip_bomb().len();
     let (r, _s) = case(
         "gzip",
         Mode::GzipBomb,
@@ -640,11 +364,11 @@ fn gzip_bomb_is_not_inflated() {
         .unwrap_or_default();
     assert_eq!(
         put["response"]["body_bytes"].as_u64(),
-        Some(hostile::gzip_bomb().len() as u64),
+        Some(bomb_len as u64),
         "{}",
         r.context()
     );
-    assert!(hostile::GZIP_BOMB_INFLATED > 100 * hostile::gzip_bomb().len());
+    assert!(hostile::GZIP_BOMB_INFLATED > 100 * bomb_len);
 }
 
 #[test]
@@ -717,7 +441,7 @@ fn redirect_loop_is_not_followed() {
 
 #[test]
 fn duplicate_conflicting_headers() {
-    case(
+    let (r, _s) = case(
         "dupheaders",
         Mode::DuplicateHeaders,
         SUITE_PUT_POLL,
@@ -727,6 +451,26 @@ fn duplicate_conflicting_headers() {
             reason: &["Retry-After: -1"],
             runner_error: false,
         },
+    );
+    // Both values of each duplicated header are kept, and the reused request id is caught.
+    let put = r
+        .exchanges()
+        .into_iter()
+        .find(|x| x["method"] == "PUT")
+        .cloned()
+        .unwrap_or_default();
+    let headers = put["response"]["headers"].to_string();
+    assert!(
+        headers.matches("x-ms-request-id").count() == 2
+            && headers.matches("retry-after").count() == 2,
+        "{headers}"
+    );
+    assert!(
+        r.failed_rules()
+            .iter()
+            .any(|(rule, t)| rule == "HDR-01" && t.contains("hostile-duplicate-id")),
+        "{}",
+        r.context()
     );
 }
 
@@ -881,6 +625,13 @@ fn foreign_operation_gets_no_credentials() {
         "the operation URL was never fetched"
     );
     assert_foreign_flagged(&r, "AAO-03");
+    // The JUnit transcript of the failed operation reads says where they went, and how.
+    assert!(
+        r.junit
+            .contains("another origin than the target: sent without credentials"),
+        "{}",
+        r.context()
+    );
 }
 
 #[test]
@@ -952,4 +703,27 @@ fn create_step_against_a_hanging_target() {
             runner_error: false,
         },
     );
+}
+
+/// A target whose DELETE answers 202 and whose resource never goes away: the end-of-run
+/// cleanup is bounded by the operation deadline, and the resource is reported as left behind.
+#[test]
+fn undeletable_resource_cleanup_is_bounded() {
+    let server = Server::start("127.0.0.1", Mode::UndeletableResource);
+    let dir = Scratch::new("undeletable");
+    let r = run(
+        &dir,
+        &target_yaml(&server.base_url(), ""),
+        SUITE_CREATE,
+        &[],
+    );
+    let ctx = r.context();
+    assert_eq!(r.code, Some(1), "left-behind resources fail the run\n{ctx}");
+    assert!(
+        r.report()["run"]["left_behind"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "the undeletable resource is not listed as left behind\n{ctx}"
+    );
+    assert!(r.elapsed < Duration::from_secs(30), "{ctx}");
 }

@@ -269,7 +269,7 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
     for want in [
         "etag::put-table::engines::if-match-stale-existing",
         "etag::put-table::valves::if-none-match-star-existing",
-        "location-202::action-flow::engines",
+        "location-202::action-flow::engines::action-1",
         "headers-and-errors::skus-none-valid::pistons",
         "resource-group-delete::refused-then-accepted::mounts",
         "propagation::parent-update::engines",

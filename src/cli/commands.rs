@@ -500,7 +500,11 @@ pub(super) fn run_suites(
         return Err(EXIT_FAILED);
     }
     let (results, _conclusion) = harness::run(ctx.clone(), rt.handle(), instances, &args);
-    let left = rt.block_on(runner::final_cleanup(ctx.clone(), Duration::from_secs(120)));
+    let left = rt.block_on(runner::final_cleanup(
+        ctx.clone(),
+        // Deletes are operations too: bound cleanup by the operation deadline, within reason.
+        (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(300)),
+    ));
     if let Some(s) = server {
         rt.block_on(s.shutdown());
     }

@@ -396,7 +396,9 @@ impl<'a> Exec<'a> {
 
     /// Make a URL absolute against the target base.
     pub(super) fn absolute(&self, url: &str) -> String {
-        if url.starts_with("http://") || url.starts_with("https://") {
+        // Anything with a scheme is taken as given (the HTTP layer refuses non-http schemes);
+        // only a path is made relative to the target.
+        if url.contains("://") {
             url.to_string()
         } else if url.starts_with('/') {
             format!("{}{url}", self.ctx.target.base())

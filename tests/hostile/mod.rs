@@ -7,17 +7,26 @@
 //! Requests that the mode does not concern get plausible answers (DELETE 204, GET of the
 //! resource 200), so a run ends quickly once the hostile part has been seen. Every request
 //! (method, target, headers) is logged for assertions such as "no Authorization header was
-//! sent to this host". Listens only on 127.0.0.0/8.
+//! sent to this host". Listens only on 127.0.0.0/8. [`run_bounded`] runs the `rpconform` binary
+//! under a wall-clock and memory bound, measuring its peak memory.
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+/// A run of the binary that outlives this is killed and its test fails.
+pub const WALL_CLOCK: Duration = Duration::from_secs(60);
+/// Resident memory at which a run is killed at once (protects the machine).
+pub const MEMORY_KILL_KB: u64 = 1024 * 1024;
 
 pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-00000000beef";
 pub const NAMESPACE: &str = "Microsoft.Hostile";
@@ -73,6 +82,9 @@ pub enum Mode {
     Echo,
     /// PUT: 201 with a JSON array of ~7.5 million zeros (15 MB: under the 16 MiB cap).
     HugeJsonArray,
+    /// PUT: 201 Succeeded, but DELETE answers 202 and the resource never goes away: the
+    /// end-of-run cleanup waits for it.
+    UndeletableResource,
     /// PUT: 202 + Location; Location answers 202 forever, each time with a 1.2 MB JSON body
     /// of 600 000 numbers (parsed: tens of MB each; Retry-After 10 means a poll every 100 ms
     /// at time scale 0.01, so dozens of them before the deadline).
@@ -111,6 +123,8 @@ struct Shared {
     seq: AtomicU64,
     /// Location polls answered so far (RetryAfter answers 202 twice).
     polls: AtomicU64,
+    /// Path of the last resource PUT: a finished Location answers with that resource.
+    last_put: Mutex<String>,
 }
 
 impl Server {
@@ -134,6 +148,7 @@ impl Server {
             log: log.clone(),
             seq: AtomicU64::new(0),
             polls: AtomicU64::new(0),
+            last_put: Mutex::new(String::new()),
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -391,6 +406,9 @@ async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
         target: req.target.clone(),
         headers: req.headers.clone(),
     });
+    if req.method == "PUT" && req.is_resource() {
+        *sh.last_put.lock().unwrap_or_else(|e| e.into_inner()) = req.path().to_string();
+    }
     match route(&req, &sh) {
         Act::Reply(r) => {
             stream.write_all(&r.bytes()).await?;
@@ -504,9 +522,18 @@ impl Shared {
             .header("Retry-After", retry_after)
     }
 
+    /// The resource at the request's path; on a Location URL, the resource last PUT.
     fn resource(&self, status: u16, req: &Request) -> Resp {
+        let path = if req.is_location_poll() {
+            self.last_put
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        } else {
+            req.path().to_string()
+        };
         self.plain(status, req)
-            .json(&resource_json(req.path(), serde_json::json!({})))
+            .json(&resource_json(&path, serde_json::json!({})))
     }
 
     /// A sensible answer to anything the mode does not concern.
@@ -627,43 +654,33 @@ fn route(req: &Request, sh: &Shared) -> Act {
                 .header("Retry-After", "10")
                 .header("Retry-After", "-1"),
         ),
-        Mode::DuplicateHeaders if loc_poll => Act::Reply(
-            sh.resource(200, req)
-                .header("x-ms-request-id", "hostile-duplicate-id"),
-        ),
+        Mode::DuplicateHeaders if loc_poll => {
+            // The reused id first: HDR-01 reads the first of the two.
+            let mut r = sh.resource(200, req);
+            r.headers.insert(
+                0,
+                ("x-ms-request-id".into(), b"hostile-duplicate-id".to_vec()),
+            );
+            Act::Reply(r)
+        }
         Mode::ForeignSink => Act::Reply(sh.plain(401, req).json(&serde_json::json!({
             "error": {"code": "AuthenticationFailed", "message": "no credentials"}
         }))),
         Mode::Echo => Act::Reply(echo(req, sh)),
         Mode::HugeJsonArray if put => {
-            let n = 7_500_000;
-            let mut b = String::with_capacity(2 * n + 2);
-            b.push('[');
-            for i in 0..n {
-                if i > 0 {
-                    b.push(',');
-                }
-                b.push('0');
-            }
-            b.push(']');
+            let b = format!("[{}0]", "0,".repeat(7_500_000 - 1));
             Act::Reply(
                 sh.plain(201, req)
                     .header("Content-Type", "application/json")
                     .body(b),
             )
         }
+        Mode::UndeletableResource if req.method == "DELETE" && req.is_resource() => {
+            Act::Reply(sh.accepted(req, "10"))
+        }
         Mode::BigPolls if put => Act::Reply(sh.accepted(req, "10")),
         Mode::BigPolls if loc_poll => {
-            let n = 600_000;
-            let mut b = String::with_capacity(2 * n + 16);
-            b.push_str("{\"pad\":[");
-            for i in 0..n {
-                if i > 0 {
-                    b.push(',');
-                }
-                b.push('1');
-            }
-            b.push_str("]}");
+            let b = format!("{{\"pad\":[{}1]}}", "1,".repeat(600_000 - 1));
             Act::Reply(
                 sh.accepted(req, "10")
                     .header("Content-Type", "application/json")
@@ -819,4 +836,285 @@ impl BitWriter {
         }
         self.out
     }
+}
+
+// ---- Running the binary under bounds ----
+
+/// What one bounded run of the binary did.
+pub struct Run {
+    pub label: String,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+    pub peak_kb: u64,
+    pub report: Option<serde_json::Value>,
+    pub command: String,
+    /// junit.xml as written (read before the scratch directory goes away).
+    pub junit: String,
+}
+
+impl Run {
+    pub fn context(&self) -> String {
+        let report = self
+            .report
+            .as_ref()
+            .map(digest)
+            .unwrap_or_else(|| "(no report.json)".into());
+        format!(
+            "$ {}\nexit {:?} after {:.1} s, peak RSS {} MB\n--- report digest:\n{report}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+            self.command,
+            self.code,
+            self.elapsed.as_secs_f64(),
+            self.peak_kb / 1024,
+            crate::common::tail(&self.stdout, 3000),
+            crate::common::tail(&self.stderr, 3000)
+        )
+    }
+
+    pub fn report(&self) -> &serde_json::Value {
+        self.report
+            .as_ref()
+            .unwrap_or_else(|| panic!("report.json was not written\n{}", self.context()))
+    }
+
+    pub fn results(&self) -> &[serde_json::Value] {
+        crate::common::results(self.report())
+    }
+
+    /// Every exchange of every result.
+    pub fn exchanges(&self) -> Vec<&serde_json::Value> {
+        self.results()
+            .iter()
+            .flat_map(|r| r["exchanges"].as_array().into_iter().flatten())
+            .collect()
+    }
+
+    /// Failed verdicts as (rule, "expected | seen") pairs.
+    pub fn failed_rules(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for r in self.results() {
+            for v in r["verdicts"].as_array().into_iter().flatten() {
+                if v["outcome"] != "failed" {
+                    continue;
+                }
+                for f in v["failures"].as_array().into_iter().flatten() {
+                    out.push((
+                        v["rule"].as_str().unwrap_or("?").to_string(),
+                        format!(
+                            "{} | {}",
+                            f["expected"].as_str().unwrap_or(""),
+                            f["seen"].as_str().unwrap_or("")
+                        ),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// What the report says about why the test failed: runner errors, notes, failed
+    /// verdicts, poll outcomes, and the transport errors and JSON errors of its exchanges.
+    pub fn reasons(&self) -> String {
+        let mut out = String::new();
+        for r in self.results() {
+            for k in ["detail"] {
+                if let Some(s) = r[k].as_str() {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+            }
+            for n in r["notes"].as_array().into_iter().flatten() {
+                out.push_str(n.as_str().unwrap_or(""));
+                out.push('\n');
+            }
+            for p in r["polls"].as_array().into_iter().flatten() {
+                out.push_str(p["outcome"].as_str().unwrap_or(""));
+                out.push('\n');
+            }
+        }
+        for (rule, text) in self.failed_rules() {
+            out.push_str(&format!("{rule}: {text}\n"));
+        }
+        for x in self.exchanges() {
+            for s in [&x["error"], &x["response"]["json_error"]] {
+                if let Some(s) = s.as_str() {
+                    out.push_str(s);
+                    out.push('\n');
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A short digest of a report for assertion messages.
+pub fn digest(report: &serde_json::Value) -> String {
+    let mut out = crate::common::excerpt(report);
+    for r in crate::common::results(report) {
+        for p in r["polls"].as_array().into_iter().flatten() {
+            out.push_str(&format!("  poll: {p}\n"));
+        }
+        for x in r["exchanges"].as_array().into_iter().flatten().take(12) {
+            let resp = &x["response"];
+            out.push_str(&format!(
+                "  #{} {} {} -> {} {}{}\n",
+                x["seq"],
+                x["method"].as_str().unwrap_or(""),
+                crate::common::cut(x["url"].as_str().unwrap_or(""), 120),
+                resp["status"],
+                x["error"].as_str().unwrap_or(""),
+                resp["json_error"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    out
+}
+
+/// VmHWM (peak) and VmRSS (now) of a process, in kB.
+pub fn memory_kb(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    Some((field("VmHWM:")?, field("VmRSS:")?))
+}
+
+/// The pid of `pid`'s first child, if it has one yet.
+pub fn first_child(pid: u32) -> Option<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// GNU time, when installed: it reports the exact peak RSS of a process that exits between
+/// two samples of /proc.
+pub const GNU_TIME: &str = "/usr/bin/time";
+
+/// Spawn the binary, kill it (and fail) past [`WALL_CLOCK`] or [`MEMORY_KILL_KB`]. Peak
+/// memory is the larger of /proc samples (VmHWM) and GNU time's maximum RSS.
+pub fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
+    let command = format!("rpconform {}", args.join(" "));
+    let started = Instant::now();
+    let rss_file = reports.with_file_name("maxrss.txt");
+    let timed = Path::new(GNU_TIME).exists();
+    let mut cmd = if timed {
+        let mut c = Command::new(GNU_TIME);
+        c.arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&rss_file)
+            .arg(env!("CARGO_BIN_EXE_rpconform"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_rpconform"))
+    };
+    cmd.args(args)
+        .current_dir(crate::common::root())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    // The rpconform process itself: the child, or GNU time's child.
+    let mut pid = (!timed).then(|| child.id());
+    let mut peak_kb = 0;
+    let mut why_killed = None;
+    let status = loop {
+        if pid.is_none() {
+            pid = first_child(child.id());
+        }
+        if let Some((hwm, rss)) = pid.and_then(memory_kb) {
+            peak_kb = peak_kb.max(hwm);
+            if rss > MEMORY_KILL_KB {
+                why_killed = Some(format!("its resident memory reached {} MB", rss / 1024));
+            }
+        }
+        if why_killed.is_none() && started.elapsed() > WALL_CLOCK {
+            why_killed = Some(format!("it ran longer than {} s", WALL_CLOCK.as_secs()));
+        }
+        if let Some(why) = &why_killed {
+            // rpconform first (by its own pid), then the child we spawned.
+            if let Some(p) = pid.filter(|p| *p != child.id()) {
+                let _ = Command::new("kill")
+                    .arg("-KILL")
+                    .arg(p.to_string())
+                    .status();
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = out.join().unwrap_or_default();
+            let stderr = err.join().unwrap_or_default();
+            panic!(
+                "{command} was killed: {why}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+                crate::common::tail(&stdout, 4000),
+                crate::common::tail(&stderr, 4000)
+            );
+        }
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => panic!("waiting for {command}: {e}"),
+        }
+    };
+    let mut code = status.code();
+    if timed {
+        // GNU time writes "Command exited with non-zero status N" or "Command terminated by
+        // signal N" before the %M line, and exits with the command's status.
+        let text = std::fs::read_to_string(&rss_file).unwrap_or_default();
+        if text.contains("terminated by signal") {
+            code = None;
+        }
+        if let Some(kb) = text
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<u64>().ok())
+        {
+            peak_kb = peak_kb.max(kb);
+        }
+    }
+    let report = std::fs::read_to_string(reports.join("report.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let run = Run {
+        label: label.to_string(),
+        code,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+        elapsed: started.elapsed(),
+        peak_kb,
+        report,
+        command,
+        junit: std::fs::read_to_string(reports.join("junit.xml")).unwrap_or_default(),
+    };
+    // Timings and memory, for `cargo test -- --nocapture`.
+    eprintln!(
+        "[{}] exit {:?} in {:.1} s, peak RSS {} MB",
+        run.label,
+        run.code,
+        run.elapsed.as_secs_f64(),
+        run.peak_kb / 1024
+    );
+    run
 }
