@@ -407,6 +407,16 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// A GET with no extra headers (polls, reads between steps).
+    pub(super) async fn get(
+        &mut self,
+        url: &str,
+        role: Role,
+        api: &ApiVersion,
+    ) -> StepResult<usize> {
+        self.send("GET", url, Vec::new(), None, role, api).await
+    }
+
     /// Send one request with the run's standard headers, check it, remember it.
     pub(super) async fn send(
         &mut self,
@@ -537,14 +547,7 @@ impl<'a> Exec<'a> {
                 };
                 let next = self.absolute(&next);
                 cur = self
-                    .send(
-                        "GET",
-                        &next,
-                        Vec::new(),
-                        None,
-                        Role::NextPage,
-                        &ApiVersion::Default,
-                    )
+                    .get(&next, Role::NextPage, &ApiVersion::Default)
                     .await?;
             }
             items = Some(all);
@@ -823,16 +826,7 @@ impl<'a> Exec<'a> {
                 .map(str::to_string)
                 .or_else(|| v.as_str().map(str::to_string))
                 .unwrap_or_default();
-            let idx = self
-                .send(
-                    "GET",
-                    &url,
-                    Vec::new(),
-                    None,
-                    Role::Step,
-                    &ApiVersion::Default,
-                )
-                .await?;
+            let idx = self.get(&url, Role::Step, &ApiVersion::Default).await?;
             if self.exchanges[idx].status() != Some(404) {
                 left.push(url);
             }
@@ -870,14 +864,7 @@ impl<'a> Exec<'a> {
         let outcome = loop {
             attempts += 1;
             let idx = match self
-                .send(
-                    "GET",
-                    url,
-                    Vec::new(),
-                    None,
-                    Role::ResourcePoll,
-                    &ApiVersion::Default,
-                )
+                .get(url, Role::ResourcePoll, &ApiVersion::Default)
                 .await
             {
                 Ok(i) => i,

@@ -375,29 +375,13 @@ impl Exec<'_> {
             // LOC-05: a Location that stops answering 202 while the operation still runs.
             if let (Via::Operation(op), Some(l)) = (&via, &loc)
                 && self.ctx.http.refusal(l).is_none()
-                && let Ok(li) = self
-                    .send(
-                        "GET",
-                        l,
-                        Vec::new(),
-                        None,
-                        Role::LocationPoll,
-                        &ApiVersion::Default,
-                    )
-                    .await
+                && let Ok(li) = self.get(l, Role::LocationPoll, &ApiVersion::Default).await
             {
                 let ls = self.exchanges[li].status();
                 if ls != Some(202) {
                     // Confirm the operation still runs before blaming Location.
                     if let Ok(again) = self
-                        .send(
-                            "GET",
-                            op,
-                            Vec::new(),
-                            None,
-                            Role::OperationStatus,
-                            &ApiVersion::Default,
-                        )
+                        .get(op, Role::OperationStatus, &ApiVersion::Default)
                         .await
                     {
                         let st = self.exchanges[again]
@@ -432,16 +416,7 @@ impl Exec<'_> {
             }
             for w in &watch {
                 if self.reports_state(w)
-                    && let Ok(wi) = self
-                        .send(
-                            "GET",
-                            w,
-                            Vec::new(),
-                            None,
-                            Role::ResourcePoll,
-                            &ApiVersion::Default,
-                        )
-                        .await
+                    && let Ok(wi) = self.get(w, Role::ResourcePoll, &ApiVersion::Default).await
                 {
                     pending.push(wi);
                 }
@@ -534,29 +509,12 @@ impl Exec<'_> {
             }
             // OPS-07: one more read after the end must show the same terminal status.
             let _ = self
-                .send(
-                    "GET",
-                    op,
-                    Vec::new(),
-                    None,
-                    Role::OperationStatus,
-                    &ApiVersion::Default,
-                )
+                .get(op, Role::OperationStatus, &ApiVersion::Default)
                 .await;
             if let Some(l) = loc.clone().filter(|l| self.ctx.http.refusal(l).is_none()) {
                 let mut li = None;
                 for _ in 0..5 {
-                    let Ok(i) = self
-                        .send(
-                            "GET",
-                            &l,
-                            Vec::new(),
-                            None,
-                            Role::LocationPoll,
-                            &ApiVersion::Default,
-                        )
-                        .await
-                    else {
+                    let Ok(i) = self.get(&l, Role::LocationPoll, &ApiVersion::Default).await else {
                         break;
                     };
                     li = Some(i);
@@ -609,16 +567,7 @@ impl Exec<'_> {
             && matches!(method, "PUT" | "PATCH")
             && outcome != "Canceled"
             && let Some(r) = &resource
-            && let Ok(gi) = self
-                .send(
-                    "GET",
-                    r,
-                    Vec::new(),
-                    None,
-                    Role::ResourcePoll,
-                    &ApiVersion::Default,
-                )
-                .await
+            && let Ok(gi) = self.get(r, Role::ResourcePoll, &ApiVersion::Default).await
         {
             let gseq = Some(self.exchanges[gi].seq);
             if self.exchanges[gi].status() == Some(200) {

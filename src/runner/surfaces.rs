@@ -257,14 +257,7 @@ impl<'a> Exec<'a> {
             }
             attempts += 1;
             let Ok(i) = self
-                .send(
-                    "GET",
-                    &link,
-                    Vec::new(),
-                    None,
-                    Role::MonitorPoll,
-                    &ApiVersion::Default,
-                )
+                .get(&link, Role::MonitorPoll, &ApiVersion::Default)
                 .await
             else {
                 break;
@@ -321,14 +314,7 @@ impl<'a> Exec<'a> {
             self.ledger.pass("MON-03");
             // A terminal status never changes (OPS-07): one more read.
             if let Ok(again) = self
-                .send(
-                    "GET",
-                    &link,
-                    Vec::new(),
-                    None,
-                    Role::MonitorPoll,
-                    &ApiVersion::Default,
-                )
+                .get(&link, Role::MonitorPoll, &ApiVersion::Default)
                 .await
             {
                 let st = self.exchanges[again]
@@ -347,17 +333,7 @@ impl<'a> Exec<'a> {
         if outcome == "Succeeded" && mon.final_state_via == "location" {
             match final_link {
                 Some(l) => {
-                    if let Ok(i) = self
-                        .send(
-                            "GET",
-                            &l,
-                            Vec::new(),
-                            None,
-                            Role::Step,
-                            &ApiVersion::Default,
-                        )
-                        .await
-                    {
+                    if let Ok(i) = self.get(&l, Role::Step, &ApiVersion::Default).await {
                         let st = self.exchanges[i].status();
                         let seq = Some(self.exchanges[i].seq);
                         self.ledger.check("MON-06", st == Some(200), seq, || {
@@ -558,17 +534,7 @@ impl<'a> Exec<'a> {
         // TASK-04: the task list shows a task that is still running (only judged if it is).
         if let Some(list) = &api.tasks_url {
             let lu = self.absolute(list);
-            if let Ok(li) = self
-                .send(
-                    "GET",
-                    &lu,
-                    Vec::new(),
-                    None,
-                    Role::TaskPoll,
-                    &ApiVersion::Omit,
-                )
-                .await
-            {
+            if let Ok(li) = self.get(&lu, Role::TaskPoll, &ApiVersion::Omit).await {
                 let listed = self.exchanges[li]
                     .response
                     .as_ref()
@@ -578,17 +544,7 @@ impl<'a> Exec<'a> {
                         .map_err(|(_, m)| m)?
                         .render(&self.scope)?,
                 );
-                if let Ok(ti) = self
-                    .send(
-                        "GET",
-                        &tu,
-                        Vec::new(),
-                        None,
-                        Role::TaskPoll,
-                        &ApiVersion::Omit,
-                    )
-                    .await
-                {
+                if let Ok(ti) = self.get(&tu, Role::TaskPoll, &ApiVersion::Omit).await {
                     let st = self.exchanges[ti]
                         .response
                         .as_ref()
@@ -685,17 +641,7 @@ impl<'a> Exec<'a> {
                 break;
             }
             attempts += 1;
-            let Ok(i) = self
-                .send(
-                    "GET",
-                    &url,
-                    Vec::new(),
-                    None,
-                    Role::TaskPoll,
-                    &ApiVersion::Omit,
-                )
-                .await
-            else {
+            let Ok(i) = self.get(&url, Role::TaskPoll, &ApiVersion::Omit).await else {
                 break;
             };
             last = Some(i);
@@ -830,17 +776,7 @@ impl<'a> Exec<'a> {
                 break format!("timed out after {} s", deadline.as_secs());
             }
             attempts += 1;
-            let Ok(i) = self
-                .send(
-                    "GET",
-                    url,
-                    Vec::new(),
-                    None,
-                    Role::TaskPoll,
-                    &ApiVersion::Omit,
-                )
-                .await
-            else {
+            let Ok(i) = self.get(url, Role::TaskPoll, &ApiVersion::Omit).await else {
                 break "error".into();
             };
             last = Some(i);
