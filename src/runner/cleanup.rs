@@ -71,7 +71,7 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
         for group in depth_groups {
             let mut set = tokio::task::JoinSet::new();
             for url in group {
-                if !ctx.cleanup.remaining().iter().any(|(u, _)| u == &url) {
+                if !ctx.cleanup.contains(&url) {
                     continue; // deleted with its parent
                 }
                 let ctx = ctx.clone();

@@ -92,6 +92,16 @@ impl Cleanup {
         });
     }
 
+    /// Is `url` still to be deleted (not yet gone with itself or its parent)?
+    pub fn contains(&self, url: &str) -> bool {
+        let k = Self::key(url);
+        self.items
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|(u, _)| Self::key(u) == k)
+    }
+
     pub fn remaining(&self) -> Vec<(String, String)> {
         self.items.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }

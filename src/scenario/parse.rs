@@ -59,6 +59,11 @@ const EXPECT_KEYS: &[&str] = &[
     "outcome",
     "list_contains",
     "list_omits",
+    "ignore_case",
+    "when_status",
+];
+/// The tests a header, pointer or value expectation can make (one per expectation).
+const PREDICATES: &[&str] = &[
     "present",
     "absent",
     "exists",
@@ -68,8 +73,6 @@ const EXPECT_KEYS: &[&str] = &[
     "one_of",
     "not_one_of",
     "contains",
-    "ignore_case",
-    "when_status",
 ];
 const SUBJECTS: &[&str] = &[
     "status",
@@ -1012,7 +1015,8 @@ impl<'o> SuiteParser<'o> {
     }
 
     fn expectation(&mut self, node: &Node, def: &Defined, action: &Action) -> Option<Expectation> {
-        let m = self.r.map(node, "an expectation", EXPECT_KEYS)?;
+        let allowed: Vec<&str> = EXPECT_KEYS.iter().chain(PREDICATES).copied().collect();
+        let m = self.r.map(node, "an expectation", &allowed)?;
         let pos = self.r.pos(node);
         let mut rules = Vec::new();
         let mut row_rule = None;
@@ -1173,17 +1177,7 @@ impl<'o> SuiteParser<'o> {
                 | Check::ListContains(_)
                 | Check::ListOmits(_)
         ) {
-            for k in [
-                "present",
-                "absent",
-                "exists",
-                "equals",
-                "not_equals",
-                "matches",
-                "one_of",
-                "not_one_of",
-                "contains",
-            ] {
+            for k in PREDICATES {
                 if let Some(n) = m.get(k) {
                     self.r.error(
                         n,
@@ -1210,20 +1204,7 @@ impl<'o> SuiteParser<'o> {
         def: &Defined,
         is_pointer: bool,
     ) -> Option<Predicate> {
-        let keys: Vec<&str> = [
-            "present",
-            "exists",
-            "absent",
-            "equals",
-            "not_equals",
-            "matches",
-            "one_of",
-            "not_one_of",
-            "contains",
-        ]
-        .into_iter()
-        .filter(|k| m.has(k))
-        .collect();
+        let keys: Vec<&str> = PREDICATES.iter().copied().filter(|k| m.has(k)).collect();
         if keys.len() > 1 {
             self.r.error(
                 node,
