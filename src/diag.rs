@@ -67,6 +67,9 @@ impl Diagnostic {
                 .take(self.pos.col.saturating_sub(1))
                 .map(|c| if c == '\t' { '\t' } else { ' ' })
                 .collect();
+            // Credentials in a URL (`https://user:pass@host`) are never echoed back; the
+            // caret stays under the same column because the mask keeps the line's length.
+            let line = mask_userinfo(line);
             out.push_str(&format!("{pad} |\n{num} | {line}\n{pad} | {prefix}^\n"));
         }
         if let Some(exp) = &self.expected {
@@ -74,6 +77,14 @@ impl Diagnostic {
         }
         out
     }
+}
+
+/// A line with the userinfo of any URL in it (`scheme://user:pass@`) replaced by `*`.
+fn mask_userinfo(line: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"://([^/\s@]+)@").expect("valid regex"));
+    re.replace_all(line, |c: &regex::Captures<'_>| format!("://{}@", "*".repeat(c[1].chars().count())))
+        .into_owned()
 }
 
 /// Every diagnostic of a load, with the sources needed to render them.

@@ -117,6 +117,15 @@ pub struct CheckArgs {
 pub struct RulesArgs {
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Only rules of this profile (arm, propagation, azure-core-lro, aro-hcp, task-api); repeatable.
+    #[arg(long = "profile", value_name = "P")]
+    pub profiles: Vec<String>,
+    /// Only rules of this family (ETAG, LOC...); repeatable.
+    #[arg(long = "family", value_name = "F")]
+    pub families: Vec<String>,
+    /// Only these rules; repeatable.
+    #[arg(long = "rule", value_name = "ID")]
+    pub rules: Vec<String>,
     /// Suites whose coverage to show (default: suites/).
     #[arg(long = "suites", default_value = "suites")]
     pub suites: PathBuf,

@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::args::{CheckArgs, Cli, Command, ReportCommand, RulesArgs, RunArgs, ServeArgs};
+use super::args::{CheckArgs, Cli, Command, ReportCommand, RunArgs, ServeArgs};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Redactor, TokenSource};
 use crate::report::{self, RunInfo, Status};
 use crate::runner::{self, RunCtx, harness, partition::Partition};
 use crate::scenario::{LoadOptions, Suite, expand, load_suites};
-use crate::target::{Target, embedded_target_yaml, load_target, parse_target};
+use crate::target::{embedded_target_yaml, load_target, parse_target};
 
 pub fn dispatch(cli: Cli) -> u8 {
     match cli.command {
@@ -22,7 +22,7 @@ pub fn dispatch(cli: Cli) -> u8 {
             }
         }
         Command::Check(a) => check(a),
-        Command::Rules(a) => rules(a),
+        Command::Rules(a) => super::rules::rules(a),
         Command::Serve(a) => serve(a),
         Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
         {
@@ -73,7 +73,7 @@ fn paths_and_filters(args: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
     (paths, filters)
 }
 
-fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
+pub(super) fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
     if given.is_dir() {
         return given.to_path_buf();
     }
@@ -138,66 +138,6 @@ fn check(a: CheckArgs) -> u8 {
         }
     }
     println!("ok: {} suite files, {} scenarios", suites.len(), n);
-    EXIT_OK
-}
-
-fn rules(a: RulesArgs) -> u8 {
-    // Which suites cite each rule (best effort: suites that fail to load show no coverage).
-    let mut coverage: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-    if a.suites.exists()
-        && let Ok(suites) = load_suites(
-            std::slice::from_ref(&a.suites),
-            &LoadOptions {
-                schema_dir: schema_dir(Path::new("schemas"), std::slice::from_ref(&a.suites)),
-            },
-        )
-    {
-        for s in &suites {
-            for sc in &s.scenarios {
-                for r in sc.rules() {
-                    let e = coverage.entry(r).or_default();
-                    if !e.contains(&s.name) {
-                        e.push(s.name.clone());
-                    }
-                }
-            }
-        }
-    }
-    let ambient = crate::checks::ambient_rules();
-    if a.format == "json" {
-        let v: Vec<serde_json::Value> = crate::rules::all()
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "id": r.id, "level": r.level.as_str(), "rule": r.rule, "source": r.source,
-                    "observed_by": r.observed_by,
-                    "suites": coverage.get(r.id).cloned().unwrap_or_default(),
-                    "ambient": ambient.contains(&r.id),
-                })
-            })
-            .collect();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return EXIT_OK;
-    }
-    for r in crate::rules::all() {
-        let mut cov = coverage.get(r.id).cloned().unwrap_or_default();
-        if ambient.contains(&r.id) {
-            cov.insert(0, "ambient".into());
-        }
-        let cov = if cov.is_empty() {
-            "-".to_string()
-        } else {
-            cov.join(",")
-        };
-        println!(
-            "{:<9} {:<6} {:<28} {}  [{}]",
-            r.id,
-            r.level.as_str(),
-            cov,
-            crate::http::cut(r.rule, 110),
-            crate::http::cut(r.source, 80)
-        );
-    }
     EXIT_OK
 }
 
@@ -594,5 +534,3 @@ async fn wait_for_signal() {
     }
 }
 
-#[allow(dead_code)]
-fn _target_type_check(_: &Target) {}

@@ -5,6 +5,7 @@
 mod args;
 mod commands;
 mod matrix;
+mod rules;
 
 pub use args::{Cli, Command};
 

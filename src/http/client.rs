@@ -34,6 +34,8 @@ impl Default for HttpOptions {
 /// A request to send.
 #[derive(Debug, Clone)]
 pub struct OutRequest {
+    /// The declared surface the request belongs to (recorded on the exchange).
+    pub surface: super::Surface,
     pub method: String,
     pub url: String,
     pub headers: Vec<(String, String)>,
@@ -106,6 +108,7 @@ impl Http {
         let mut ex = Exchange {
             seq,
             role,
+            surface: req.surface,
             method: req.method.clone(),
             url: self.redactor.text(&req.url),
             request_headers: Vec::new(),
@@ -391,6 +394,7 @@ mod tests {
 
     fn get(url: &str) -> OutRequest {
         OutRequest {
+            surface: crate::http::Surface::Arm,
             method: "GET".into(),
             url: url.into(),
             headers: Vec::new(),

@@ -4,6 +4,23 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Which declared surface an exchange belongs to; rules of one surface never judge another's.
+/// It comes from what the target declares (its resource types, monitors, task API), never from
+/// the shape of a path alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Surface {
+    /// The ARM control plane: the target's resource types, their operations and groups.
+    #[default]
+    Arm,
+    /// A TypeSpec Azure.Core data plane with status monitors.
+    DataPlane,
+    /// A task-based API.
+    Task,
+    /// Nothing the target declares (a raw request of a scenario, a foreign host).
+    Other,
+}
+
 /// Why the runner sent a request; rules use it to know which contract applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -69,6 +86,8 @@ pub struct Exchange {
     /// Order in the run, for "the exchange that shows it".
     pub seq: u64,
     pub role: Role,
+    #[serde(default, skip_serializing_if = "is_arm")]
+    pub surface: Surface,
     pub method: String,
     pub url: String,
     pub request_headers: Vec<(String, String)>,
@@ -140,6 +159,10 @@ impl Exchange {
     }
 }
 
+fn is_arm(s: &Surface) -> bool {
+    *s == Surface::Arm
+}
+
 pub fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         return s.to_string();
@@ -157,6 +180,7 @@ mod tests {
         let mut ex = Exchange {
             seq: 3,
             role: Role::LocationPoll,
+            surface: Surface::Arm,
             method: "GET".into(),
             url: "http://127.0.0.2:9/op".into(),
             request_headers: vec![("x-ms-client-request-id".into(), "c".into())],

@@ -12,5 +12,29 @@ mod redact;
 
 pub use auth::TokenSource;
 pub use client::{Http, HttpOptions, OutRequest};
-pub use exchange::{Exchange, Response, Role, cut};
+pub use exchange::{Exchange, Response, Role, Surface, cut};
 pub use redact::{MASK, Redactor};
+
+/// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,
+/// wherever a URL is shown.
+pub fn strip_userinfo(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            let s = u.to_string();
+            match s.find("://") {
+                Some(i) => format!("{}{MASK}@{}", &s[..i + 3], &s[i + 3..]),
+                None => s,
+            }
+        }
+        Ok(_) => url.to_string(),
+        // Not a URL: mask anything between "//" and an "@" before the first "/".
+        Err(_) => match (url.find("://"), url.find('@')) {
+            (Some(i), Some(at)) if at > i && !url[i + 3..at].contains('/') => {
+                format!("{}{MASK}{}", &url[..i + 3], &url[at..])
+            }
+            _ => url.to_string(),
+        },
+    }
+}

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::checks::{Outcome, RuleTally};
+use crate::rules::{Outcome, RuleTally};
 use crate::http::Exchange;
 
 /// How one test ended.
@@ -71,6 +71,9 @@ pub struct Verdict {
     pub failures: Vec<FindingOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exempt_reason: Option<String>,
+    /// Why the rule applied but could not be decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,10 +82,23 @@ pub struct FindingOut {
     pub seen: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exchange: Option<u64>,
+    /// How many times the same failure was seen (in one step), and the last exchange showing it.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_exchange: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Verdict {
@@ -125,6 +141,7 @@ pub fn verdicts(t: &[RuleTally]) -> Vec<Verdict> {
                 Outcome::Passed => "passed",
                 Outcome::Failed => "failed",
                 Outcome::Exempt => "exempt",
+                Outcome::NotJudged => "not-judged",
             }
             .to_string(),
             passed: x.passed,
@@ -136,11 +153,14 @@ pub fn verdicts(t: &[RuleTally]) -> Vec<Verdict> {
                     expected: f.expected.clone(),
                     seen: f.seen.clone(),
                     exchange: f.exchange,
+                    count: f.count,
+                    last_exchange: f.last_exchange,
                     at: f.at.clone(),
                     step: f.step.clone(),
                 })
                 .collect(),
             exempt_reason: x.exempt_reason.clone(),
+            not_judged: x.not_judged.clone(),
         })
         .collect()
 }

@@ -1,113 +1,97 @@
-//! The rule catalogue: every contract rule with its stable ID, level, statement and source.
+//! The rules: the catalogue and the engine that judges exchanges against it. Every verdict the
+//! tool reports is made here, whichever front end produced the exchanges.
 //!
-//! The data lives in `catalogue.tsv` (generated from `shared/contract/rules.md`, with the
-//! project's own additions at the end) and is compiled into the binary. Checks cite rules by
-//! ID; [`lookup`] turns an ID into the [`Rule`] with its level, which decides whether a failure
-//! fails the run (MUST) or warns (SHOULD). The checks themselves live in `crate::checks`.
+//! - `catalogue`: every rule with its ID, level, profile, statement, source and the project's
+//!   decision (`catalogue.tsv`).
+//! - `ledger`: a test's findings per rule (passes, failures with a count, "not judged" reasons).
+//! - `engine`: the [`Judge`] a front end feeds; `flow` and `records` are what it is fed beyond
+//!   single exchanges (a followed operation, a monitor, a task write, a sweep).
+//! - one module per family holds that family's judgements: `hdr`, `err`, `etag`, `put`, `patch`,
+//!   `del`, `loc`, `aao`, `opres`, `pstate`, `rgdel`, `retry`, `res`, `mon`, `ops`, `task`.
+//!   Families whose rules need requests of their own (ACT, NEST, SKU, PROP, API, most of ETAG and
+//!   OPS) are stated in the suites (`suites/*.yaml`), each expectation citing its rule ID, and
+//!   judged by `expect`.
+//! - `iso8601`: the date-times operation resources carry.
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
+mod aao;
+mod catalogue;
+mod del;
+mod engine;
+mod err;
+mod etag;
+pub mod expect;
+pub mod flow;
+mod hdr;
+pub mod iso8601;
+mod ledger;
+mod loc;
+mod mon;
+mod opres;
+mod ops;
+mod patch;
+mod pstate;
+mod put;
+mod records;
+mod res;
+mod retry;
+mod rgdel;
+mod task;
 
-/// How binding a rule is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub enum Level {
-    #[serde(rename = "MUST")]
-    Must,
-    #[serde(rename = "SHOULD")]
-    Should,
-    #[serde(rename = "MAY")]
-    May,
-}
+pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};
+pub use engine::{Judge, Registry, Stripped};
+pub use ledger::{Finding, Ledger, Outcome, RuleTally};
+pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 
-impl Level {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Must => "MUST",
-            Level::Should => "SHOULD",
-            Level::May => "MAY",
-        }
-    }
-}
+/// The sources of the family modules, for listing which rules the engine judges by itself.
+const FAMILY_SOURCES: &[&str] = &[
+    include_str!("hdr.rs"),
+    include_str!("err.rs"),
+    include_str!("etag.rs"),
+    include_str!("put.rs"),
+    include_str!("patch.rs"),
+    include_str!("del.rs"),
+    include_str!("loc.rs"),
+    include_str!("aao.rs"),
+    include_str!("opres.rs"),
+    include_str!("pstate.rs"),
+    include_str!("rgdel.rs"),
+    include_str!("retry.rs"),
+    include_str!("res.rs"),
+    include_str!("mon.rs"),
+    include_str!("ops.rs"),
+    include_str!("task.rs"),
+];
 
-/// One contract rule.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Rule {
-    pub id: &'static str,
-    pub level: Level,
-    pub rule: &'static str,
-    pub source: &'static str,
-    pub observed_by: &'static str,
-}
-
-impl Rule {
-    /// The area prefix (`ETAG` of `ETAG-07`).
-    pub fn family(&self) -> &'static str {
-        self.id.split('-').next().unwrap_or(self.id)
-    }
-}
-
-const DATA: &str = include_str!("catalogue.tsv");
-
-/// All rules, in catalogue order.
-pub fn all() -> &'static [Rule] {
-    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
-    RULES.get_or_init(|| {
-        DATA.lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .map(|line| {
-                let f: Vec<&'static str> = line.split('\t').collect();
-                let level = match f.get(1).copied() {
-                    Some("MUST") => Level::Must,
-                    Some("SHOULD") => Level::Should,
-                    _ => Level::May,
-                };
-                Rule {
-                    id: f[0],
-                    level,
-                    rule: f.get(2).copied().unwrap_or(""),
-                    source: f.get(3).copied().unwrap_or(""),
-                    observed_by: f.get(4).copied().unwrap_or(""),
-                }
+/// The rules the engine judges on its own (on every exchange, or on every followed operation
+/// or record), without a suite stating them: the IDs the family modules cite.
+pub fn engine_rules() -> &'static [&'static str] {
+    static IDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        let mut out: Vec<&'static str> = ids()
+            .filter(|id| {
+                let quoted = format!("\"{id}\"");
+                FAMILY_SOURCES.iter().any(|src| src.contains(&quoted))
             })
-            .collect()
+            .collect();
+        out.sort_unstable();
+        out
     })
-}
-
-fn index() -> &'static BTreeMap<&'static str, &'static Rule> {
-    static IDX: OnceLock<BTreeMap<&'static str, &'static Rule>> = OnceLock::new();
-    IDX.get_or_init(|| all().iter().map(|r| (r.id, r)).collect())
-}
-
-/// The rule with this ID, if the catalogue has it.
-pub fn lookup(id: &str) -> Option<&'static Rule> {
-    index().get(id).copied()
-}
-
-/// The rule with this ID; for IDs that code cites, which a unit test proves exist.
-pub fn get(id: &str) -> &'static Rule {
-    lookup(id).unwrap_or_else(|| panic!("rule {id} cited by code is not in the catalogue"))
-}
-
-/// All IDs, for did-you-mean suggestions.
-pub fn ids() -> impl Iterator<Item = &'static str> {
-    all().iter().map(|r| r.id)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn catalogue_has_the_shared_rules() {
-        assert!(all().len() >= 132);
-        let r = get("ETAG-07");
-        assert_eq!(r.level, Level::Must);
-        assert_eq!(r.family(), "ETAG");
-        assert_eq!(get("HDR-02").level, Level::Should);
-        let mut seen = std::collections::BTreeSet::new();
-        for r in all() {
-            assert!(seen.insert(r.id), "duplicate id {}", r.id);
-            assert!(!r.rule.is_empty() && !r.source.is_empty(), "{}", r.id);
+    fn every_rule_the_engine_cites_exists_and_lives_in_its_family() {
+        let re = regex::Regex::new(r#""([A-Z]{2,6})-(\d\d)""#).unwrap();
+        for src in super::FAMILY_SOURCES {
+            for c in re.captures_iter(src) {
+                let id = format!("{}-{}", &c[1], &c[2]);
+                assert!(super::lookup(&id).is_some(), "{id} is cited but not catalogued");
+            }
+        }
+        let judged = super::engine_rules();
+        for id in ["HDR-01", "LOC-05", "PUT-02", "MON-06", "TASK-06", "RGDEL-03", "OPRES-09"] {
+            assert!(judged.contains(&id), "{id}");
         }
     }
 }

@@ -21,6 +21,7 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     let url = with_version(&ctx.target.rg_url(), &rg.api_version);
     let body = serde_json::json!({"location": ctx.target.location}).to_string();
     let req = OutRequest {
+        surface: crate::http::Surface::Arm,
         method: "PUT".into(),
         url,
         headers: Vec::new(),
@@ -101,6 +102,7 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
             .http
             .send(
                 OutRequest {
+        surface: crate::http::Surface::Arm,
                     method: "DELETE".into(),
                     url,
                     headers: Vec::new(),
@@ -123,6 +125,7 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
         .http
         .send(
             OutRequest {
+        surface: crate::http::Surface::Arm,
                 method: "DELETE".into(),
                 url: u.clone(),
                 headers: Vec::new(),
@@ -147,6 +150,7 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
             .http
             .send(
                 OutRequest {
+        surface: crate::http::Surface::Arm,
                     method: "GET".into(),
                     url: u.clone(),
                     headers: Vec::new(),

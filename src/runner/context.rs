@@ -1,5 +1,5 @@
 //! What every scenario of a run shares: the target, the HTTP client, the time scale, the
-//! request-id registry, the cleanup list and the cancellation signal (Ctrl-C / SIGTERM).
+//! uniqueness registry, the cleanup list and the cancellation signal (Ctrl-C / SIGTERM).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::checks::ambient::RequestIds;
 use crate::http::Http;
+use crate::rules::Registry;
 use crate::target::Target;
 
 /// Settings of a run that scenarios read.
@@ -18,9 +18,8 @@ pub struct RunCtx {
     pub time_scale: f64,
     pub strict: bool,
     pub run_id: String,
-    pub request_ids: RequestIds,
-    /// Task ids handed out in the run (TASK-01 uniqueness).
-    pub task_ids: RequestIds,
+    /// Values that must be unique across the run (request ids, task ids).
+    pub registry: Registry,
     pub cleanup: Cleanup,
     pub cancel: Cancel,
     counter: AtomicU64,
@@ -34,8 +33,7 @@ impl RunCtx {
             time_scale,
             strict,
             run_id,
-            request_ids: RequestIds::default(),
-            task_ids: RequestIds::default(),
+            registry: Registry::default(),
             cleanup: Cleanup::default(),
             cancel: Cancel::default(),
             counter: AtomicU64::new(0),

@@ -1,18 +1,26 @@
-//! The runner: turns test instances into libtest-mimic trials, runs them concurrently on one
-//! tokio runtime, and hands the results to the reporters.
+//! The runner: turns test instances into trials, runs them concurrently on one tokio runtime,
+//! and hands the results to the reporters. It only drives (sends, waits, follows); every
+//! judgement is the rule engine's (`crate::rules`).
 //!
 //! `context` is what a run shares (target, HTTP client, cleanup, cancellation); `exec` runs one
-//! test's steps; `lro` follows long-running operations; `partition` splits a run across CI
-//! machines; `harness` drives libtest-mimic; `cleanup` deletes what the run left.
+//! test's steps and evaluates what they state; `send` sends and records; `resources` creates
+//! what a test needs; `follow` follows ARM operations (and `during` blocks); `monitor` and
+//! `tasks` drive the data-plane and task surfaces; `sweep` deletes like a resource-group
+//! delete; `partition` splits a run across CI machines; `harness` drives libtest-mimic;
+//! `cleanup` deletes what the run left.
 
 mod cleanup;
 mod context;
 mod exec;
+mod follow;
 pub mod harness;
 pub mod ids;
-mod lro;
+mod monitor;
 pub mod partition;
-mod surfaces;
+mod resources;
+mod send;
+mod sweep;
+mod tasks;
 
 pub use cleanup::{create_resource_group, final_cleanup};
 pub use context::{Cancel, Cleanup, RunCtx};

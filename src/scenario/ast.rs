@@ -63,12 +63,7 @@ impl Scenario {
             .iter()
             .chain(&self.steps)
             .chain(&self.teardown)
-            .flat_map(|s| {
-                s.expect
-                    .iter()
-                    .flat_map(|e| e.rules.iter().copied())
-                    .chain(s.implied_rules())
-            })
+            .flat_map(|s| s.all_rules())
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -89,6 +84,20 @@ pub struct Step {
 }
 
 impl Step {
+    /// The rules this step's expectations cite and its action implies, inner steps included.
+    pub fn all_rules(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = self
+            .expect
+            .iter()
+            .flat_map(|e| e.rules.iter().copied())
+            .chain(self.implied_rules())
+            .collect();
+        if let Action::During(d) = &self.action {
+            out.extend(d.steps.iter().flat_map(|s| s.all_rules()));
+        }
+        out
+    }
+
     /// Rules that a built-in action checks by itself.
     pub fn implied_rules(&self) -> Vec<&'static str> {
         match &self.action {
@@ -125,6 +134,8 @@ pub struct Condition {
 pub enum ApiVersion {
     /// The target's api-version, added when the URL has none.
     Default,
+    /// The URL exactly as given (one the server handed out).
+    AsGiven,
     /// Send no api-version.
     Omit,
     Value(Template),
@@ -179,6 +190,15 @@ pub struct PollSpec {
     pub watch: Vec<Template>,
 }
 
+/// Reads made while an operation runs: the block's expectations are judged only when reads of
+/// the operation right before and right after the block both show it running.
+#[derive(Debug, Clone)]
+pub struct DuringSpec {
+    /// The step that started the operation.
+    pub follow: String,
+    pub steps: Vec<Step>,
+}
+
 #[derive(Debug, Clone)]
 pub struct SweepSpec {
     pub resources: Vec<Template>,
@@ -188,6 +208,7 @@ pub struct SweepSpec {
 #[derive(Debug, Clone)]
 pub enum Action {
     Request(RequestSpec),
+    During(DuringSpec),
     Poll(PollSpec),
     Create(CreateSpec),
     Fresh(CreateSpec),
@@ -231,6 +252,7 @@ impl Action {
     pub fn keyword(&self) -> &'static str {
         match self {
             Action::Request(_) => "request",
+            Action::During(_) => "during",
             Action::Poll(_) => "poll",
             Action::Create(_) => "create",
             Action::Fresh(_) => "fresh",

@@ -33,10 +33,11 @@ const SCENARIO_KEYS: &[&str] = &[
 ];
 const STEP_KEYS: &[&str] = &[
     "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start",
-    "task", "if", "unless", "expect", "capture", "exempt",
+    "task", "during", "if", "unless", "expect", "capture", "exempt",
 ];
 const ACTIONS: &[&str] = &[
     "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task",
+    "during",
 ];
 const REQUEST_KEYS: &[&str] = &[
     "method",
@@ -639,6 +640,30 @@ impl<'o> SuiteParser<'o> {
                 let name = self.r.string(an, "inspect")?;
                 self.check_step_ref(&name, an, def);
                 Action::Inspect(name)
+            }
+            "during" => {
+                let dm = self.r.map(an, "during", &["of", "steps"])?;
+                let follow = match dm.get("of") {
+                    Some(n) => self.r.string(n, "of")?,
+                    None => {
+                        self.r.error(an, "`during` needs `of: <the step that started the operation>`", None);
+                        return None;
+                    }
+                };
+                self.check_step_ref(&follow, dm.get("of").unwrap_or(an), def);
+                let steps = match dm.get("steps") {
+                    Some(n) => self.steps(n, def),
+                    None => {
+                        self.r.error(an, "`during` needs `steps:` (the reads made while the operation runs)", None);
+                        return None;
+                    }
+                };
+                for st in &steps {
+                    if matches!(st.action, Action::During(_) | Action::Poll(_)) {
+                        self.r.error(an, "a `during` block holds reads: no `during` or `poll` inside it", None);
+                    }
+                }
+                Action::During(DuringSpec { follow, steps })
             }
             _ => return None,
         };

@@ -14,6 +14,9 @@ subscription: 00000000-0000-0000-0000-00000000c0de
 resource_group:
   name: rpconform
   create: true          # the run creates the group (name + run suffix) and deletes it at the end
+# The reference RP implements every profile: the ARM contract, propagation, the ARO-HCP
+# operation design, a TypeSpec data plane and a task API.
+profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]
 namespace: Microsoft.Contoso
 api_version: "2024-05-01"
 location: eastus

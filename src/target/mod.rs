@@ -1,21 +1,31 @@
 //! Target files: where the RP under test lives and what it serves.
 //!
-//! A [`Target`] holds the base URL, auth, subscription and resource group, api-version and the
-//! resource types under test (bodies, nested types, dependencies, actions, features such as
-//! ETags or asynchronous provisioning, and the LRO pattern). Suites refer only to these
-//! declarations, never to names of a particular RP, so one suite tests any RP.
-//! `parse` reads the YAML file with positions; `embedded` is the file for the reference RP.
+//! A [`Target`] holds the base URL, auth, subscription and resource group, the rule profiles
+//! the RP implements, its namespaces and api-versions, and the resource types under test:
+//! their scope (resource group, subscription, location, tenant, extension) and nesting, fixed
+//! names, per-operation long-running patterns ([`Lro`]), bodies for each purpose, actions and
+//! features (ETags, provisioningState, propagation, SKUs). Data-plane status monitors and a task
+//! API are declared beside them (`surfaces`). Suites refer only to these declarations, never to
+//! names of a particular RP, so one suite tests any RP.
+//!
+//! `parse` reads the YAML file with positions (every mistake positioned); `address` builds URLs
+//! and tells which declaration a URL addresses; `embedded` is the file of the reference RP.
 
+mod address;
 mod embedded;
 mod parse;
 mod surfaces;
 
+pub use address::{Addressed, is_guid};
 pub use embedded::embedded_target_yaml;
 pub use parse::{load_target, parse_target};
 pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 
 use serde_json::{Value, json};
 use std::time::Duration;
+
+use crate::lro::FinalStateVia;
+use crate::rules::Profile;
 
 /// How the runner gets a bearer token.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,23 +58,163 @@ pub enum Kind {
     Proxy,
 }
 
-/// How a long-running operation of a type is followed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LroPattern {
-    /// ARM: Azure-AsyncOperation when present, else 202 + Location, else the resource's
-    /// provisioningState.
-    Arm,
+/// Where a top-level type lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// `/subscriptions/{s}/resourceGroups/{rg}/providers/{ns}/{type}/{name}`
+    ResourceGroup,
+    /// `/subscriptions/{s}/providers/{ns}/{type}/{name}`
+    Subscription,
+    /// `/subscriptions/{s}/providers/{ns}/locations/{location}/{type}/{name}`
+    Location,
+    /// `/providers/{ns}/{type}/{name}`
+    Tenant,
+    /// `{resource id}/providers/{ns}/{type}/{name}`
+    Extension(Extends),
+}
+
+/// What an extension resource extends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Extends {
+    /// A resource of another declared type, created for the test.
+    Type(String),
+    /// A fixed resource id that exists already.
+    Id(String),
+}
+
+impl Scope {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scope::ResourceGroup => "resource_group",
+            Scope::Subscription => "subscription",
+            Scope::Location => "location",
+            Scope::Tenant => "tenant",
+            Scope::Extension(_) => "extension",
+        }
+    }
+}
+
+/// How one operation runs, as the RP's API description states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpPattern {
+    /// Completes in its answer.
+    Sync,
+    /// May run asynchronously by any ARM pattern, or finish at once (`async: true`).
+    Any,
+    /// 200/201 with a non-terminal provisioningState; the client reads the resource.
+    ProvisioningState,
+    /// An operation resource named by Azure-AsyncOperation.
+    AzureAsyncOperation,
+    /// 202 with Location.
+    Location,
+    /// Both headers.
+    AzureAsyncOperationAndLocation,
+}
+
+impl OpPattern {
+    pub const NAMES: &'static [&'static str] = &[
+        "sync",
+        "any",
+        "provisioning-state",
+        "azure-async-operation",
+        "location",
+        "azure-async-operation+location",
+    ];
+
+    pub fn from_name(s: &str) -> Option<OpPattern> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "sync" => OpPattern::Sync,
+            "any" | "async" => OpPattern::Any,
+            "provisioning-state" => OpPattern::ProvisioningState,
+            "azure-async-operation" => OpPattern::AzureAsyncOperation,
+            "location" => OpPattern::Location,
+            "azure-async-operation+location" | "location+azure-async-operation" => {
+                OpPattern::AzureAsyncOperationAndLocation
+            }
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpPattern::Sync => "sync",
+            OpPattern::Any => "any",
+            OpPattern::ProvisioningState => "provisioning-state",
+            OpPattern::AzureAsyncOperation => "azure-async-operation",
+            OpPattern::Location => "location",
+            OpPattern::AzureAsyncOperationAndLocation => "azure-async-operation+location",
+        }
+    }
+
+    /// May the operation run asynchronously?
+    pub fn is_async(self) -> bool {
+        self != OpPattern::Sync
+    }
+}
+
+/// One operation's declared pattern and where its final result is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpDecl {
+    pub pattern: OpPattern,
+    pub final_state_via: Option<FinalStateVia>,
+}
+
+impl OpDecl {
+    pub fn of(pattern: OpPattern) -> OpDecl {
+        OpDecl {
+            pattern,
+            final_state_via: None,
+        }
+    }
+}
+
+/// The declared patterns of a type's write operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lro {
+    pub put: OpDecl,
+    pub patch: OpDecl,
+    pub delete: OpDecl,
+}
+
+impl Lro {
+    pub fn all(p: OpPattern) -> Lro {
+        Lro {
+            put: OpDecl::of(p),
+            patch: OpDecl::of(p),
+            delete: OpDecl::of(p),
+        }
+    }
+
+    pub fn for_method(&self, method: &str) -> Option<OpDecl> {
+        match method {
+            "PUT" => Some(self.put),
+            "PATCH" => Some(self.patch),
+            "DELETE" => Some(self.delete),
+            _ => None,
+        }
+    }
+
+    pub fn any_async(&self) -> bool {
+        self.put.pattern.is_async() || self.patch.pattern.is_async() || self.delete.pattern.is_async()
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct Action {
     pub name: String,
-    pub long_running: bool,
+    pub lro: OpDecl,
     pub body: Value,
     /// The answer a successful synchronous call gives: status and, optionally, a JSON Pointer
     /// that must exist in the body.
     pub result_status: Vec<u16>,
     pub result_pointer: Option<String>,
+}
+
+impl Action {
+    pub fn long_running(&self) -> bool {
+        self.lro.pattern.is_async()
+    }
 }
 
 /// A resource type under test.
@@ -74,21 +224,37 @@ pub struct ResourceType {
     pub name: String,
     /// The URL segment after the provider or parent (`widgets`).
     pub segment: String,
+    pub namespace: String,
+    pub api_version: String,
+    /// Where a top-level type lives (nested types live under their parent).
+    pub scope: Scope,
     pub parent: Option<String>,
     pub depends_on: Option<String>,
     pub kind: Kind,
-    pub asynchronous: bool,
+    /// The only names the RP accepts (a singleton has one); None: any fresh name.
+    pub names: Option<Vec<String>>,
     pub etag: bool,
     pub provisioning_state: bool,
     pub propagation: bool,
     pub skus: bool,
     pub skus_empty: bool,
+    pub lro: Lro,
     pub create_body: Value,
     pub update_body: Option<Value>,
+    pub replace_body: Option<Value>,
+    pub tags_body: Option<Value>,
     pub failing_body: Option<Value>,
     pub invalid_bodies: Vec<Value>,
+    /// Top-level fields the RP echoes back as sent (None: not declared).
+    pub echoes: Option<Vec<String>>,
     pub actions: Vec<Action>,
-    pub lro: LroPattern,
+}
+
+/// A namespace the target serves, with its api-version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Namespace {
+    pub name: String,
+    pub api_version: String,
 }
 
 /// A parsed target file.
@@ -102,8 +268,14 @@ pub struct Target {
     pub headers: Vec<(String, String)>,
     pub subscription: String,
     pub resource_group: ResourceGroup,
+    /// The rule profiles the RP implements (rules of others are not applicable).
+    pub profiles: Vec<Profile>,
+    /// The default namespace.
     pub namespace: String,
+    /// The default api-version.
     pub api_version: String,
+    /// Every namespace served, the default one first.
+    pub namespaces: Vec<Namespace>,
     pub location: String,
     pub deadline: Duration,
     pub identity: Option<(String, String)>,
@@ -118,6 +290,9 @@ pub const TYPE_FEATURES: &[&str] = &[
     "tracked",
     "proxy",
     "async",
+    "async_put",
+    "async_patch",
+    "async_delete",
     "etag",
     "provisioning_state",
     "propagation",
@@ -133,6 +308,10 @@ pub const TYPE_FEATURES: &[&str] = &[
     "failing_body",
     "invalid_bodies",
     "update_body",
+    "tags_body",
+    "fresh_names",
+    "fixed_names",
+    "resource_group_scope",
 ];
 
 impl ResourceType {
@@ -141,14 +320,17 @@ impl ResourceType {
             "any" => true,
             "tracked" => self.kind == Kind::Tracked,
             "proxy" => self.kind == Kind::Proxy,
-            "async" => self.asynchronous,
+            "async" => self.lro.any_async(),
+            "async_put" => self.lro.put.pattern.is_async(),
+            "async_patch" => self.lro.patch.pattern.is_async(),
+            "async_delete" => self.lro.delete.pattern.is_async(),
             "etag" => self.etag,
             "provisioning_state" => self.provisioning_state,
             "propagation" => self.propagation,
             "skus" => self.skus,
             "skus_empty" => self.skus_empty,
             "actions" => !self.actions.is_empty(),
-            "long_running_action" => self.actions.iter().any(|a| a.long_running),
+            "long_running_action" => self.actions.iter().any(Action::long_running),
             "top_level" => self.parent.is_none(),
             "child" => self.parent.is_some(),
             "grandchild" => self
@@ -164,11 +346,31 @@ impl ResourceType {
             "failing_body" => self.failing_body.is_some(),
             "invalid_bodies" => !self.invalid_bodies.is_empty(),
             "update_body" => self.update_body.is_some(),
+            "tags_body" => self.tags_body.is_some() || self.kind == Kind::Tracked,
+            "fresh_names" => self.names.is_none(),
+            "fixed_names" => self.names.is_some(),
+            "resource_group_scope" => target.top_of(self).scope == Scope::ResourceGroup,
             _ => false,
         }
     }
 
-    /// The `type` an ARM body reports: `Namespace/parent/child`.
+    /// Why this type cannot serve a scenario that needs `feature`, when the feature is one a
+    /// declaration rules out (rather than simply lacks).
+    pub fn lacks_reason(&self, feature: &str) -> Option<String> {
+        match feature {
+            "fresh_names" => self.names.as_ref().map(|n| {
+                format!(
+                    "type `{}` accepts only the fixed name(s) {}; the scenario needs a fresh name",
+                    self.name,
+                    n.join(", ")
+                )
+            }),
+            _ => None,
+        }
+    }
+
+    /// The `type` an ARM body reports: `Namespace/parent/child` (location-based types report
+    /// `Namespace/locations/child`).
     pub fn arm_type(&self, target: &Target) -> String {
         let mut segs = vec![self.segment.clone()];
         let mut cur = self.parent.as_deref();
@@ -176,8 +378,16 @@ impl ResourceType {
             segs.push(p.segment.clone());
             cur = p.parent.as_deref();
         }
+        if target.top_of(self).scope == Scope::Location {
+            segs.push("locations".into());
+        }
         segs.reverse();
-        format!("{}/{}", target.namespace, segs.join("/"))
+        format!("{}/{}", self.namespace, segs.join("/"))
+    }
+
+    /// The body a PUT sends to replace the resource (`replace_body`, else `create_body`).
+    pub fn replace_body(&self) -> &Value {
+        self.replace_body.as_ref().unwrap_or(&self.create_body)
     }
 
     /// The scope value `${type}` for this type.
@@ -192,27 +402,38 @@ impl ResourceType {
                 .iter()
                 .find(|t| t.parent.as_deref() == Some(&c.name))
         });
+        let action = |a: &Action| {
+            json!({
+                "name": a.name, "long_running": a.long_running(), "lro": a.lro.pattern.name(),
+                "body": a.body, "result_status": a.result_status, "result_pointer": a.result_pointer,
+            })
+        };
         json!({
             "name": self.name,
             "segment": self.segment,
+            "namespace": self.namespace,
+            "api_version": self.api_version,
             "arm_type": self.arm_type(target),
+            "scope": target.top_of(self).scope.name(),
             "kind": if self.kind == Kind::Tracked { "tracked" } else { "proxy" },
             "create_body": self.create_body,
             "update_body": self.update_body.clone().unwrap_or(Value::Null),
+            "replace_body": self.replace_body(),
+            "tags_body": self.tags_body.clone().unwrap_or(Value::Null),
             "failing_body": self.failing_body.clone().unwrap_or(Value::Null),
             "invalid_bodies": self.invalid_bodies,
+            "names": self.names.clone().map(Value::from).unwrap_or(Value::Null),
             "parent": self.parent.clone().unwrap_or_default(),
             "child": first_child.map(|c| c.name.clone()).unwrap_or_default(),
             "grandchild": grandchild.map(|c| c.name.clone()).unwrap_or_default(),
             "dependency": self.depends_on.clone().unwrap_or_default(),
-            "actions": self.actions.iter().map(|a| json!({
-                "name": a.name, "long_running": a.long_running, "body": a.body,
-                "result_status": a.result_status, "result_pointer": a.result_pointer,
-            })).collect::<Vec<_>>(),
-            "action": self.actions.first().map(|a| json!({
-                "name": a.name, "long_running": a.long_running, "body": a.body,
-                "result_status": a.result_status, "result_pointer": a.result_pointer,
-            })).unwrap_or(Value::Null),
+            "lro": {
+                "put": self.lro.put.pattern.name(),
+                "patch": self.lro.patch.pattern.name(),
+                "delete": self.lro.delete.pattern.name(),
+            },
+            "actions": self.actions.iter().map(action).collect::<Vec<_>>(),
+            "action": self.actions.first().map(action).unwrap_or(Value::Null),
         })
     }
 }
@@ -221,16 +442,23 @@ impl ResourceType {
 pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "name",
     "segment",
+    "namespace",
+    "api_version",
     "arm_type",
+    "scope",
     "kind",
     "create_body",
     "update_body",
+    "replace_body",
+    "tags_body",
     "failing_body",
     "invalid_bodies",
+    "names",
     "parent",
     "child",
     "grandchild",
     "dependency",
+    "lro",
     "actions",
     "action",
 ];
@@ -257,6 +485,20 @@ impl Target {
         self.types.iter().find(|t| t.name == name)
     }
 
+    /// The top-level ancestor of a type (the type itself when it is top-level).
+    pub fn top_of<'t>(&'t self, ty: &'t ResourceType) -> &'t ResourceType {
+        let mut cur = ty;
+        let mut hops = 0;
+        while let Some(p) = cur.parent.as_deref().and_then(|p| self.type_named(p)) {
+            cur = p;
+            hops += 1;
+            if hops > 32 {
+                break;
+            }
+        }
+        cur
+    }
+
     pub fn base(&self) -> String {
         self.base_url.as_str().trim_end_matches('/').to_string()
     }
@@ -270,8 +512,23 @@ impl Target {
         )
     }
 
+    /// The provider URL of the default namespace in the resource group.
     pub fn provider_url(&self) -> String {
         format!("{}/providers/{}", self.rg_url(), self.namespace)
+    }
+
+    /// The api-version of a namespace (the default one when the namespace is not declared).
+    pub fn api_version_of(&self, namespace: &str) -> &str {
+        self.namespaces
+            .iter()
+            .find(|n| n.name.eq_ignore_ascii_case(namespace))
+            .map(|n| n.api_version.as_str())
+            .unwrap_or(&self.api_version)
+    }
+
+    /// Does the target implement this rule profile?
+    pub fn declares(&self, p: Profile) -> bool {
+        self.profiles.contains(&p)
     }
 
     /// The scope value `${target}`.

@@ -13,6 +13,14 @@ pub enum MonitorLink {
 }
 
 impl MonitorLink {
+    pub fn channel(self) -> crate::lro::Channel {
+        match self {
+            MonitorLink::OperationLocation => crate::lro::Channel::OperationLocation,
+            MonitorLink::Location => crate::lro::Channel::Location,
+            MonitorLink::AzureAsyncOperation => crate::lro::Channel::AzureAsyncOperation,
+        }
+    }
+
     pub fn header(self) -> &'static str {
         match self {
             MonitorLink::OperationLocation => "operation-location",
@@ -46,9 +54,10 @@ pub struct Monitor {
     /// None: the operation has no result.
     pub result_field: Option<String>,
     pub error_field: String,
-    /// `location`, `operation-location`, `azure-async-operation` or `original-uri`.
-    pub final_state_via: String,
-    pub operation_id_header: String,
+    /// Where the final result is read once the monitor reports success.
+    pub final_state_via: crate::lro::FinalStateVia,
+    /// The response header carrying the operation id (None: the service declares it sends none).
+    pub operation_id_header: Option<String>,
     /// Another monitor run to success first; its request URL is `${prerequisite.url}`.
     pub prerequisite: Option<String>,
 }
@@ -62,16 +71,19 @@ pub const MONITOR_FEATURES: &[&str] = &[
     "final_location",
     "custom_terminal",
     "operation_id",
+    "no_operation_id",
 ];
 
 impl Monitor {
     pub fn has(&self, feature: &str) -> bool {
         match feature {
-            "any" | "operation_id" => true,
+            "any" => true,
+            "operation_id" => self.operation_id_header.is_some(),
+            "no_operation_id" => self.operation_id_header.is_none(),
             "standard" => self.link == MonitorLink::OperationLocation,
             "failing_body" => self.failing_body.is_some(),
             "result" => self.result_field.is_some(),
-            "final_location" => self.final_state_via == "location",
+            "final_location" => self.final_state_via == crate::lro::FinalStateVia::Location,
             "custom_terminal" => {
                 !(self.succeeded == ["Succeeded"]
                     && self.failed == ["Failed"]
@@ -81,17 +93,13 @@ impl Monitor {
         }
     }
 
-    /// Classify a status value: Some("Succeeded"|"Failed"|"Canceled") when terminal.
-    pub fn outcome_of(&self, status: &str) -> Option<&'static str> {
-        let hit = |list: &[String]| list.iter().any(|s| s.eq_ignore_ascii_case(status));
-        if hit(&self.succeeded) {
-            Some("Succeeded")
-        } else if hit(&self.failed) {
-            Some("Failed")
-        } else if hit(&self.canceled) {
-            Some("Canceled")
-        } else {
-            None
+    /// How this monitor spells its status.
+    pub fn vocabulary(&self) -> crate::lro::Vocabulary {
+        crate::lro::Vocabulary {
+            field: self.status_field.clone(),
+            succeeded: self.succeeded.clone(),
+            failed: self.failed.clone(),
+            canceled: self.canceled.clone(),
         }
     }
 
@@ -103,7 +111,7 @@ impl Monitor {
             "error_field": self.error_field,
             "operation_id_header": self.operation_id_header,
             "link": self.link.header(),
-            "final_state_via": self.final_state_via,
+            "final_state_via": self.final_state_via.name(),
             "succeeded": self.succeeded,
             "failed": self.failed,
         })

@@ -1,0 +1,250 @@
+//! Long-running operations as the Azure SDK pollers follow them: which channel a response
+//! offers, what a poll answer says, where the final result is, how long to wait. This is
+//! protocol knowledge shared by every front end that follows or reconstructs an operation (the
+//! live runner, replay, the proxy); no contract rule is judged here.
+//!
+//! [`Strategy`] is modelled on azure-core's `LROBasePolling` strategies and the Go SDK's
+//! pollers: one variant per pattern (operation resource, Location, the resource's own
+//! provisioningState, nothing to poll), each saying whether it can follow a response, where to
+//! poll next, the [`State`] an answer shows, and where the final result is. [`Vocabulary`] says
+//! how a status is spelled (ARM's Succeeded/Failed/Canceled, or a monitor's custom names).
+
+mod strategy;
+mod timing;
+
+pub use strategy::{FinalStateVia, Strategy, final_url};
+pub use timing::{retry_after, retry_after_secs};
+
+use serde_json::Value;
+
+/// How an operation is reported to its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Channel {
+    /// An operation resource named by the `Azure-AsyncOperation` header.
+    AzureAsyncOperation,
+    /// A status monitor named by the `Operation-Location` header (TypeSpec Azure.Core).
+    OperationLocation,
+    /// A `Location` URL that answers 202 until the operation ends, then its result.
+    Location,
+    /// The resource itself, through its `properties.provisioningState`.
+    Resource,
+}
+
+impl Channel {
+    pub fn header(self) -> Option<&'static str> {
+        match self {
+            Channel::AzureAsyncOperation => Some("azure-asyncoperation"),
+            Channel::OperationLocation => Some("operation-location"),
+            Channel::Location => Some("location"),
+            Channel::Resource => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Channel::AzureAsyncOperation => "azure-asyncoperation",
+            Channel::OperationLocation => "operation-location",
+            Channel::Location => "location",
+            Channel::Resource => "resource",
+        }
+    }
+}
+
+/// How an operation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    Canceled,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "Succeeded",
+            Outcome::Failed => "Failed",
+            Outcome::Canceled => "Canceled",
+        }
+    }
+
+    /// The ARM terminal value, compared case-insensitively as the Azure SDKs do.
+    pub fn of_arm(s: &str) -> Option<Outcome> {
+        match s.to_ascii_lowercase().as_str() {
+            "succeeded" => Some(Outcome::Succeeded),
+            "failed" => Some(Outcome::Failed),
+            "canceled" => Some(Outcome::Canceled),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one answer says about an operation.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "state", content = "value", rename_all = "kebab-case")]
+pub enum State {
+    /// Still running; the status value when the answer gave one.
+    Running(Option<String>),
+    /// Ended; the value as the answer spelled it.
+    Done(Outcome, String),
+    /// The answer says nothing usable (no response, no status, an error status).
+    Unreadable(String),
+}
+
+impl State {
+    pub fn is_running(&self) -> bool {
+        matches!(self, State::Running(_))
+    }
+
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            State::Done(o, _) => Some(*o),
+            _ => None,
+        }
+    }
+}
+
+/// How a status field is named and spelled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vocabulary {
+    /// The field holding the status (a top-level key).
+    pub field: String,
+    pub succeeded: Vec<String>,
+    pub failed: Vec<String>,
+    pub canceled: Vec<String>,
+}
+
+impl Vocabulary {
+    /// ARM's operation resource: `status` with Succeeded / Failed / Canceled.
+    pub fn arm() -> Vocabulary {
+        Vocabulary {
+            field: "status".into(),
+            succeeded: vec!["Succeeded".into()],
+            failed: vec!["Failed".into()],
+            canceled: vec!["Canceled".into()],
+        }
+    }
+
+    /// The terminal outcome a value names (case-insensitively), if any.
+    pub fn outcome_of(&self, value: &str) -> Option<Outcome> {
+        let hit = |l: &[String]| l.iter().any(|s| s.eq_ignore_ascii_case(value));
+        if hit(&self.succeeded) {
+            Some(Outcome::Succeeded)
+        } else if hit(&self.failed) {
+            Some(Outcome::Failed)
+        } else if hit(&self.canceled) {
+            Some(Outcome::Canceled)
+        } else {
+            None
+        }
+    }
+
+    /// The state a status body shows.
+    pub fn state_of(&self, body: Option<&Value>) -> State {
+        match body
+            .and_then(|b| b.get(&self.field))
+            .and_then(Value::as_str)
+        {
+            Some(s) => match self.outcome_of(s) {
+                Some(o) => State::Done(o, s.to_string()),
+                None => State::Running(Some(s.to_string())),
+            },
+            None => State::Unreadable(format!("no string `{}` in the answer", self.field)),
+        }
+    }
+}
+
+/// `properties.provisioningState` of a resource body.
+pub fn provisioning_state(body: Option<&Value>) -> Option<&str> {
+    body.and_then(|b| b.pointer("/properties/provisioningState"))
+        .and_then(Value::as_str)
+}
+
+/// The state a resource body shows through its provisioningState (absent reads as Succeeded).
+pub fn resource_state(body: Option<&Value>) -> State {
+    match provisioning_state(body) {
+        None => State::Done(Outcome::Succeeded, String::new()),
+        Some(s) => match Outcome::of_arm(s) {
+            Some(o) => State::Done(o, s.to_string()),
+            None => State::Running(Some(s.to_string())),
+        },
+    }
+}
+
+/// A link from a response made absolute against the request URL, as a client would use it.
+/// Characters a URL cannot hold raw (a space in `East US`) are percent-encoded rather than
+/// refused: clients do so, and the rules report the malformed value separately.
+pub fn resolve(base: &str, link: &str) -> Option<String> {
+    let link = link.trim();
+    if link.is_empty() {
+        return None;
+    }
+    let base = url::Url::parse(base).ok();
+    let joined = match &base {
+        Some(b) => b.join(link).ok(),
+        None => url::Url::parse(link).ok(),
+    };
+    joined.map(|u| u.to_string())
+}
+
+/// Is this value an absolute URI (a scheme and a host), as written, with nothing to repair?
+pub fn is_absolute_uri(v: &str) -> bool {
+    !v.chars().any(|c| c.is_whitespace() || c.is_control())
+        && url::Url::parse(v).is_ok_and(|u| u.has_host())
+}
+
+/// A URL's path, lower-cased, without a trailing slash (for comparing addresses).
+pub fn path_key(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
+        .trim_end_matches('/')
+        .to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arm_terminal_values_compare_case_insensitively() {
+        let v = Vocabulary::arm();
+        assert_eq!(
+            v.state_of(Some(&json!({"status": "failed"}))),
+            State::Done(Outcome::Failed, "failed".into())
+        );
+        assert!(v.state_of(Some(&json!({"status": "Dequeued"}))).is_running());
+        assert!(matches!(v.state_of(Some(&json!({}))), State::Unreadable(_)));
+        // "Cancelled" and "Completed" are running values on the ARM surface.
+        assert!(v.state_of(Some(&json!({"status": "Cancelled"}))).is_running());
+    }
+
+    #[test]
+    fn links_resolve_leniently() {
+        let base = "https://h/subscriptions/s/x?api-version=1";
+        assert_eq!(
+            resolve(base, "/ops/1").as_deref(),
+            Some("https://h/ops/1")
+        );
+        assert_eq!(
+            resolve(base, "https://h/locations/East US/ops/1").as_deref(),
+            Some("https://h/locations/East%20US/ops/1")
+        );
+        assert!(!is_absolute_uri("https://h/locations/East US/ops/1"));
+        assert!(is_absolute_uri("https://h/ops/1"));
+        assert!(!is_absolute_uri("/ops/1"));
+    }
+
+    #[test]
+    fn resource_state_reads_absent_as_succeeded() {
+        assert_eq!(resource_state(Some(&json!({}))).outcome(), Some(Outcome::Succeeded));
+        assert!(resource_state(Some(&json!({"properties": {"provisioningState": "RegisteringDns"}}))).is_running());
+    }
+}

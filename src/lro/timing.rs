@@ -1,0 +1,79 @@
+//! How long a client waits before the next poll: the server's `Retry-After` (integer seconds,
+//! or an HTTP-date), or the millisecond forms azure-core reads first (`retry-after-ms`,
+//! `x-ms-retry-after-ms`).
+
+use std::time::Duration;
+
+use crate::http::Response;
+
+/// Seconds of a `Retry-After` value in the integer form, the only form the ARM contract allows.
+pub fn retry_after_secs(v: &str) -> Option<u64> {
+    let v = v.trim();
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse::<u64>().ok())
+        .flatten()
+}
+
+/// The wait a response asks for, as the Azure SDK reads it; `None` when it asks for none.
+/// An HTTP-date is measured against the response's `Date` (or now).
+pub fn retry_after(resp: &Response) -> Option<Duration> {
+    for h in ["retry-after-ms", "x-ms-retry-after-ms"] {
+        if let Some(ms) = resp.header(h).and_then(|v| v.trim().parse::<f64>().ok())
+            && ms.is_finite()
+            && ms >= 0.0
+        {
+            return Some(Duration::from_secs_f64(ms / 1000.0));
+        }
+    }
+    let v = resp.header("retry-after")?;
+    if let Some(s) = retry_after_secs(v) {
+        return Some(Duration::from_secs(s));
+    }
+    let when = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
+    let now = resp
+        .header("date")
+        .and_then(|d| chrono::DateTime::parse_from_rfc2822(d.trim()).ok())
+        .map(|d| d.with_timezone(&chrono::Utc))
+        .unwrap_or_else(chrono::Utc::now);
+    let secs = (when.with_timezone(&chrono::Utc) - now).num_seconds().max(0);
+    Some(Duration::from_secs(secs as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(headers: &[(&str, &str)]) -> Response {
+        Response {
+            status: 202,
+            headers: headers
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            body: String::new(),
+            body_bytes: 0,
+            json: None,
+            json_error: None,
+        }
+    }
+
+    #[test]
+    fn reads_every_form_the_sdk_reads() {
+        assert_eq!(retry_after(&resp(&[("Retry-After", "10")])), Some(Duration::from_secs(10)));
+        assert_eq!(
+            retry_after(&resp(&[("retry-after-ms", "250"), ("Retry-After", "10")])),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            retry_after(&resp(&[
+                ("Date", "Wed, 21 Oct 2015 07:28:00 GMT"),
+                ("Retry-After", "Wed, 21 Oct 2015 07:28:30 GMT")
+            ])),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(retry_after(&resp(&[("Retry-After", "-1")])), None);
+        assert_eq!(retry_after(&resp(&[])), None);
+        assert_eq!(retry_after_secs(" 7 "), Some(7));
+        assert_eq!(retry_after_secs("1.5"), None);
+    }
+}

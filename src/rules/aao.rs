@@ -1,0 +1,114 @@
+//! AAO: the Azure-AsyncOperation header and its operation resource. AAO-01..03 are ambient;
+//! AAO-04 (every channel agrees on the outcome) is judged once an operation has ended.
+
+use serde_json::Value;
+
+use super::flow::{AfterRead, Flow};
+use super::Judge;
+use crate::http::{Exchange, Role, cut};
+use crate::lro::{Channel, Outcome, is_absolute_uri, resource_state};
+
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    let seq = Some(ex.seq);
+    if let Some(a) = resp.header("azure-asyncoperation") {
+        j.ledger.check("AAO-01", is_absolute_uri(a), seq, || {
+            let why = if a.chars().any(char::is_whitespace) {
+                " (not a URI: it holds a raw space; clients percent-encode it)"
+            } else {
+                ""
+            };
+            (
+                "an absolute Azure-AsyncOperation URI".into(),
+                format!("Azure-AsyncOperation: {a}{why}"),
+            )
+        });
+        if let Some(au) = crate::lro::resolve(&ex.url, a).and_then(|u| url::Url::parse(&u).ok()) {
+            let host = |u: &url::Url| u.host_str().map(str::to_ascii_lowercase);
+            let want = ex
+                .request_header("referer")
+                .and_then(|r| url::Url::parse(r).ok())
+                .or_else(|| url::Url::parse(&ex.url).ok())
+                .and_then(|u| host(&u));
+            let last = |u: &url::Url| {
+                u.path()
+                    .trim_end_matches('/')
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("")
+                    .to_ascii_lowercase()
+            };
+            let loc = resp.header("location");
+            let ids_ok = match loc.and_then(|l| crate::lro::resolve(&ex.url, l)).and_then(|l| url::Url::parse(&l).ok()) {
+                Some(lu) => last(&lu) == last(&au),
+                None => true,
+            };
+            j.ledger.check("AAO-03", host(&au) == want && ids_ok, seq, || {
+                (
+                    "Azure-AsyncOperation on the request's host, ending in the same operation id as Location".into(),
+                    format!("Azure-AsyncOperation: {a}; Location: {}", loc.unwrap_or("(none)")),
+                )
+            });
+        }
+    }
+    if ex.role == Role::OperationStatus && (200..300).contains(&resp.status) {
+        let body = resp.json.as_ref().filter(|j| j.is_object());
+        let status = body.and_then(|b| b.get("status")).and_then(Value::as_str);
+        j.ledger.check(
+            "AAO-02",
+            resp.status != 202 && status.is_some(),
+            seq,
+            || {
+                (
+                    "an operation resource: a JSON object with a string `status`, not a 202".into(),
+                    format!("{} {}", resp.status, cut(&resp.body, 200)),
+                )
+            },
+        );
+    }
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.channel != Some(Channel::AzureAsyncOperation) {
+        return;
+    }
+    let Some(outcome) = flow.finished() else { return };
+    if let Some(i) = flow.after(AfterRead::Location).last() {
+        let x = &exs[i];
+        let st = x.status().unwrap_or(0);
+        if st != 202 && st != 0 {
+            let agree = match outcome {
+                Outcome::Succeeded => (200..300).contains(&st),
+                _ => st >= 400,
+            };
+            j.ledger.check("AAO-04", agree, Some(x.seq), || {
+                (
+                    format!("Location's final answer to agree with the operation status {outcome}"),
+                    format!(
+                        "Location answered {st} {}",
+                        x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                    ),
+                )
+            });
+        }
+    }
+    if !matches!(flow.method.as_str(), "PUT" | "PATCH") {
+        return;
+    }
+    if let Some(i) = flow.after(AfterRead::Resource).last() {
+        let x = &exs[i];
+        let Some(r) = x.response.as_ref().filter(|r| r.status == 200) else {
+            return;
+        };
+        let shown = resource_state(r.json.as_ref());
+        j.ledger.check("AAO-04", shown.outcome() == Some(outcome), Some(x.seq), || {
+            (
+                format!("provisioningState {outcome}, as the operation status says"),
+                format!(
+                    "provisioningState {}",
+                    crate::lro::provisioning_state(r.json.as_ref()).unwrap_or("absent (Succeeded)")
+                ),
+            )
+        });
+    }
+}

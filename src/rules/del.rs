@@ -1,0 +1,73 @@
+//! DEL: the DELETE flow. DEL-02 is ambient; DEL-03 and DEL-04's Location answer are judged on
+//! each followed DELETE; DEL-01, DEL-04's later reads and DEL-05 are stated by the suites.
+
+use super::flow::{AfterRead, Flow, judge_during};
+use super::Judge;
+use crate::http::Exchange;
+use crate::lro::{Channel, Outcome, resource_state};
+use crate::target::Addressed;
+
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    if ex.method != "DELETE" || resp.status != 202 {
+        return;
+    }
+    let ra = resp.header("retry-after");
+    if ra.is_none() && j.response_stripped("retry-after") {
+        j.ledger
+            .not_judged("DEL-02", "the recording format strips Retry-After");
+        return;
+    }
+    j.ledger.check("DEL-02", ra.is_some(), Some(ex.seq), || {
+        (
+            "Retry-After on a DELETE answered 202".into(),
+            "no Retry-After (clients wait 60 s)".into(),
+        )
+    });
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.method != "DELETE" {
+        return;
+    }
+    let uses_state = flow
+        .resource
+        .as_deref()
+        .is_some_and(|r| matches!(j.target.address(r), Addressed::Resource(t) if t.provisioning_state));
+    if uses_state {
+        judge_during(
+            j,
+            flow,
+            exs,
+            "DEL-03",
+            "404, or 200 with a non-terminal provisioningState such as Deleting, while the delete runs",
+            |x| {
+                x.response.as_ref().is_some_and(|r| {
+                    r.status == 404
+                        || (r.status == 200 && resource_state(r.json.as_ref()).is_running())
+                })
+            },
+        );
+    }
+    if flow.finished() != Some(Outcome::Succeeded) {
+        return;
+    }
+    let last = match flow.channel {
+        Some(Channel::Location) => flow.polls().last().map(|(i, _)| i),
+        Some(Channel::AzureAsyncOperation) => flow.after(AfterRead::Location).last(),
+        _ => None,
+    };
+    if let Some(i) = last {
+        let x = &exs[i];
+        if x.status() == Some(202) {
+            return;
+        }
+        j.ledger
+            .check("DEL-04", matches!(x.status(), Some(200 | 204)), Some(x.seq), || {
+                (
+                    "200 or 204 from the Location URL once the delete succeeded".into(),
+                    format!("{:?}", x.status()),
+                )
+            });
+    }
+}

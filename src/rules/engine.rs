@@ -1,0 +1,158 @@
+//! The rule engine's entry points. A front end (the live runner, replay, the proxy, the probe)
+//! hands a [`Judge`] what it saw: every exchange as it happens ([`Judge::exchange`]: ambient
+//! rules), every followed operation once it ended ([`Judge::flow`]: flow rules), and the
+//! records of monitor operations, task writes and resource-group sweeps. The judge asks each
+//! rule family in turn; a family's module holds its rules' whole judgement.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::flow::Flow;
+use super::{aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task};
+use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
+use crate::http::{Exchange, Surface};
+use crate::target::{Monitor, Target};
+
+/// Values that must be unique across a whole run (or recording set), with the exchange that
+/// used each first.
+#[derive(Debug, Default)]
+pub struct Registry {
+    request_ids: Mutex<HashMap<String, u64>>,
+    task_ids: Mutex<HashMap<String, u64>>,
+}
+
+fn first_use(m: &Mutex<HashMap<String, u64>>, id: &str, seq: u64) -> Option<u64> {
+    let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
+    match m.get(id) {
+        Some(first) if *first != seq => Some(*first),
+        Some(_) => None,
+        None => {
+            m.insert(id.to_string(), seq);
+            None
+        }
+    }
+}
+
+impl Registry {
+    /// The exchange that returned this `x-ms-request-id` first, if another one did.
+    pub fn request_id_used(&self, id: &str, seq: u64) -> Option<u64> {
+        first_use(&self.request_ids, id, seq)
+    }
+
+    /// The exchange that handed out this task id first, if another one did.
+    pub fn task_id_used(&self, id: &str, seq: u64) -> Option<u64> {
+        first_use(&self.task_ids, id, seq)
+    }
+}
+
+/// Headers a recording format is known to drop: their absence says nothing about the RP.
+#[derive(Debug, Default, Clone)]
+pub struct Stripped {
+    pub request: Vec<String>,
+    pub response: Vec<String>,
+}
+
+impl Stripped {
+    fn has(list: &[String], name: &str) -> bool {
+        list.iter().any(|h| {
+            h.eq_ignore_ascii_case(name)
+                || (h.ends_with('*') && name.to_ascii_lowercase().starts_with(&h[..h.len() - 1]))
+        })
+    }
+}
+
+/// What reads of one operation have shown so far (for rules that compare reads).
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    pub(super) ops: HashMap<String, ops::OpSeen>,
+}
+
+/// Judges one test's (or one recording's) exchanges against the rules of the target's
+/// profiles, into a [`Ledger`].
+pub struct Judge<'r> {
+    pub target: &'r Target,
+    pub registry: &'r Registry,
+    pub ledger: Ledger,
+    pub history: History,
+    pub stripped: Stripped,
+}
+
+impl<'r> Judge<'r> {
+    pub fn new(target: &'r Target, registry: &'r Registry) -> Self {
+        Judge {
+            target,
+            registry,
+            ledger: Ledger::new(target.profiles.clone()),
+            history: History::default(),
+            stripped: Stripped::default(),
+        }
+    }
+
+    /// Is this response header one the recording format drops?
+    pub fn response_stripped(&self, name: &str) -> bool {
+        Stripped::has(&self.stripped.response, name)
+    }
+
+    /// Is this request header one the recording format drops?
+    pub fn request_stripped(&self, name: &str) -> bool {
+        Stripped::has(&self.stripped.request, name)
+    }
+
+    /// The ambient rules, on one exchange as it happens.
+    pub fn exchange(&mut self, ex: &Exchange) {
+        if ex.response.is_none() {
+            return;
+        }
+        if ex.surface == Surface::Arm && !ex.foreign {
+            hdr::ambient(self, ex);
+            err::ambient(self, ex);
+            retry::ambient(self, ex);
+            loc::ambient(self, ex);
+            del::ambient(self, ex);
+            aao::ambient(self, ex);
+            opres::ambient(self, ex);
+            ops::ambient(self, ex);
+            etag::ambient(self, ex);
+            res::ambient(self, ex);
+            pstate::ambient(self, ex);
+        }
+    }
+
+    /// The flow rules, on one ARM operation once following it has ended.
+    pub fn flow(&mut self, flow: &Flow, exchanges: &[Exchange]) {
+        if flow.surface != Surface::Arm {
+            return;
+        }
+        put::flow(self, flow, exchanges);
+        patch::flow(self, flow, exchanges);
+        del::flow(self, flow, exchanges);
+        loc::flow(self, flow, exchanges);
+        aao::flow(self, flow, exchanges);
+        opres::flow(self, flow, exchanges);
+        pstate::flow(self, flow, exchanges);
+        ops::flow(self, flow, exchanges);
+    }
+
+    /// The initial answer of a data-plane operation with a status monitor.
+    pub fn monitor_started(&mut self, mon: &Monitor, ex: &Exchange, sent_id: Option<&str>) {
+        mon::started(self, mon, ex, sent_id);
+    }
+
+    /// A data-plane operation followed through its status monitor.
+    pub fn monitor_flow(&mut self, mon: &Monitor, rec: &MonitorRecord, exchanges: &[Exchange]) {
+        mon::flow(self, mon, rec, exchanges);
+        ops::monitor(self, mon, rec, exchanges);
+    }
+
+    /// A write on a task API, followed through its task and the resource.
+    pub fn task(&mut self, rec: &TaskRecord, exchanges: &[Exchange]) {
+        if let Some(api) = self.target.tasks.as_ref() {
+            task::judge(&mut self.ledger, self.registry, api, rec, exchanges);
+        }
+    }
+
+    /// A resource-group style sweep of deletes.
+    pub fn sweep(&mut self, rec: &SweepRecord, exchanges: &[Exchange]) {
+        rgdel::sweep(self, rec, exchanges);
+    }
+}

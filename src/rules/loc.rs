@@ -1,0 +1,243 @@
+//! LOC: 202 Accepted + Location, and Retry-After. LOC-01..04 and LOC-09 are ambient (every ARM
+//! answer); LOC-05, LOC-06 and LOC-08 are judged on each followed operation; LOC-07 (a 202
+//! create stays invisible) is stated by the suites.
+
+use super::flow::{AfterRead, Event, Flow};
+use super::Judge;
+use crate::http::{Exchange, Role, cut};
+use crate::lro::{Channel, Outcome, is_absolute_uri, path_key, retry_after_secs};
+
+/// Is this Location one a client polls (on a 202, or on a Location poll's answer)?
+fn drives_an_operation(ex: &Exchange, status: u16) -> bool {
+    status == 202 || ex.role == Role::LocationPoll
+}
+
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    let seq = Some(ex.seq);
+    let loc = resp.header("location");
+    if resp.status == 202 {
+        let aao = resp.header("azure-asyncoperation").is_some();
+        j.ledger.check("LOC-01", loc.is_some(), seq, || {
+            (
+                "a Location header on a 202".into(),
+                if aao {
+                    "no Location (Azure-AsyncOperation was present: clients that follow it still work, but the contract requires Location)".into()
+                } else {
+                    "no Location, and no Azure-AsyncOperation: a client has nothing to poll".into()
+                },
+            )
+        });
+    }
+    if let Some(l) = loc
+        && drives_an_operation(ex, resp.status)
+    {
+        j.ledger.check("LOC-02", is_absolute_uri(l), seq, || {
+            ("an absolute Location URI".into(), format!("Location: {l}"))
+        });
+    }
+    let ras = resp.header_all("retry-after");
+    for ra in &ras {
+        let secs = retry_after_secs(ra);
+        j.ledger.check("LOC-03", secs.is_some(), seq, || {
+            (
+                "Retry-After as whole seconds (digits only)".into(),
+                format!("Retry-After: {ra}"),
+            )
+        });
+        if let Some(v) = secs
+            && resp.status == 202
+        {
+            j.ledger.check("LOC-04", (10..=600).contains(&v), seq, || {
+                (
+                    "Retry-After between 10 and 600 seconds on a 202".into(),
+                    format!(
+                        "Retry-After: {ra} (Azure SDKs and ARM honour it, but 001 bounds the interval to 10 s..10 min)"
+                    ),
+                )
+            });
+        }
+    }
+    if ras.is_empty() && resp.status == 202 && j.response_stripped("retry-after") {
+        j.ledger
+            .not_judged("LOC-04", "the recording format strips Retry-After");
+    }
+    if resp.status == 202
+        && let Some(l) = loc
+    {
+        location_shape(j, ex, l);
+    }
+}
+
+/// LOC-09: the Location's host, path and api-version.
+fn location_shape(j: &mut Judge<'_>, ex: &Exchange, l: &str) {
+    let Some(lu) = crate::lro::resolve(&ex.url, l).and_then(|u| url::Url::parse(&u).ok()) else {
+        return;
+    };
+    let req = url::Url::parse(&ex.url).ok();
+    let host = |u: &url::Url| u.host_str().map(str::to_ascii_lowercase);
+    let want_host = ex
+        .request_header("referer")
+        .and_then(|r| url::Url::parse(r).ok())
+        .and_then(|u| host(&u))
+        .or_else(|| req.as_ref().and_then(host));
+    let host_ok = host(&lu) == want_host;
+    let lp = path_key(lu.as_str());
+    let rp = path_key(&ex.url);
+    let segs: Vec<&str> = lp.trim_matches('/').split('/').collect();
+    let under_request = lp == rp || lp.starts_with(&format!("{rp}/"));
+    let subscription_level = segs.len() >= 5
+        && segs[0] == "subscriptions"
+        && segs[2] == "providers"
+        && j.target
+            .namespaces
+            .iter()
+            .any(|n| n.name.eq_ignore_ascii_case(segs[3]));
+    let has_version = lu.query_pairs().any(|(k, _)| k == "api-version");
+    j.ledger.check(
+        "LOC-09",
+        host_ok && (under_request || subscription_level) && has_version,
+        Some(ex.seq),
+        || {
+            let mut why = Vec::new();
+            if !host_ok {
+                why.push("another host than the request's (or its Referer's)");
+            }
+            if !(under_request || subscription_level) {
+                why.push("a path neither under the request URL nor under /subscriptions/{sub}/providers/{namespace}/");
+            }
+            if !has_version {
+                why.push("no api-version");
+            }
+            (
+                "Location on the request's (or Referer's) host, under the request URL or the subscription's provider URL, with api-version".into(),
+                format!("Location: {l} ({})", why.join("; ")),
+            )
+        },
+    );
+}
+
+/// The last answer of the Location URL once the operation ended, if it was read.
+fn final_location_answer(flow: &Flow) -> Option<usize> {
+    match flow.channel {
+        Some(Channel::Location) if flow.finished().is_some() => flow.polls().last().map(|(i, _)| i),
+        Some(Channel::AzureAsyncOperation) => flow.after(AfterRead::Location).last(),
+        _ => None,
+    }
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    // LOC-05: every running answer of a Location poll is 202 with Location again.
+    for e in &flow.events {
+        if let Event::Poll { ex, channel: Channel::Location, state } = e
+            && state.is_running()
+            && let Some(r) = exs[*ex].response.as_ref()
+        {
+            j.ledger.check("LOC-05", r.header("location").is_some(), Some(exs[*ex].seq), || {
+                (
+                    "202 with a Location header while the operation runs".into(),
+                    "202 without Location (clients fall back to the previous URL)".into(),
+                )
+            });
+        }
+    }
+    // LOC-05: a Location read while another channel showed the operation running, before
+    // and after it, answers 202.
+    let mut pending: Vec<usize> = Vec::new();
+    for e in &flow.events {
+        match e {
+            Event::Side { ex, channel: Channel::Location, .. } => pending.push(*ex),
+            Event::Poll { state, .. } => {
+                for i in pending.drain(..) {
+                    if !state.is_running() {
+                        continue;
+                    }
+                    let x = &exs[i];
+                    let st = x.status();
+                    j.ledger.check("LOC-05", st == Some(202), Some(x.seq), || {
+                        (
+                            "202 from Location while the operation status says it is still running"
+                                .into(),
+                            format!(
+                                "{} {}",
+                                st.map(|s| s.to_string()).unwrap_or("no answer".into()),
+                                x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                            ),
+                        )
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    // LOC-08: Location stops answering 202 within the deadline.
+    match (flow.channel, &flow.end) {
+        (Some(Channel::Location), super::flow::End::TimedOut) => {
+            let last = flow.polls().last().map(|(i, _)| exs[i].seq);
+            j.ledger.fail(
+                "LOC-08",
+                format!("Location to stop answering 202 within the deadline ({} s)", flow.deadline_secs),
+                format!("still 202 after {} polls over {} ms", flow.polls().count(), flow.elapsed_ms),
+                last,
+                None,
+            );
+        }
+        (Some(Channel::Location), super::flow::End::Finished(_)) => j.ledger.pass("LOC-08"),
+        (Some(Channel::AzureAsyncOperation), super::flow::End::Finished(o)) => {
+            if let Some(i) = flow.after(AfterRead::Location).last() {
+                let x = &exs[i];
+                j.ledger.check("LOC-08", x.status() != Some(202), Some(x.seq), || {
+                    (
+                        "Location to stop answering 202 once the operation status is terminal".into(),
+                        format!("still 202 after the operation ended {o}"),
+                    )
+                });
+            }
+        }
+        _ => {}
+    }
+    // LOC-06: the final answer is what the request would have returned synchronously.
+    let (Some(outcome), Some(i)) = (flow.finished(), final_location_answer(flow)) else {
+        return;
+    };
+    let x = &exs[i];
+    let st = x.status().unwrap_or(0);
+    if st == 202 {
+        return;
+    }
+    let seq = Some(x.seq);
+    match outcome {
+        Outcome::Succeeded if matches!(flow.method.as_str(), "PUT" | "PATCH") => {
+            let body_id = x
+                .response
+                .as_ref()
+                .and_then(|r| r.pointer("/id"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
+            let ok = matches!(st, 200 | 201)
+                && body_id.as_deref().is_some_and(|b| path_key(b) == want);
+            j.ledger.check("LOC-06", ok, seq, || {
+                (
+                    format!("200/201 with the resource (id {want})"),
+                    format!(
+                        "{st} with id {body_id:?}: {}",
+                        x.response.as_ref().map(|r| cut(&r.body, 200)).unwrap_or_default()
+                    ),
+                )
+            });
+        }
+        Outcome::Failed | Outcome::Canceled => {
+            j.ledger.check("LOC-06", st >= 400, seq, || {
+                (
+                    format!("the {outcome} operation's 4xx/5xx with the error envelope"),
+                    format!(
+                        "{st} {}",
+                        x.response.as_ref().map(|r| cut(&r.body, 200)).unwrap_or_default()
+                    ),
+                )
+            });
+        }
+        _ => {}
+    }
+}

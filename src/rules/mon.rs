@@ -1,0 +1,186 @@
+//! MON: TypeSpec Azure.Core status monitors on a data plane. MON-01 and MON-07 are judged on
+//! the initial answer; MON-02..06 on the followed monitor; MON-08 is stated by the suites. Only
+//! this surface's rules apply to it: Retry-After values and the like are the service's choice.
+
+use serde_json::Value;
+
+use super::flow::{AfterRead, End};
+use super::{Judge, MonitorRecord};
+use crate::http::{Exchange, cut};
+use crate::lro::{FinalStateVia, Outcome, is_absolute_uri};
+use crate::target::{Monitor, MonitorLink};
+
+fn nonempty(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_str)
+        .is_some_and(|s| !s.trim().is_empty())
+}
+
+pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: Option<&str>) {
+    let Some(resp) = ex.response.as_ref().filter(|r| (200..300).contains(&r.status)) else {
+        return;
+    };
+    let seq = Some(ex.seq);
+    if mon.link == MonitorLink::OperationLocation {
+        let link = resp.header("operation-location");
+        j.ledger
+            .check("MON-01", link.is_some_and(is_absolute_uri), seq, || {
+                (
+                    "an absolute Operation-Location on the initial answer".into(),
+                    format!("Operation-Location: {link:?}"),
+                )
+            });
+    }
+    let Some(h) = &mon.operation_id_header else {
+        j.ledger.not_judged(
+            "MON-07",
+            format!("not applicable: monitor `{}` declares no operation-id header", mon.name),
+        );
+        return;
+    };
+    let got = resp.header(h);
+    let ok = match (sent_id, got) {
+        (Some(s), Some(g)) => s == g,
+        (None, Some(g)) => !g.trim().is_empty(),
+        _ => false,
+    };
+    j.ledger.check("MON-07", ok, seq, || {
+        (
+            format!(
+                "{h} on the initial answer{}",
+                sent_id
+                    .map(|s| format!(" equal to the one sent ({s})"))
+                    .unwrap_or_default()
+            ),
+            format!("{got:?}"),
+        )
+    });
+}
+
+/// MON-02, MON-04, MON-05 on one monitor read.
+fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
+    let Some(resp) = &x.response else { return };
+    let seq = Some(x.seq);
+    let body = resp.json.as_ref().filter(|b| b.is_object());
+    let status = body
+        .and_then(|b| b.get(&mon.status_field))
+        .and_then(Value::as_str);
+    j.ledger
+        .check("MON-02", resp.status == 200 && status.is_some(), seq, || {
+            (
+                format!("200 with a JSON object whose `{}` is a string", mon.status_field),
+                format!("{} {}", resp.status, cut(&resp.body, 160)),
+            )
+        });
+    let (Some(b), Some(st)) = (body, status) else {
+        return;
+    };
+    let outcome = mon.vocabulary().outcome_of(st);
+    if let Some(rf) = &mon.result_field {
+        let has = b.get(rf).is_some_and(|v| !v.is_null());
+        if outcome == Some(Outcome::Succeeded) {
+            j.ledger.check("MON-04", has, seq, || {
+                (format!("`{rf}` holding the result once {st}"), "absent".into())
+            });
+        } else {
+            j.ledger.check("MON-04", !has, seq, || {
+                (
+                    format!("no `{rf}` while the status is {st}"),
+                    format!("{rf} = {}", b.get(rf).map(|v| v.to_string()).unwrap_or_default()),
+                )
+            });
+        }
+    }
+    if outcome == Some(Outcome::Failed) {
+        let e = b.get(&mon.error_field);
+        let ok = nonempty(e.and_then(|e| e.get("code"))) && nonempty(e.and_then(|e| e.get("message")));
+        j.ledger.check("MON-05", ok, seq, || {
+            (
+                format!("`{}` with a non-empty code and message when {st}", mon.error_field),
+                format!("{e:?}"),
+            )
+        });
+    }
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &[Exchange]) {
+    let flow = &rec.flow;
+    let init = &exs[flow.initial];
+    if let End::Unfollowable(why) = &flow.end
+        && init.status().is_some_and(|s| (200..300).contains(&s))
+        && flow.polls().next().is_none()
+    {
+        j.ledger.fail(
+            "MON-02",
+            format!("a {} link to the status monitor", mon.link.header()),
+            why.clone(),
+            Some(init.seq),
+            None,
+        );
+        return;
+    }
+    let reads: Vec<usize> = flow
+        .polls()
+        .map(|(i, _)| i)
+        .chain(flow.after(AfterRead::Status))
+        .collect();
+    for i in reads {
+        read(j, mon, &exs[i]);
+    }
+    match &flow.end {
+        End::Finished(_) => j.ledger.pass("MON-03"),
+        End::TimedOut => {
+            let last = flow.polls().last();
+            j.ledger.fail(
+                "MON-03",
+                format!(
+                    "a terminal status ({}) within {} s",
+                    [mon.succeeded.clone(), mon.failed.clone(), mon.canceled.clone()]
+                        .concat()
+                        .join(", "),
+                    flow.deadline_secs
+                ),
+                format!(
+                    "still {} after {} polls",
+                    last.map(|(_, s)| format!("{s:?}")).unwrap_or("unread".into()),
+                    flow.polls().count()
+                ),
+                last.map(|(i, _)| exs[i].seq),
+                None,
+            );
+        }
+        _ => {}
+    }
+    if flow.finished() != Some(Outcome::Succeeded) || mon.final_state_via != FinalStateVia::Location {
+        return;
+    }
+    let Some(i) = flow.after(AfterRead::Final).last() else {
+        j.ledger.fail(
+            "MON-06",
+            "a Location header (final-state-via location) on the initial answer",
+            "none",
+            Some(init.seq),
+            None,
+        );
+        return;
+    };
+    let x = &exs[i];
+    let r = x.response.as_ref();
+    // The result, not the status monitor again: an answer that carries the monitor's status
+    // field with a status value is the monitor.
+    let is_monitor = r
+        .and_then(|r| r.json.as_ref())
+        .and_then(|b| b.get(&mon.status_field))
+        .and_then(Value::as_str)
+        .is_some_and(|s| mon.vocabulary().outcome_of(s).is_some());
+    let ok = r.is_some_and(|r| r.status == 200) && !is_monitor;
+    j.ledger.check("MON-06", ok, Some(x.seq), || {
+        (
+            "200 with the operation's result from the initial answer's Location".into(),
+            match r {
+                Some(r) if is_monitor => format!("{} with the status monitor again: {}", r.status, cut(&r.body, 160)),
+                Some(r) => format!("{} {}", r.status, cut(&r.body, 160)),
+                None => "no answer".into(),
+            },
+        )
+    });
+}

@@ -1,0 +1,53 @@
+//! PATCH: update. PATCH-02 is judged on each followed PATCH; PATCH-01 and PATCH-03 are stated
+//! by the suites. A PATCH that completes synchronously is legal whatever the type declares.
+
+use super::flow::{End, Flow, judge_during};
+use super::Judge;
+use crate::http::Exchange;
+use crate::lro::{Channel, resource_state};
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.method != "PATCH" {
+        return;
+    }
+    let answered_200 = exs[flow.initial]
+        .status()
+        .is_some_and(|s| matches!(s, 200 | 201));
+    if !answered_200 {
+        return;
+    }
+    if flow.channel.is_none() {
+        j.ledger
+            .not_judged("PATCH-02", "the PATCH completed synchronously (legal)");
+        return;
+    }
+    super::put::initial_state(j, flow, exs, "PATCH-02");
+    judge_during(
+        j,
+        flow,
+        exs,
+        "PATCH-02",
+        "200 with a non-terminal provisioningState while the update runs",
+        |x| {
+            x.response.as_ref().is_some_and(|r| {
+                r.status == 200 && resource_state(r.json.as_ref()).is_running()
+            })
+        },
+    );
+    match (&flow.end, flow.channel) {
+        (End::TimedOut, Some(Channel::Resource)) => {
+            let last = flow.polls().last();
+            j.ledger.fail(
+                "PATCH-02",
+                format!("provisioningState to become terminal within the deadline ({} s)", flow.deadline_secs),
+                format!("still {} after {} ms", last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(), flow.elapsed_ms),
+                last.map(|(i, _)| exs[i].seq),
+                None,
+            );
+        }
+        (End::Finished(_), Some(Channel::Resource)) if flow.seen_running() => {
+            j.ledger.pass("PATCH-02")
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,89 @@
+//! PUT: create and replace with asynchronous provisioning through provisioningState. PUT-02,
+//! PUT-03 and PUT-04 are judged on each followed PUT; PUT-01 and PUT-05 are stated by the
+//! suites.
+
+use super::flow::{AfterRead, End, Flow, judge_during};
+use super::Judge;
+use crate::http::Exchange;
+use crate::lro::{Channel, Outcome, provisioning_state, resource_state};
+
+/// The initial 200/201 body of a write that was shown still running: its provisioningState
+/// must say so. A write that finished before it answered may say anything terminal.
+pub(super) fn initial_state(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], rule: &'static str) {
+    let init = &exs[flow.initial];
+    let Some(r) = init.response.as_ref().filter(|r| matches!(r.status, 200 | 201)) else {
+        return;
+    };
+    let ps = provisioning_state(r.json.as_ref());
+    if ps.is_some_and(|s| Outcome::of_arm(s).is_none()) {
+        j.ledger.pass(rule);
+    } else if flow.seen_running() {
+        let shown_by = flow
+            .polls()
+            .find(|(_, s)| s.is_running())
+            .map(|(i, _)| exs[i].seq);
+        j.ledger.fail(
+            rule,
+            "a non-terminal properties.provisioningState in the initial answer of an operation that was still running",
+            format!(
+                "{} with provisioningState {}, while exchange #{} showed the operation still running",
+                r.status,
+                ps.map(|s| s.to_string()).unwrap_or("absent (reads as Succeeded)".into()),
+                shown_by.unwrap_or(0)
+            ),
+            Some(init.seq),
+            None,
+        );
+    } else if flow.channel.is_some() {
+        j.ledger.not_judged(
+            rule,
+            "no read after the answer showed the operation running: it may have finished before answering, which is legal",
+        );
+    }
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.method != "PUT" {
+        return;
+    }
+    initial_state(j, flow, exs, "PUT-02");
+    judge_during(
+        j,
+        flow,
+        exs,
+        "PUT-03",
+        "200 with a non-terminal provisioningState while provisioning runs",
+        |x| {
+            x.response.as_ref().is_some_and(|r| {
+                r.status == 200 && resource_state(r.json.as_ref()).is_running()
+            })
+        },
+    );
+    match (&flow.end, flow.channel) {
+        (End::TimedOut, Some(Channel::Resource)) => {
+            let last = flow.polls().last();
+            j.ledger.fail(
+                "PUT-04",
+                format!("provisioningState to become terminal within the deadline ({} s)", flow.deadline_secs),
+                format!(
+                    "still {} after {} reads over {} ms",
+                    last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(),
+                    flow.polls().count(),
+                    flow.elapsed_ms
+                ),
+                last.map(|(i, _)| exs[i].seq),
+                None,
+            );
+        }
+        (End::Finished(_), Some(Channel::Resource)) => j.ledger.pass("PUT-04"),
+        (End::Finished(_), _) => {
+            if let Some(i) = flow.after(AfterRead::Resource).last()
+                && let Some(r) = exs[i].response.as_ref().filter(|r| r.status == 200)
+                && !resource_state(r.json.as_ref()).is_running()
+            {
+                j.ledger.pass("PUT-04");
+            }
+        }
+        _ => {}
+    }
+}

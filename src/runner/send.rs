@@ -1,0 +1,199 @@
+//! Sending: every request of a test goes through [`Exec::send`], which adds the run's standard
+//! headers and the api-version, records the exchange, hands it to the rule engine and keeps the
+//! cleanup list. `request` is the scenario's plain request step (with `pages: all`).
+
+use serde_json::Value;
+
+use super::exec::{Exec, StepOut, StepResult};
+use crate::http::{OutRequest, Role, Surface};
+use crate::scenario::{ApiVersion, Body, RequestSpec};
+use crate::target::Addressed;
+use crate::template::value_to_text;
+
+/// Most pages `pages: all` follows.
+const MAX_PAGES: usize = 100;
+
+impl Exec<'_> {
+    /// Make a URL absolute against the target base.
+    pub(super) fn absolute(&self, url: &str) -> String {
+        // Anything with a scheme is taken as given (the HTTP layer refuses non-http schemes);
+        // only a path is made relative to the target.
+        if url.contains("://") {
+            url.to_string()
+        } else if url.starts_with('/') {
+            format!("{}{url}", self.ctx.target.base())
+        } else {
+            format!("{}/{url}", self.ctx.target.base())
+        }
+    }
+
+    /// A GET with no extra headers (reads between steps, watch reads).
+    pub(super) async fn get(&mut self, url: &str, role: Role) -> StepResult<usize> {
+        self.send("GET", url, Vec::new(), None, role, &ApiVersion::Default, None)
+            .await
+    }
+
+    /// The URL with the api-version the scenario asks for (added only on the target's own
+    /// origin; URLs the server handed out are sent as given).
+    fn versioned(&self, url: &str, api: &ApiVersion) -> StepResult<url::Url> {
+        let mut u = url::Url::parse(&self.absolute(url))
+            .map_err(|e| format!("invalid URL `{}`: {e}", crate::http::strip_userinfo(url)))?;
+        if !self.ctx.target.same_origin(&u) {
+            return Ok(u);
+        }
+        let has = u.query_pairs().any(|(k, _)| k == "api-version");
+        match api {
+            ApiVersion::AsGiven => {}
+            ApiVersion::Default if !has => {
+                let v = self.ctx.target.api_version_for(u.as_str()).to_string();
+                u.query_pairs_mut().append_pair("api-version", &v);
+            }
+            ApiVersion::Default => {}
+            ApiVersion::Omit | ApiVersion::Value(_) => {
+                let kept: Vec<(String, String)> = u
+                    .query_pairs()
+                    .filter(|(k, _)| k != "api-version")
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect();
+                u.set_query(None);
+                if !kept.is_empty() || matches!(api, ApiVersion::Value(_)) {
+                    let mut q = u.query_pairs_mut();
+                    for (k, v) in &kept {
+                        q.append_pair(k, v);
+                    }
+                    if let ApiVersion::Value(t) = api {
+                        q.append_pair("api-version", &t.render(&self.scope)?);
+                    }
+                }
+            }
+        }
+        Ok(u)
+    }
+
+    /// Send one request with the run's standard headers, record it, judge it, remember it.
+    /// `surface` is the declared surface it belongs to (None: from what the URL addresses).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn send(
+        &mut self,
+        method: &str,
+        url: &str,
+        mut headers: Vec<(String, String)>,
+        body: Option<String>,
+        role: Role,
+        api: &ApiVersion,
+        surface: Option<Surface>,
+    ) -> StepResult<usize> {
+        let u = self.versioned(url, api)?;
+        let own = self.ctx.target.same_origin(&u);
+        let surface = surface.unwrap_or_else(|| self.ctx.target.surface_of(u.as_str()));
+        let mut std_headers = vec![
+            ("x-ms-client-request-id".to_string(), super::ids::uuid()),
+            (
+                "x-ms-correlation-request-id".to_string(),
+                self.correlation.clone(),
+            ),
+        ];
+        if own && surface == Surface::Arm {
+            std_headers.push(("x-ms-routing-request-id".into(), super::ids::uuid()));
+            std_headers.push(("Referer".into(), self.ctx.target.base()));
+            if let Some((t, c)) = &self.ctx.target.identity {
+                std_headers.push(("x-ms-home-tenant-id".into(), t.clone()));
+                std_headers.push(("x-ms-client-object-id".into(), c.clone()));
+            }
+        }
+        // A scenario's own header replaces the standard one of that name.
+        std_headers.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
+        std_headers.append(&mut headers);
+        // Track what the run may create from the moment the PUT leaves: an answer that never
+        // comes can still have created it.
+        let bare = format!("{}{}", self.ctx.target.base(), u.path());
+        let addressed = own && matches!(self.ctx.target.address(u.as_str()), Addressed::Resource(_));
+        if addressed && method == "PUT" {
+            self.ctx.cleanup.track(&bare, &self.inst.name);
+        }
+        let req = OutRequest {
+            surface,
+            method: method.to_string(),
+            url: u.to_string(),
+            headers: std_headers,
+            body,
+        };
+        let exch = self.ctx.http.send(req, role).await;
+        self.judge.exchange(&exch);
+        if addressed && method == "DELETE" && matches!(exch.status(), Some(200 | 204)) {
+            self.ctx.cleanup.forget(&bare);
+        }
+        self.exchanges.push(exch);
+        Ok(self.exchanges.len() - 1)
+    }
+
+    pub(super) async fn request(&mut self, r: &RequestSpec) -> StepResult<StepOut> {
+        let method = self.render(&r.method)?.to_ascii_uppercase();
+        let url = self.absolute(&self.render(&r.url)?);
+        let mut headers = Vec::new();
+        for (k, t) in &r.headers {
+            let v = t.render_value(&self.scope)?;
+            // A null header value means "do not send this header" (table rows use it).
+            if v.is_null() {
+                continue;
+            }
+            headers.push((k.clone(), value_to_text(&v)));
+        }
+        let body = match &r.body {
+            None => None,
+            Some(Body::Json(jt)) => Some(jt.render(&self.scope)?.to_string()),
+            Some(Body::Raw(t)) => Some(self.render(t)?),
+        };
+        let idx = self
+            .send(&method, &url, headers, body, Role::Step, &r.api_version, None)
+            .await?;
+        if self.exchanges[idx].response.is_none() {
+            let e = self.exchanges[idx].error.clone().unwrap_or_default();
+            return Err(format!(
+                "no response from {method} {}: {e}",
+                self.exchanges[idx].url
+            ));
+        }
+        let items = if r.all_pages {
+            Some(self.all_pages(idx).await?)
+        } else {
+            None
+        };
+        Ok(StepOut {
+            exchange: Some(idx),
+            items,
+            url,
+            method,
+            ..Default::default()
+        })
+    }
+
+    /// Every page's `value`, following nextLink as given.
+    async fn all_pages(&mut self, first: usize) -> StepResult<Vec<Value>> {
+        let mut all: Vec<Value> = Vec::new();
+        let mut cur = first;
+        for _ in 0..MAX_PAGES {
+            let resp = self.exchanges[cur].response.as_ref();
+            let Some(j) = resp.filter(|r| r.status == 200).and_then(|r| r.json.as_ref()) else {
+                break;
+            };
+            if let Some(v) = j.get("value").and_then(Value::as_array) {
+                all.extend(v.iter().cloned());
+            }
+            let Some(next) = j
+                .get("nextLink")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+            else {
+                break;
+            };
+            let next = self.absolute(&next);
+            let surface = self.exchanges[first].surface;
+            cur = self
+                .send("GET", &next, Vec::new(), None, Role::NextPage, &ApiVersion::AsGiven, Some(surface))
+                .await?;
+        }
+        Ok(all)
+    }
+}

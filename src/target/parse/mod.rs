@@ -1,0 +1,423 @@
+//! Reading a target file (YAML) into a [`Target`], with every mistake positioned: the top level
+//! here, resource types in `types`, status monitors and task APIs in `surfaces`.
+
+mod surfaces;
+mod types;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use marked_yaml::Node;
+use regex::Regex;
+
+use super::{Auth, Namespace, ResourceGroup, Target, is_guid};
+use crate::diag::{Diagnostic, Report};
+use crate::rules::Profile;
+use crate::yaml::{Reader, parse};
+
+const TOP_KEYS: &[&str] = &[
+    "base_url",
+    "auth",
+    "secret_headers",
+    "headers",
+    "subscription",
+    "resource_group",
+    "profiles",
+    "namespace",
+    "api_version",
+    "namespaces",
+    "location",
+    "deadline",
+    "identity",
+    "types",
+    "monitors",
+    "tasks",
+];
+
+/// Read and parse a target file from disk.
+pub fn load_target(path: &Path) -> Result<Target, Report> {
+    let mut report = Report::default();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            let file: Arc<Path> = Arc::from(path);
+            report.push(Diagnostic::new(
+                crate::diag::Pos::new(&file, 1, 1),
+                format!("cannot read target file: {e}"),
+            ));
+            return Err(report);
+        }
+    };
+    parse_target(path, &text, &path.display().to_string())
+}
+
+/// Parse target YAML; `label` names the target in reports.
+pub fn parse_target(path: &Path, text: &str, label: &str) -> Result<Target, Report> {
+    let file: Arc<Path> = Arc::from(path);
+    let mut report = Report::default();
+    report.add_source(path, Arc::from(text));
+    let root = match parse(&file, text) {
+        Ok(n) => n,
+        Err(d) => {
+            report.push(d);
+            return Err(report);
+        }
+    };
+    let mut r = Reader::new(file);
+    let target = read_target(&mut r, &root, label);
+    report.extend(r.diags);
+    match target {
+        Some(t) if report.is_empty() => Ok(t),
+        _ => Err(report),
+    }
+}
+
+/// ARM api-versions: `YYYY-MM-DD`, optionally with a suffix such as `-preview`.
+fn api_version_ok(v: &str) -> bool {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])(-[A-Za-z][A-Za-z0-9.]*)?$")
+            .expect("valid regex")
+    })
+    .is_match(v)
+}
+
+/// Provider namespaces: `Company.Service` (dot-separated words).
+fn namespace_ok(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            p.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && p.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
+pub(super) fn api_version(r: &mut Reader, n: &Node, what: &str) -> Option<String> {
+    let v = r.string(n, what)?;
+    if !api_version_ok(&v) {
+        r.error(
+            n,
+            format!("{what} `{v}` is not an ARM api-version"),
+            Some("YYYY-MM-DD, optionally with a suffix: \"2024-05-01\", \"2024-09-01-preview\"".into()),
+        );
+        return None;
+    }
+    Some(v)
+}
+
+fn namespace(r: &mut Reader, n: &Node, what: &str) -> Option<String> {
+    let v = r.string(n, what)?;
+    if !namespace_ok(&v) {
+        r.error(
+            n,
+            format!("{what} `{v}` is not a provider namespace"),
+            Some("Company.Service, such as Microsoft.Contoso".into()),
+        );
+        return None;
+    }
+    Some(v)
+}
+
+fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
+    let m = r.map(root, "the target file", TOP_KEYS)?;
+    let req = |r: &mut Reader, key: &str| -> Option<&Node> {
+        let n = m.get(key);
+        if n.is_none() {
+            r.error(root, format!("missing key `{key}` in the target file"), None);
+        }
+        n
+    };
+    let base_url = req(r, "base_url").and_then(|n| {
+        let b = r.string(n, "base_url")?;
+        match url::Url::parse(&b) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
+                if !u.username().is_empty() || u.password().is_some() {
+                    r.error(
+                        n,
+                        "base_url carries credentials (user:password@): they would be printed in every report",
+                        Some("put credentials in `auth` or `headers` with `secret_headers`".into()),
+                    );
+                    return None;
+                }
+                Some(u)
+            }
+            _ => {
+                r.error(
+                    n,
+                    format!("base_url `{}` is not an absolute http(s) URL", crate::http::strip_userinfo(&b)),
+                    Some("https://host[:port]".into()),
+                );
+                None
+            }
+        }
+    });
+    let subscription = req(r, "subscription").and_then(|n| {
+        let s = r.string(n, "subscription")?;
+        if !is_guid(&s) {
+            r.error(
+                n,
+                format!("subscription `{s}` is not a GUID"),
+                Some("00000000-0000-0000-0000-000000000000".into()),
+            );
+            return None;
+        }
+        Some(s)
+    });
+    let has_types = m.has("types");
+    // A target with only data-plane or task surfaces needs no namespace of its own.
+    let namespace_node = if has_types {
+        req(r, "namespace")
+    } else {
+        m.get("namespace")
+    };
+    let ns = namespace_node.and_then(|n| namespace(r, n, "namespace"));
+    let version_node = if has_types {
+        req(r, "api_version")
+    } else {
+        m.get("api_version")
+    };
+    let api = version_node.and_then(|n| api_version(r, n, "api_version"));
+    let mut namespaces = Vec::new();
+    if let (Some(n), Some(v)) = (&ns, &api) {
+        namespaces.push(Namespace {
+            name: n.clone(),
+            api_version: v.clone(),
+        });
+    }
+    if let Some(nm) = m.get("namespaces").and_then(|n| r.free_map(n, "namespaces")) {
+        for (k, v) in nm.entries() {
+            let Some(name) = namespace(r, &k, "namespace") else {
+                continue;
+            };
+            let Some(vm) = r.map(v, &format!("namespace `{name}`"), &["api_version"]) else {
+                continue;
+            };
+            let version = match vm.get("api_version") {
+                Some(x) => api_version(r, x, "api_version"),
+                None => {
+                    r.error(v, format!("namespace `{name}` needs an `api_version`"), None);
+                    None
+                }
+            };
+            if namespaces.iter().any(|x: &Namespace| x.name.eq_ignore_ascii_case(&name)) {
+                r.error(&k, format!("namespace `{name}` is declared twice"), None);
+            } else if let Some(api_version) = version {
+                namespaces.push(Namespace { name, api_version });
+            }
+        }
+    }
+    let profiles = match m.get("profiles") {
+        None => vec![Profile::Arm],
+        Some(n) => {
+            let mut out = Vec::new();
+            for (p, pos) in r.strings(n, "a profile name") {
+                match Profile::from_name(&p) {
+                    Some(x) if !out.contains(&x) => out.push(x),
+                    Some(_) => {}
+                    None => {
+                        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                        r.diags.push(
+                            Diagnostic::new(pos, format!("unknown profile `{p}`"))
+                                .expected(names.join(", ")),
+                        );
+                    }
+                }
+            }
+            out
+        }
+    };
+    let location = m
+        .get("location")
+        .and_then(|n| r.string(n, "location"))
+        .unwrap_or_else(|| "eastus".into());
+    let deadline = m
+        .get("deadline")
+        .and_then(|n| r.u64(n, "deadline (seconds)"))
+        .map(Duration::from_secs)
+        .unwrap_or(Duration::from_secs(300));
+    let auth = match m.get("auth") {
+        None => Auth::None,
+        Some(n) => read_auth(r, n).unwrap_or(Auth::None),
+    };
+    let secret_headers = m
+        .get("secret_headers")
+        .map(|n| {
+            r.strings(n, "a header name")
+                .into_iter()
+                .map(|(s, _)| s.to_ascii_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut headers = Vec::new();
+    if let Some(n) = m.get("headers")
+        && let Some(hm) = r.free_map(n, "headers")
+    {
+        for (k, v) in hm.entries() {
+            let key = k
+                .as_scalar()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default();
+            if let Some(val) = r.string(v, "a header value") {
+                headers.push((key, val));
+            }
+        }
+    }
+    let identity = m.get("identity").and_then(|n| {
+        let im = r.map(n, "identity", &["tenant", "client"])?;
+        let t = im.get("tenant").and_then(|x| r.string(x, "tenant"));
+        let c = im.get("client").and_then(|x| r.string(x, "client"));
+        match (t, c) {
+            (Some(t), Some(c)) => Some((t, c)),
+            _ => {
+                r.error(n, "identity needs both `tenant` and `client`", None);
+                None
+            }
+        }
+    });
+    let resource_group = match m.get("resource_group") {
+        Some(n) => read_rg(r, n),
+        None => {
+            r.error(
+                root,
+                "missing key `resource_group` in the target file",
+                Some("resource_group: {name: my-rg}".into()),
+            );
+            None
+        }
+    };
+    let monitors = m
+        .get("monitors")
+        .map(|n| surfaces::read_monitors(r, n))
+        .unwrap_or_default();
+    let tasks = m.get("tasks").and_then(|n| surfaces::read_tasks(r, n));
+    if !has_types && !m.has("monitors") && !m.has("tasks") {
+        r.error(root, "declare at least one of `types`, `monitors` or `tasks`", None);
+    }
+    let defaults = types::Defaults {
+        namespace: ns.clone().unwrap_or_default(),
+        api_version: api.clone().unwrap_or_default(),
+        namespaces: namespaces.clone(),
+    };
+    let types = m
+        .get("types")
+        .map(|n| types::read_types(r, n, &defaults))
+        .unwrap_or_default();
+    Some(Target {
+        label: label.to_string(),
+        base_url: base_url?,
+        auth,
+        secret_headers,
+        headers,
+        subscription: subscription?,
+        resource_group: resource_group?,
+        profiles,
+        namespace: ns.unwrap_or_default(),
+        api_version: api.unwrap_or_default(),
+        namespaces,
+        location,
+        deadline,
+        identity,
+        types,
+        monitors,
+        tasks,
+    })
+}
+
+fn read_auth(r: &mut Reader, n: &Node) -> Option<Auth> {
+    if n.as_scalar().is_some_and(|s| s.as_str() == "none") {
+        return Some(Auth::None);
+    }
+    let m = r.map(n, "auth", &["bearer_env", "command", "refresh"])?;
+    let refresh = m
+        .get("refresh")
+        .and_then(|x| r.u64(x, "refresh (seconds)"))
+        .unwrap_or(45 * 60);
+    match (m.get("bearer_env"), m.get("command")) {
+        (Some(e), None) => r.string(e, "bearer_env").map(Auth::BearerEnv),
+        (None, Some(c)) => r.string(c, "command").map(|command| Auth::Command {
+            command,
+            refresh: Duration::from_secs(refresh),
+        }),
+        _ => {
+            r.error(
+                n,
+                "auth needs exactly one of `bearer_env` or `command`",
+                Some("auth: {bearer_env: RP_TOKEN}".into()),
+            );
+            None
+        }
+    }
+}
+
+fn read_rg(r: &mut Reader, n: &Node) -> Option<ResourceGroup> {
+    let m = r.map(
+        n,
+        "resource_group",
+        &["name", "create", "disposable", "api_version"],
+    )?;
+    let name = match m.get("name") {
+        Some(x) => r.string(x, "name")?,
+        None => {
+            r.error(n, "resource_group needs a `name`", None);
+            return None;
+        }
+    };
+    Some(ResourceGroup {
+        name,
+        create: m
+            .get("create")
+            .and_then(|x| r.bool(x, "create"))
+            .unwrap_or(false),
+        disposable: m
+            .get("disposable")
+            .and_then(|x| r.bool(x, "disposable"))
+            .unwrap_or(false),
+        api_version: m
+            .get("api_version")
+            .and_then(|x| api_version(r, x, "api_version"))
+            .unwrap_or_else(|| "2021-04-01".into()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_and_namespaces_are_checked() {
+        for ok in ["2024-05-01", "2024-09-01-preview", "2023-01-01-beta", "2022-10-01-privatepreview"] {
+            assert!(api_version_ok(ok), "{ok}");
+        }
+        for bad in ["1", "2024-5-1", "2024-13-01", "2024-05-01-", "v1", "2024-05-01preview"] {
+            assert!(!api_version_ok(bad), "{bad}");
+        }
+        assert!(namespace_ok("Microsoft.Contoso"));
+        assert!(namespace_ok("Contoso.Widgets.Data"));
+        assert!(!namespace_ok("Contoso"));
+        assert!(!namespace_ok("Microsoft..X"));
+    }
+
+    fn errors(yaml: &str) -> String {
+        match parse_target(Path::new("t.yaml"), yaml, "t") {
+            Ok(_) => String::new(),
+            Err(r) => r.render(),
+        }
+    }
+
+    #[test]
+    fn bad_values_are_positioned_errors() {
+        let base = "base_url: http://h\nsubscription: 00000000-0000-0000-0000-000000000001\nresource_group: {name: g}\nnamespace: Microsoft.C\napi_version: \"2024-05-01\"\ntypes: {w: {create_body: {}}}\n";
+        assert_eq!(errors(base), "");
+        let e = errors(&base.replace("\"2024-05-01\"", "\"1.0\""));
+        assert!(e.contains("t.yaml:5:14") && e.contains("not an ARM api-version"), "{e}");
+        let e = errors(&base.replace("00000000-0000-0000-0000-000000000001", "sub1"));
+        assert!(e.contains("t.yaml:2:15") && e.contains("not a GUID"), "{e}");
+        let e = errors(&base.replace("Microsoft.C", "Contoso"));
+        assert!(e.contains("not a provider namespace"), "{e}");
+        let e = errors(&base.replace("http://h", "http://u:p@h"));
+        assert!(e.contains("credentials") && !e.contains("u:p@"), "{e}");
+        let e = errors(&format!("{base}profiles: [arm, aro]\n"));
+        assert!(e.contains("unknown profile `aro`") && e.contains("aro-hcp"), "{e}");
+    }
+}
