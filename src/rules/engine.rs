@@ -138,10 +138,15 @@ impl<'r> Judge<'r> {
         mon::started(self, mon, ex, sent_id);
     }
 
-    /// A data-plane operation followed through its status monitor.
+    /// One read of a status monitor, as it comes.
+    pub fn monitor_read(&mut self, mon: &Monitor, ex: &Exchange) {
+        mon::read(self, mon, ex);
+        ops::monitor_read(self, mon, ex);
+    }
+
+    /// A data-plane operation followed through its status monitor, once it ended.
     pub fn monitor_flow(&mut self, mon: &Monitor, rec: &MonitorRecord, exchanges: &[Exchange]) {
         mon::flow(self, mon, rec, exchanges);
-        ops::monitor(self, mon, rec, exchanges);
     }
 
     /// A write on a task API, followed through its task and the resource.

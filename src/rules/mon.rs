@@ -57,7 +57,7 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
 }
 
 /// MON-02, MON-04, MON-05 on one monitor read.
-fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
+pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
     let Some(resp) = &x.response else { return };
     let seq = Some(x.seq);
     let body = resp.json.as_ref().filter(|b| b.is_object());
@@ -117,14 +117,6 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
             None,
         );
         return;
-    }
-    let reads: Vec<usize> = flow
-        .polls()
-        .map(|(i, _)| i)
-        .chain(flow.after(AfterRead::Status))
-        .collect();
-    for i in reads {
-        read(j, mon, &exs[i]);
     }
     match &flow.end {
         End::Finished(_) => j.ledger.pass("MON-03"),

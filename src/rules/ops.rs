@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::flow::{AfterRead, Flow};
-use super::{Judge, MonitorRecord, iso8601};
+use super::{Judge, iso8601};
 use crate::http::{Exchange, Role};
 use crate::lro::{Outcome, Vocabulary};
 use crate::target::Monitor;
@@ -109,12 +109,6 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, _exs: &[Exchange]) {
 }
 
 /// Status monitors: the same two rules with the monitor's own vocabulary.
-pub(super) fn monitor(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &[Exchange]) {
-    let vocab = mon.vocabulary();
-    for &i in rec.flow.polls().map(|(i, _)| i).collect::<Vec<_>>().iter() {
-        read(j, &exs[i], &vocab, &mon.error_field);
-    }
-    for i in rec.flow.after(AfterRead::Status).collect::<Vec<_>>() {
-        read(j, &exs[i], &vocab, &mon.error_field);
-    }
+pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
+    read(j, ex, &mon.vocabulary(), &mon.error_field);
 }

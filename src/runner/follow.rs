@@ -42,16 +42,19 @@ impl<'s> FollowSpec<'s> {
 }
 
 /// How the poll loop behaves for one kind of operation.
-pub(super) struct Pace {
+pub(super) struct Pace<'m> {
     /// The wait when an answer names none.
     pub default_wait: Duration,
+    /// A status monitor whose reads the rule engine judges as they come (before they are shed).
+    pub monitor: Option<&'m crate::target::Monitor>,
     /// Read a Location beside an operation resource while it runs (ARM's two channels).
     pub side_reads: bool,
 }
 
 /// The ARM contract's default: 60 s without Retry-After.
-const ARM_PACE: Pace = Pace {
+const ARM_PACE: Pace<'static> = Pace {
     default_wait: Duration::from_secs(60),
+    monitor: None,
     side_reads: true,
 };
 
@@ -288,7 +291,7 @@ impl Exec<'_> {
         strategy: &mut Strategy,
         jar: &mut Jar,
         spec: &FollowSpec<'_>,
-        pace: &Pace,
+        pace: &Pace<'_>,
         initial: &crate::http::Response,
         start: Instant,
     ) {
@@ -329,9 +332,16 @@ impl Exec<'_> {
             if let Some(prev) = last_poll.replace(i) {
                 self.shed(prev);
             }
+            if let Some(mon) = pace.monitor {
+                self.judge.monitor_read(mon, &self.exchanges[i]);
+            }
             let r = self.exchanges[i].response.clone();
             jar.take(r.as_ref());
-            wait = r.as_ref().and_then(retry_after);
+            // An answer without Retry-After keeps the interval last given (the initial 202 or
+            // 201 usually names it; operation-resource reads often do not repeat it).
+            if let Some(ra) = r.as_ref().and_then(retry_after) {
+                wait = Some(ra);
+            }
             let state = strategy.read(r.as_ref());
             flow.events.push(Event::Poll { ex: i, channel, state: state.clone() });
             match state {
@@ -414,7 +424,10 @@ impl Exec<'_> {
         let method = flow.method.clone();
         let final_at = final_url(strategy, &method, &flow.request_url, flow.final_state_via, last.and_then(|i| self.exchanges[i].response.as_ref()));
         let resource = flow.resource.clone();
+        // A canceled operation was superseded (a DELETE, say): the resource's state belongs
+        // to the operation now running, not to this one.
         if matches!(method.as_str(), "PUT" | "PATCH")
+            && outcome != crate::lro::Outcome::Canceled
             && let Some(r) = &resource
             && !matches!(strategy, Strategy::Body { .. })
             && let Ok(x) = self.get(r, Role::ResourcePoll).await

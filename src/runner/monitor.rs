@@ -19,10 +19,13 @@ use crate::target::{Monitor, RequestDecl};
 use crate::template::{JsonTemplate, Template};
 
 /// Seed 002 names no default interval; a monitor without Retry-After is read every 5 s.
-const MONITOR_PACE: Pace = Pace {
-    default_wait: Duration::from_secs(5),
-    side_reads: false,
-};
+fn monitor_pace(mon: &Monitor) -> Pace<'_> {
+    Pace {
+        default_wait: Duration::from_secs(5),
+        monitor: Some(mon),
+        side_reads: false,
+    }
+}
 
 impl<'a> Exec<'a> {
     pub(super) fn api_of(mon_api: Option<&String>) -> ApiVersion {
@@ -212,13 +215,14 @@ impl<'a> Exec<'a> {
         } else {
             let method = flow.method.clone();
             let spec = FollowSpec::of(&method, None, None, deadline);
-            self.poll_loop(&mut flow, &mut strategy, &mut jar, &spec, &MONITOR_PACE, &resp, start)
+            self.poll_loop(&mut flow, &mut strategy, &mut jar, &spec, &monitor_pace(mon), &resp, start)
                 .await;
         }
         if let End::Finished(o) = flow.end {
             if let Some(url) = strategy.url().map(str::to_string)
                 && let Some(x) = self.flow_read(&url, Role::MonitorPoll, Surface::DataPlane, &jar).await
             {
+                self.judge.monitor_read(mon, &self.exchanges[x]);
                 flow.events.push(Event::After { ex: x, what: AfterRead::Status });
             }
             flow.result = flow.polls().last().map(|(i, _)| i);
