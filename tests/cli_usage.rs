@@ -183,8 +183,8 @@ fn rules_lists_the_whole_catalogue_in_text_and_json() {
             "rule {id} has no text: {r}"
         );
         assert!(
-            r["suites"].is_array() && r["ambient"].is_boolean(),
-            "rule {id} lacks `suites` or `ambient`: {r}"
+            r["judged_by"].is_array() && r["profile"].is_string(),
+            "rule {id} lacks `judged_by` or `profile`: {r}"
         );
     }
     // Text and JSON list the same rules.

@@ -103,19 +103,26 @@ impl<'r> Judge<'r> {
         if ex.response.is_none() {
             return;
         }
-        if ex.surface == Surface::Arm && !ex.foreign {
-            hdr::ambient(self, ex);
-            err::ambient(self, ex);
-            retry::ambient(self, ex);
-            loc::ambient(self, ex);
-            del::ambient(self, ex);
-            aao::ambient(self, ex);
-            opres::ambient(self, ex);
-            ops::ambient(self, ex);
-            etag::ambient(self, ex);
-            res::ambient(self, ex);
-            pstate::ambient(self, ex);
+        if ex.surface != Surface::Arm {
+            return;
         }
+        // A URL the RP handed out is the RP's, wherever it points: reads of its operation
+        // resources are judged even on another host. Everything else judges the RP's own
+        // origin only.
+        opres::ambient(self, ex);
+        ops::ambient(self, ex);
+        if ex.foreign {
+            return;
+        }
+        hdr::ambient(self, ex);
+        err::ambient(self, ex);
+        retry::ambient(self, ex);
+        loc::ambient(self, ex);
+        del::ambient(self, ex);
+        aao::ambient(self, ex);
+        etag::ambient(self, ex);
+        res::ambient(self, ex);
+        pstate::ambient(self, ex);
     }
 
     /// The flow rules, on one ARM operation once following it has ended.

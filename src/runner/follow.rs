@@ -352,8 +352,15 @@ impl Exec<'_> {
                 State::Unreadable(why) => {
                     unreadable += 1;
                     if unreadable >= UNREADABLE_LIMIT {
+                        let foreign = url::Url::parse(&url)
+                            .is_ok_and(|u| !self.ctx.target.same_origin(&u));
                         flow.end = End::Unfollowable(format!(
-                            "{unreadable} reads in a row said nothing usable about the operation (last: {why})"
+                            "{unreadable} reads in a row said nothing usable about the operation (last: {why}){}",
+                            if foreign {
+                                "; its URL is on another origin than the target, so it was read without credentials"
+                            } else {
+                                ""
+                            }
                         ));
                         return;
                     }

@@ -181,6 +181,7 @@ impl<'a> Exec<'a> {
             }
         }
         if spec.wait {
+            // The resource itself is read while it provisions (PUT-03's evidence).
             let p = self
                 .follow(
                     idx,
@@ -189,7 +190,7 @@ impl<'a> Exec<'a> {
                         resource: Some(url.clone()),
                         declared: Some(ty.lro.put),
                         deadline: self.ctx.target.deadline,
-                        watch: Vec::new(),
+                        watch: vec![url.clone()],
                     },
                 )
                 .await;

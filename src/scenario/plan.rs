@@ -40,6 +40,27 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 row: None,
                 not_applicable: Some(reason),
             };
+            // A scenario that states only rules of profiles the target does not implement has
+            // nothing to judge here.
+            let stated = sc.rules();
+            if !stated.is_empty()
+                && stated.iter().all(|r| {
+                    crate::rules::lookup(r).is_some_and(|r| !target.declares(r.profile))
+                })
+            {
+                let mut ps: Vec<&str> = stated
+                    .iter()
+                    .filter_map(|r| crate::rules::lookup(r))
+                    .map(|r| r.profile.name())
+                    .collect();
+                ps.sort_unstable();
+                ps.dedup();
+                out.push(na(format!(
+                    "its rules belong to profile(s) the target does not declare: {} (`profiles:` in the target file)",
+                    ps.join(", ")
+                )));
+                continue;
+            }
             if sc.requires.contains(&Requirement::Destructive) && !target.destructive_allowed() {
                 out.push(na("destructive: needs a resource group the run creates (`create: true`) or one marked `disposable: true`".into()));
                 continue;
