@@ -8,6 +8,8 @@
 //             default http://localhost:3000 (Spector itself uses http://localhost:PORT).
 // Routes with a custom handler (stateful LRO polling) are listed with `handler: "custom"`; their
 // sequence of answers is described in FINDINGS.md, read from the mockapi sources.
+// Runs of 64 or more copies of one character (large-header's 6 KB userContext) are written as
+// <6144 x a> to keep the file small.
 import { readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -74,4 +76,5 @@ for (const dir of readdirSync(specsDist).sort()) {
     }
   }
 }
-process.stdout.write(JSON.stringify(routes, null, 1) + "\n");
+const text = JSON.stringify(routes, null, 1).replace(/(.)\1{63,}/g, (run, ch) => `<${run.length} x ${ch}>`);
+process.stdout.write(text + "\n");
