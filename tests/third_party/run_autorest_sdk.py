@@ -79,7 +79,7 @@ def compare(expect, got):
 
 def short(v, n=90):
     s = json.dumps(v) if not isinstance(v, str) else v
-    s = s.replace("|", "\\|")
+    s = " ".join(s.split()).replace("|", "\\|")
     return s if len(s) <= n else s[: n - 3] + "..."
 
 

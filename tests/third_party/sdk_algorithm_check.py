@@ -304,6 +304,7 @@ def c14(s, p):
 
     def check(o, reqs, e):
         expect(len(paths(o)) == 4, f"polled {len(paths(o))} times", e)
+        expect(o["sleeps"] == [1.6, 3.2], f"back-off sleeps {o['sleeps']} (first retry immediate)", e)
         expect(o["terminal_state"] == "Failed" and o["final_status_code"] == 503, f"{o['terminal_state']} {o['final_status_code']}", e)
 
     return f"{p}/r", "DELETE", [], check
