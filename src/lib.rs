@@ -13,6 +13,7 @@ pub mod checks;
 pub mod cli;
 pub mod diag;
 pub mod http;
+pub mod init;
 pub mod report;
 pub mod rules;
 pub mod runner;
