@@ -295,10 +295,13 @@ pub(crate) fn extends(cx: &mut Ctx, i: usize, prefix: &[Seg], place: &str) -> En
                 && !matches!(t.scope, Scope::Extension(_))
         })
         .collect();
+    // Prefer an ordinary resource-group type, then any resource-group type, then any.
+    let in_rg = |j: &usize| model.types[*j].scope == Scope::ResourceGroup;
     let guess = candidates
         .iter()
         .copied()
-        .find(|&j| model.types[j].scope == Scope::ResourceGroup)
+        .find(|j| in_rg(j) && model.types[*j].fixed_name.is_none())
+        .or_else(|| candidates.iter().copied().find(in_rg))
         .or(candidates.first().copied());
     if let [Seg::Param(p)] = prefix
         && let Some(j) = guess
