@@ -139,7 +139,8 @@ pub(crate) fn read_spec(store: &Store, path: &Path, index: usize) -> Result<Spec
         .key("info")
         .and_then(|i| i.str("version").map(str::to_string));
     let mut ops = Vec::new();
-    if let Some(paths) = root.key("paths") {
+    // `x-ms-paths` holds paths that differ only by a query (`...?op=x`); they are paths too.
+    for paths in ["paths", "x-ms-paths"].iter().filter_map(|k| root.key(k)) {
         for (path, item) in paths.entries() {
             let item = store.deref(&item)?;
             let shared = match item.key("parameters") {
