@@ -453,3 +453,29 @@ paths:
         out.todos
     );
 }
+
+#[test]
+fn same_namespace_in_two_api_versions() {
+    let dir = scratch_dir("two-versions");
+    let spec = dir.join("sprockets.json");
+    std::fs::write(
+        &spec,
+        r#"{"swagger": "2.0", "info": {"version": "2025-03-01-preview"}, "paths": {
+            "/subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Contoso/sprockets/{n}": {
+                "put": {"responses": {"200": {}}}}}}"#,
+    )
+    .unwrap();
+    let out = target_from_openapi(&[fixture(CONTOSO), spec], &InitOptions::default()).unwrap();
+    let v = parse_checked(&out.yaml);
+    assert_eq!(v["api_version"], "2024-05-01");
+    assert!(v.get("namespaces").is_none());
+    assert_eq!(v["types"]["sprockets"]["api_version"], "2025-03-01-preview");
+    assert!(v["types"]["widgets"].get("api_version").is_none());
+    // No body parameter at all: an empty body and a TODO.
+    assert_eq!(v["types"]["sprockets"]["create_body"], json!({}));
+    assert!(
+        out.todos
+            .iter()
+            .any(|t| t.starts_with("types.sprockets.create_body") && t.contains("no body"))
+    );
+}

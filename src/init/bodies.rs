@@ -76,7 +76,6 @@ pub(crate) struct Facts {
     pub location_required: bool,
     pub tracked_base: bool,
     pub etag: bool,
-    pub tags: bool,
     pub provisioning_state: bool,
 }
 
@@ -91,7 +90,6 @@ pub(crate) fn facts(store: &Store, schema: &Loc) -> Result<Facts, InitError> {
         location_required: flat.required.iter().any(|r| r == "location"),
         tracked_base: flat.refs.iter().any(|r| r.ends_with("/TrackedResource")),
         etag: flat.prop("etag").is_some(),
-        tags: flat.prop("tags").is_some(),
         provisioning_state,
     })
 }

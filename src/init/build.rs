@@ -249,7 +249,6 @@ pub(crate) fn type_facts(store: &Store, t: &TypeModel) -> Result<Facts, InitErro
         f.location_required |= g.location_required;
         f.tracked_base |= g.tracked_base;
         f.etag |= g.etag;
-        f.tags |= g.tags;
         f.provisioning_state |= g.provisioning_state;
     }
     Ok(f)

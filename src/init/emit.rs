@@ -64,7 +64,7 @@ impl Node {
         }
     }
 
-    /// Append `key: value` to a map node (no-op on other nodes).
+    /// Append `key: value` to a map node. The generator calls it only on maps it built.
     pub fn push(&mut self, key: &str, value: Node) -> &mut Entry {
         let Node::Map(entries) = self else {
             panic!("push on a non-map node (a generator bug)")
@@ -75,7 +75,7 @@ impl Node {
 
     /// The entry a JSON Pointer names inside this node (object keys and array indexes), or
     /// `None`; used to hang comments on body fields.
-    pub fn at_pointer_mut(&mut self, pointer: &str) -> Option<Target<'_>> {
+    pub fn at_pointer_mut(&mut self, pointer: &str) -> Option<Spot<'_>> {
         if pointer.is_empty() {
             return None;
         }
@@ -91,7 +91,7 @@ impl Node {
                 Node::Map(entries) => {
                     let e = entries.iter_mut().find(|e| e.key == tok)?;
                     match next {
-                        None => return Some(Target::Entry(e)),
+                        None => return Some(Spot::Entry(e)),
                         Some(n) => {
                             cur = &mut e.value;
                             tok = n;
@@ -102,7 +102,7 @@ impl Node {
                     let i: usize = tok.parse().ok()?;
                     let it = items.get_mut(i)?;
                     match next {
-                        None => return Some(Target::Item(it)),
+                        None => return Some(Spot::Item(it)),
                         Some(n) => {
                             cur = &mut it.value;
                             tok = n;
@@ -116,17 +116,17 @@ impl Node {
 }
 
 /// A commentable place inside a node tree.
-pub(crate) enum Target<'a> {
+pub(crate) enum Spot<'a> {
     Entry(&'a mut Entry),
     Item(&'a mut Item),
 }
 
-impl Target<'_> {
+impl Spot<'_> {
     /// Add to the end-of-line comment (joined with `; ` when there is one already).
     pub fn add_trailing(&mut self, text: &str) {
         let slot = match self {
-            Target::Entry(e) => &mut e.trailing,
-            Target::Item(i) => &mut i.trailing,
+            Spot::Entry(e) => &mut e.trailing,
+            Spot::Item(i) => &mut i.trailing,
         };
         *slot = Some(match slot.take() {
             Some(old) => format!("{old}; {text}"),
