@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod diag;
 pub mod http;
+pub mod init;
 pub mod lro;
 pub mod report;
 pub mod rules;
