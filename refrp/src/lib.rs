@@ -28,6 +28,7 @@ mod etag;
 mod faults;
 mod groups;
 mod ids;
+mod lro;
 mod operations;
 mod path;
 mod render;
@@ -38,15 +39,24 @@ mod settings;
 mod store;
 mod tasks;
 mod validate;
+mod variants;
 
 pub use faults::Fault;
 pub use server::{RunningServer, start};
 pub use settings::Settings;
+pub use variants::{TargetHints, Variant, list_variants_text, target_hints};
 
 /// The resource-provider namespace served.
 pub const NAMESPACE: &str = "Microsoft.Contoso";
 
-/// The api-versions every route accepts (resource groups also take `2021-04-01`).
+/// The second provider namespace served (one synchronous tracked type, `gizmos`).
+pub const FABRIKAM_NAMESPACE: &str = "Microsoft.Fabrikam";
+
+/// The only api-version of the `Microsoft.Fabrikam` routes.
+pub const FABRIKAM_API_VERSION: &str = "2023-07-01";
+
+/// The api-versions every `Microsoft.Contoso` route accepts (resource groups also take
+/// `2021-04-01`).
 pub const API_VERSIONS: &[&str] = &["2024-05-01", "2024-09-01-preview"];
 
 /// The api-version to use when nothing else is said.
