@@ -23,12 +23,12 @@ impl Store {
                 } else {
                     Some((2, own))
                 }
-            } else if self.knobs.delete_keeps_ancestors
+            } else if (self.knobs.delete_keeps_ancestors
                 && op.kind == OpKind::Delete
-                && is_ancestor(key, &op.target)
+                && is_ancestor(key, &op.target))
+                || self.untouched_grandparent(&op.target, op.kind).as_deref() == Some(key)
             {
-                None
-            } else if self.untouched_grandparent(&op.target, op.kind).as_deref() == Some(key) {
+                // Under a fault, an ancestor the operation leaves alone.
                 None
             } else if self.knobs.dependant_follows
                 && op.kind.updates()

@@ -205,8 +205,9 @@ impl Variant {
             .find(|(a, b)| set.contains(a) && set.contains(b))
     }
 
-    /// Faults whose rule break cannot be observed while this variant is on (for a fault
-    /// matrix to skip the pair). Every other fault still breaks its rules with the variant on.
+    /// Faults whose rule break a tester cannot reliably observe while this variant is on (for
+    /// a fault matrix to skip the pair). Every other fault still breaks its rules with the
+    /// variant on: where both act on one answer, the fault's answer is sent.
     pub fn hides_faults(self) -> &'static [Fault] {
         use Fault::*;
         match self {
@@ -227,8 +228,12 @@ impl Variant {
                 GrandparentNotUpdating,
                 PutDuringOperationAccepted,
             ],
-            // A synchronous DELETE leaves nothing running to cancel or to show Deleting.
-            Variant::DeleteSync200 => &[DeleteKeepsAncestors, DeleteNoCancel],
+            // A synchronous DELETE leaves no running delete whose ancestors could show Updating.
+            Variant::DeleteSync200 => &[DeleteKeepsAncestors],
+            // A create answered 202 is invisible: there is no GET to omit the state from.
+            Variant::Put202Location => &[NoStateWhileProvisioning],
+            // Without the header, which id it echoes cannot be seen.
+            Variant::MonNoOperationId => &[MonOperationIdIgnored],
             _ => &[],
         }
     }
