@@ -80,7 +80,12 @@ fn time(req: &Req, t: DateTime<Utc>) -> String {
     if req.has(Fault::OpStatusBadTime) {
         t.format("%m/%d/%Y %I:%M:%S %p").to_string()
     } else if req.is(Variant::FractionalTimestamps) {
-        t.format("%Y-%m-%dT%H:%M:%S%.7f+00:00").to_string()
+        // chrono has no 7-digit fraction specifier: 100 ns ticks, as .NET writes them.
+        format!(
+            "{}.{:07}+00:00",
+            t.format("%Y-%m-%dT%H:%M:%S"),
+            t.timestamp_subsec_nanos() / 100
+        )
     } else {
         t.to_rfc3339_opts(SecondsFormat::Millis, true)
     }
