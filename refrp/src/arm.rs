@@ -21,8 +21,8 @@ use crate::settings::Settings;
 use crate::store::Store;
 use crate::variants::Variant;
 use crate::{
-    API_VERSIONS, DEFAULT_API_VERSION, FABRIKAM_API_VERSION, FABRIKAM_NAMESPACE, dataplane,
-    groups, ids, lro, operations, resources, tasks,
+    API_VERSIONS, DEFAULT_API_VERSION, FABRIKAM_API_VERSION, FABRIKAM_NAMESPACE, dataplane, groups,
+    ids, lro, operations, resources, tasks,
 };
 
 /// Largest request body accepted.
@@ -94,7 +94,10 @@ fn dispatch(app: &App, parts: &Parts, body: Bytes) -> (Reply, bool) {
         return (fail(e), false);
     };
     let location_based = route.location_based();
-    (handle_route(app, parts, body, route).unwrap_or_else(fail), location_based)
+    (
+        handle_route(app, parts, body, route).unwrap_or_else(fail),
+        location_based,
+    )
 }
 
 fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<Reply, ApiError> {
@@ -189,9 +192,16 @@ fn api_version(
         ));
     };
     let supported: Vec<&str> = match route.namespace() {
-        None => API_VERSIONS.iter().copied().chain([GROUP_API_VERSION]).collect(),
+        None => API_VERSIONS
+            .iter()
+            .copied()
+            .chain([GROUP_API_VERSION])
+            .collect(),
         Some(FABRIKAM_NAMESPACE) if settings.has(Fault::NamespaceApiVersionMixup) => {
-            [FABRIKAM_API_VERSION].into_iter().chain(API_VERSIONS.iter().copied()).collect()
+            [FABRIKAM_API_VERSION]
+                .into_iter()
+                .chain(API_VERSIONS.iter().copied())
+                .collect()
         }
         Some(FABRIKAM_NAMESPACE) => vec![FABRIKAM_API_VERSION],
         Some(_) => API_VERSIONS.to_vec(),
@@ -208,7 +218,9 @@ fn api_version(
             };
             ApiError::bad_request(
                 "InvalidApiVersionParameter",
-                format!("The api-version '{shown}' is invalid. The supported versions are '{listed}'."),
+                format!(
+                    "The api-version '{shown}' is invalid. The supported versions are '{listed}'."
+                ),
             )
         })
 }

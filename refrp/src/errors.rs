@@ -113,7 +113,11 @@ impl ApiError {
                 .iter()
                 .find_map(|d| d.target.clone())
                 .filter(|t| !t.is_empty());
-            enrich(&mut m, target.as_deref().unwrap_or("request"), self.status.as_u16());
+            enrich(
+                &mut m,
+                target.as_deref().unwrap_or("request"),
+                self.status.as_u16(),
+            );
         }
         Value::Object(m)
     }
@@ -180,7 +184,10 @@ mod tests {
         assert_eq!(rich["error"]["target"], "request");
         assert_eq!(rich["error"]["details"][0]["code"], "NotFound");
         assert!(rich["error"]["innererror"].is_object());
-        assert_eq!(rich["error"]["additionalInfo"][0]["info"]["httpStatus"], 404);
+        assert_eq!(
+            rich["error"]["additionalInfo"][0]["info"]["httpStatus"],
+            404
+        );
     }
 
     #[test]

@@ -218,10 +218,16 @@ mod tests {
     fn plans_follow_variants_then_faults() {
         let s = Settings::default();
         let p = plan(&s, Answer::PutCreate);
-        assert_eq!((p.status, p.body, p.aao, p.location), (StatusCode::CREATED, true, true, true));
+        assert_eq!(
+            (p.status, p.body, p.aao, p.location),
+            (StatusCode::CREATED, true, true, true)
+        );
         let s = Settings::default().with_variant(Variant::Put202Location);
         let p = plan(&s, Answer::PutCreate);
-        assert_eq!((p.status, p.aao, p.location), (StatusCode::ACCEPTED, false, true));
+        assert_eq!(
+            (p.status, p.aao, p.location),
+            (StatusCode::ACCEPTED, false, true)
+        );
         assert_eq!(plan(&s, Answer::PutReplace).status, StatusCode::OK);
         let s = Settings::default()
             .with_variant(Variant::DeleteLocationOnly)
@@ -232,7 +238,10 @@ mod tests {
             .with_variant(Variant::SyncPatch)
             .with_fault(Fault::Patch202NoLocation);
         let p = plan(&s, Answer::Patch);
-        assert_eq!((p.status, p.aao, p.location), (StatusCode::ACCEPTED, true, false));
+        assert_eq!(
+            (p.status, p.aao, p.location),
+            (StatusCode::ACCEPTED, true, false)
+        );
     }
 
     #[test]

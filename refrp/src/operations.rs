@@ -192,7 +192,11 @@ fn status(req: &Req, op: &Operation, shape: OpShape) -> Result<Reply, ApiError> 
         err.insert("code".into(), json!(e.code));
         err.insert("message".into(), json!(e.message));
         if req.is(Variant::RichErrors) {
-            let status = if op.status == OpStatus::Failed { 400 } else { 409 };
+            let status = if op.status == OpStatus::Failed {
+                400
+            } else {
+                409
+            };
             errors::enrich(&mut err, &op.target_name, status);
         }
         m.insert("error".into(), Value::Object(err));
@@ -213,7 +217,9 @@ fn result(req: &Req, store: &mut Store, id: &str) -> Result<Reply, ApiError> {
         .ops
         .get(id)
         .is_some_and(|op| op.status == OpStatus::Running);
-    if running && !req.has(Fault::OpResult200WhileRunning) && req.is(Variant::NewLocationPerPoll)
+    if running
+        && !req.has(Fault::OpResult200WhileRunning)
+        && req.is(Variant::NewLocationPerPoll)
         && let Some(op) = store.ops.get_mut(id)
     {
         op.generation += 1;
@@ -234,10 +240,7 @@ fn result(req: &Req, store: &mut Store, id: &str) -> Result<Reply, ApiError> {
             })
         }
         OpStatus::Running => Ok(Reply::empty(StatusCode::ACCEPTED)
-            .header(
-                header::LOCATION,
-                &lro::location_url(req, op, op.generation),
-            )
+            .header(header::LOCATION, &lro::location_url(req, op, op.generation))
             .retry_after(req.settings)),
         OpStatus::Succeeded => Ok(match op.kind {
             OpKind::Create | OpKind::Replace | OpKind::Patch => {

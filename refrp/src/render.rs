@@ -122,6 +122,9 @@ mod tests {
         let b = resource(&r, Some(State::Creating), &custom);
         assert_eq!(b["properties"]["provisioningState"], "Created");
         assert_eq!(b["etag"], "\"e\"");
-        assert_eq!(state_label(State::Updating, Kind::Widget, &custom), "Updating");
+        assert_eq!(
+            state_label(State::Updating, Kind::Widget, &custom),
+            "Updating"
+        );
     }
 }

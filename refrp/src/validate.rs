@@ -481,15 +481,30 @@ mod tests {
     #[test]
     fn new_shapes() {
         let ok = |k, b: Value| put_body(k, &b).is_ok();
-        assert!(ok(Kind::Configuration, json!({"properties": {"logLevel": "Verbose", "retentionDays": 30}})));
-        assert!(!ok(Kind::Configuration, json!({"properties": {"logLevel": "Loud"}})));
-        assert!(!ok(Kind::Configuration, json!({"properties": {"retentionDays": 400}})));
+        assert!(ok(
+            Kind::Configuration,
+            json!({"properties": {"logLevel": "Verbose", "retentionDays": 30}})
+        ));
+        assert!(!ok(
+            Kind::Configuration,
+            json!({"properties": {"logLevel": "Loud"}})
+        ));
+        assert!(!ok(
+            Kind::Configuration,
+            json!({"properties": {"retentionDays": 400}})
+        ));
         assert!(!ok(Kind::Configuration, json!({"location": "x"})));
         assert!(ok(Kind::Annotation, json!({"properties": {"text": "hi"}})));
         assert!(!ok(Kind::Annotation, json!({"properties": {}})));
-        assert!(ok(Kind::Gizmo, json!({"location": "x", "properties": {"color": "red", "count": 3}})));
+        assert!(ok(
+            Kind::Gizmo,
+            json!({"location": "x", "properties": {"color": "red", "count": 3}})
+        ));
         assert!(!ok(Kind::Gizmo, json!({"properties": {}})));
-        assert!(ok(Kind::SubscriptionWidget, json!({"location": "x", "properties": {"size": 2}})));
+        assert!(ok(
+            Kind::SubscriptionWidget,
+            json!({"location": "x", "properties": {"size": 2}})
+        ));
         assert!(!ok(Kind::TenantWidget, json!({"properties": {"size": 0}})));
         assert_eq!(configuration_defaults()["logLevel"], "Info");
     }

@@ -74,7 +74,10 @@ async fn patch_restart_and_propagation_are_held() {
     assert_eq!(rp.get(&a.location()).await.status, 202);
     assert_eq!(rp.get(&a.location()).await.status, 202);
     let done = rp.get(&a.location()).await;
-    assert_eq!((done.status, done.body["restartCount"].clone()), (200, json!(1)));
+    assert_eq!(
+        (done.status, done.body["restartCount"].clone()),
+        (200, json!(1))
+    );
 }
 
 #[tokio::test]
@@ -82,7 +85,10 @@ async fn dependency_updates_are_held() {
     let rp = rp_with(gated(2)).await;
     let w = rp.with_widget().await;
     let l = link("rg1", "l1");
-    let full_id = rp.get(&w).await.body["id"].as_str().unwrap_or("").to_string();
+    let full_id = rp.get(&w).await.body["id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     rp.create(
         &l,
         &json!({"location": "eastus", "properties": {"widgetId": full_id}}),
@@ -119,9 +125,17 @@ async fn dataplane_monitors_are_held() {
     let rp = rp_with(gated(2)).await;
     let url = |p: &str| format!("{p}?api-version=2024-05-01");
     let r = rp
-        .send(Method::PUT, &url("/dataplane/widgets/d1"), Some(&json!({"size": 1})), &[])
+        .send(
+            Method::PUT,
+            &url("/dataplane/widgets/d1"),
+            Some(&json!({"size": 1})),
+            &[],
+        )
         .await;
-    let monitor = r.h("operation-location").expect("Operation-Location").to_string();
+    let monitor = r
+        .h("operation-location")
+        .expect("Operation-Location")
+        .to_string();
     for _ in 0..4 {
         let w = rp.get(&url("/dataplane/widgets/d1")).await;
         assert_eq!(w.body["provisioningState"], "Running");

@@ -19,7 +19,10 @@ async fn sync_patch() {
     assert!(p.h("retry-after").is_none());
     assert_ne!(p.etag(), before);
     let g = rp.get(&w).await;
-    assert_eq!((g.body["properties"]["size"].clone(), g.state()), (json!(7), "Succeeded"));
+    assert_eq!(
+        (g.body["properties"]["size"].clone(), g.state()),
+        (json!(7), "Succeeded")
+    );
     // A failing synchronous PATCH answers the error and changes nothing.
     let f = rp
         .patch(&w, &json!({"properties": {"simulateFailure": true}}))
@@ -93,7 +96,12 @@ async fn put_202_location() {
         .assert_error(404, "ResourceNotFound");
     let done = rp.poll_location(&r.location()).await;
     assert_eq!(done.status, 201);
-    assert!(done.body["id"].as_str().unwrap_or("").ends_with("/widgets/w1"));
+    assert!(
+        done.body["id"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("/widgets/w1")
+    );
     assert_eq!(done.state(), "Succeeded");
     assert_eq!(rp.get(&w).await.status, 200);
     // A replace keeps the 200 + Azure-AsyncOperation + Location answer.
@@ -125,7 +133,10 @@ async fn aao_only_put() {
     rp.make_rg("rg1").await;
     let w = widget("rg1", "w1");
     let r = rp.put(&w, &widget_body()).await;
-    assert_eq!((r.status, r.state(), r.h("retry-after")), (201, "Creating", Some("10")));
+    assert_eq!(
+        (r.status, r.state(), r.h("retry-after")),
+        (201, "Creating", Some("10"))
+    );
     assert!(r.h("location").is_none());
     assert_eq!(rp.wait(&r.aao()).await["status"], "Succeeded");
     let p = rp.patch(&w, &json!({"tags": {}})).await;
@@ -163,9 +174,15 @@ async fn delete_sync_200() {
     assert_eq!(rp.get(&g).await.status, 404);
     assert_eq!(rp.delete(&g).await.status, 204);
     // A refused delete is still refused.
-    let id = rp.get(&w).await.body["id"].as_str().unwrap_or("").to_string();
-    rp.create(&link("rg1", "l"), &json!({"location": "eastus", "properties": {"widgetId": id}}))
-        .await;
+    let id = rp.get(&w).await.body["id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    rp.create(
+        &link("rg1", "l"),
+        &json!({"location": "eastus", "properties": {"widgetId": id}}),
+    )
+    .await;
     rp.delete(&w).await.assert_error(409, "ResourceInUse");
     assert_eq!(rp.delete(&link("rg1", "l")).await.status, 200);
     assert_eq!(rp.delete(&w).await.status, 200);
@@ -178,7 +195,10 @@ async fn delete_final_200() {
     let w = rp.with_widget().await;
     let d = rp.delete(&w).await;
     let done = rp.poll_location(&d.location()).await;
-    assert_eq!((done.status, done.body.clone()), (200, serde_json::Value::Null));
+    assert_eq!(
+        (done.status, done.body.clone()),
+        (200, serde_json::Value::Null)
+    );
     assert_eq!(rp.get(&w).await.status, 404);
 }
 
@@ -292,6 +312,11 @@ async fn new_location_per_poll() {
     assert_eq!(rp.get(&first).await.status, 204);
     assert_eq!(rp.get(&second).await.status, 204);
     // A generation never handed out is unknown.
-    let unknown = format!("{}.99?api-version={API}", first.split('?').next().unwrap_or(""));
-    rp.get(&unknown).await.assert_error(404, "OperationNotFound");
+    let unknown = format!(
+        "{}.99?api-version={API}",
+        first.split('?').next().unwrap_or("")
+    );
+    rp.get(&unknown)
+        .await
+        .assert_error(404, "OperationNotFound");
 }

@@ -34,7 +34,10 @@ async fn operations_monitor_true() {
     rp.make_rg("rg1").await;
     let r = rp.put(&widget("rg1", "w1"), &widget_body()).await;
     let (aao, loc) = (r.aao(), r.location());
-    assert!(aao.contains("/operations/") && !aao.contains("monitor"), "{aao}");
+    assert!(
+        aao.contains("/operations/") && !aao.contains("monitor"),
+        "{aao}"
+    );
     assert_eq!(path_of(&aao), path_of(&loc));
     assert!(loc.contains("monitor=true"), "{loc}");
     assert_eq!(rp.get(&aao).await.body["status"], "InProgress");
@@ -56,7 +59,10 @@ async fn location_under_resource() {
     assert_eq!(rp.poll_location(&r.location()).await.status, 200);
     let a = rp.post(&format!("{w}/restart")).await;
     assert!(path_of(&a.location()).starts_with(&format!("{w}/restart/operationresults/")));
-    assert_eq!(rp.poll_location(&a.location()).await.body["restartCount"], 1);
+    assert_eq!(
+        rp.poll_location(&a.location()).await.body["restartCount"],
+        1
+    );
     // The Location of a DELETE keeps answering after the resource is gone.
     let d = rp.delete(&widget("rg1", "w1")).await;
     assert_eq!(rp.poll_location(&d.location()).await.status, 204);
@@ -76,7 +82,10 @@ async fn opstatus_status_only() {
     let r = rp.put(&widget("rg1", "w1"), &body).await;
     assert_eq!(rp.get(&r.aao()).await.body, json!({"status": "InProgress"}));
     let done = rp.wait(&r.aao()).await;
-    let keys: Vec<&String> = done.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+    let keys: Vec<&String> = done
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
     assert_eq!(keys, ["status", "error"]);
     assert_eq!(done["error"]["code"], "ProvisioningFailed");
 }
@@ -93,7 +102,11 @@ async fn fractional_timestamps_and_percent() {
     let r = rp.put(&widget("rg1", "w1"), &widget_body()).await;
     let s = rp.get(&r.aao()).await.body;
     let start = s["startTime"].as_str().unwrap_or("");
-    assert_eq!(start.len(), "2024-05-01T10:00:00.1234567+00:00".len(), "{start}");
+    assert_eq!(
+        start.len(),
+        "2024-05-01T10:00:00.1234567+00:00".len(),
+        "{start}"
+    );
     assert!(start.ends_with("+00:00") && start.as_bytes()[19] == b'.');
     assert!(s["percentComplete"].is_f64());
     let done = rp.wait(&r.aao()).await;
@@ -173,8 +186,13 @@ async fn weak_etags_and_etag_in_body() {
     let patch = |im: String| {
         let (rp, w) = (&rp, &w);
         async move {
-            rp.send(Method::PATCH, w, Some(&json!({"tags": {}})), &[("if-match", &im)])
-                .await
+            rp.send(
+                Method::PATCH,
+                w,
+                Some(&json!({"tags": {}})),
+                &[("if-match", &im)],
+            )
+            .await
         }
     };
     // Stale tags, weak or strong, fail and change nothing.
@@ -204,7 +222,9 @@ async fn weak_etags_and_etag_in_body() {
     let r = put("if-match", current.clone()).await;
     assert_eq!(r.status, 200);
     rp.wait(&r.aao()).await;
-    let stale = rp.send(Method::DELETE, &w, None, &[("if-match", &current)]).await;
+    let stale = rp
+        .send(Method::DELETE, &w, None, &[("if-match", &current)])
+        .await;
     assert_eq!(stale.status, 412);
 }
 
@@ -221,7 +241,10 @@ async fn rich_errors() {
     assert!(err["innererror"].is_object());
     assert_eq!(err["additionalInfo"][0]["type"], "RefrpErrorInfo");
     let bad = rp
-        .put(&widget("rg1", "w"), &json!({"location": "eastus", "properties": {"size": 0}}))
+        .put(
+            &widget("rg1", "w"),
+            &json!({"location": "eastus", "properties": {"size": 0}}),
+        )
         .await;
     assert_eq!(bad.body["error"]["target"], "properties.size");
     let mut body = widget_body();
@@ -253,7 +276,10 @@ async fn request_id_format() {
     let rp = rp_variant(Variant::RequestIdFormat).await;
     let a = rp.get(&rg("nope")).await;
     let b = rp.get(&rg("nope")).await;
-    let (ia, ib) = (a.h("x-ms-request-id").unwrap_or(""), b.h("x-ms-request-id").unwrap_or(""));
+    let (ia, ib) = (
+        a.h("x-ms-request-id").unwrap_or(""),
+        b.h("x-ms-request-id").unwrap_or(""),
+    );
     assert!(ia.ends_with("_M5SN1_M5SN1") && ia.len() > 36, "{ia}");
     assert_ne!(ia, ib);
 }
@@ -269,7 +295,12 @@ async fn dataplane_variants() {
     .await;
     let url = "/dataplane/widgets/d1?api-version=2024-05-01";
     let r = rp
-        .send(Method::PUT, url, Some(&json!({"size": 1})), &[("operation-id", "op-1")])
+        .send(
+            Method::PUT,
+            url,
+            Some(&json!({"size": 1})),
+            &[("operation-id", "op-1")],
+        )
         .await;
     assert_eq!(r.status, 201);
     assert!(r.h("operation-id").is_none());
@@ -280,7 +311,10 @@ async fn dataplane_variants() {
     assert!(loc.contains("/dataplane/widgets/d1?api-version="), "{loc}");
     assert_eq!(rp.get(&loc).await.body["name"], "d1");
     let m = rp.get(&monitor).await;
-    assert_eq!((m.h("retry-after"), m.body["status"].clone()), (Some("1"), json!("Running")));
+    assert_eq!(
+        (m.h("retry-after"), m.body["status"].clone()),
+        (Some("1"), json!("Running"))
+    );
     assert_eq!(rp.get(&monitor).await.body["status"], "Succeeded");
 }
 
@@ -293,10 +327,17 @@ async fn the_compatible_set_together() {
     let w = widget("rg1", "w1");
     rp.make_rg("rg1").await;
     let r = rp.put(&w, &widget_body()).await;
-    assert_eq!((r.status, r.state(), r.h("retry-after")), (201, "Accepted", Some("2")));
+    assert_eq!(
+        (r.status, r.state(), r.h("retry-after")),
+        (201, "Accepted", Some("2"))
+    );
     assert!(r.h("location").is_none() && r.etag().starts_with("W/"));
     assert!(r.aao().contains("/asyncoperations/"));
-    assert!(r.h("x-ms-request-id").unwrap_or("").ends_with("_M5SN1_M5SN1"));
+    assert!(
+        r.h("x-ms-request-id")
+            .unwrap_or("")
+            .ends_with("_M5SN1_M5SN1")
+    );
     let done = rp.wait_any_case(&r.aao()).await;
     assert_eq!(done["status"], "succeeded");
     assert!(done["resourceId"].is_string() && done["percentComplete"].is_f64());
@@ -350,5 +391,9 @@ async fn faults_still_break_with_the_compatible_set() {
     let r = rp.put(&g, &widget_body()).await;
     rp.get(&r.aao()).await;
     let a = rp.post(&format!("{g}/restart")).await;
-    assert!(a.location().starts_with("/subscriptions/"), "{}", a.location());
+    assert!(
+        a.location().starts_with("/subscriptions/"),
+        "{}",
+        a.location()
+    );
 }

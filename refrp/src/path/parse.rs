@@ -3,7 +3,7 @@
 //! names are kept as the request spelled them (percent-decoded).
 
 use super::{
-    CollRef, GroupRef, Kind, OpEndpoint, OpRoute, OpShape, ResRef, Route, Scope, SINGLETON_NAME,
+    CollRef, GroupRef, Kind, OpEndpoint, OpRoute, OpShape, ResRef, Route, SINGLETON_NAME, Scope,
 };
 use crate::{FABRIKAM_NAMESPACE, NAMESPACE};
 
@@ -303,7 +303,8 @@ mod tests {
             (Kind::SubscriptionWidget, path, Some("s"))
         );
         assert!(r.group().is_none());
-        let path = "/subscriptions/s/providers/microsoft.contoso/LOCATIONS/EastUS/regionalwidgets/n";
+        let path =
+            "/subscriptions/s/providers/microsoft.contoso/LOCATIONS/EastUS/regionalwidgets/n";
         let Some(Route::Resource(r)) = p(path) else {
             panic!()
         };
@@ -320,7 +321,9 @@ mod tests {
         assert!(
             matches!(p(path), Some(Route::Collection(c)) if c.kind == Kind::TenantWidget && c.scope == Scope::Tenant)
         );
-        let path = format!("{RG}/providers/Microsoft.Contoso/widgets/W/providers/Microsoft.Contoso/annotations/a1");
+        let path = format!(
+            "{RG}/providers/Microsoft.Contoso/widgets/W/providers/Microsoft.Contoso/annotations/a1"
+        );
         let Some(Route::Resource(a)) = p(&path) else {
             panic!()
         };
@@ -344,7 +347,11 @@ mod tests {
             "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/abc";
         assert!(matches!(
             p(path),
-            Some(Route::Operation(OpRoute { endpoint: OpEndpoint::Status, shape: OpShape::Statuses, .. }))
+            Some(Route::Operation(OpRoute {
+                endpoint: OpEndpoint::Status,
+                shape: OpShape::Statuses,
+                ..
+            }))
         ));
         let path =
             "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationresults/abc.3";

@@ -130,8 +130,8 @@ fn check_echo(
     let current = exists.then(|| store.shown_state(key));
     let label = current.map(|c| render::state_label(c, kind, req.settings));
     let matching = label.is_some_and(|c| c.eq_ignore_ascii_case(echo.trim()));
-    let refuse = req.has(Fault::EchoRejectMatching)
-        || (!matching && !req.has(Fault::EchoAcceptDifferent));
+    let refuse =
+        req.has(Fault::EchoRejectMatching) || (!matching && !req.has(Fault::EchoAcceptDifferent));
     if refuse {
         let shown = label.unwrap_or("none (the resource does not exist)");
         return Err(ApiError::bad_request(

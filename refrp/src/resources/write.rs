@@ -66,10 +66,18 @@ pub fn write(req: &Req, store: &mut Store, r: &ResRef, w: Write) -> Result<Reply
             StatusCode::OK
         };
         let state = store.shown_state(&w.key);
-        let body = render::resource(store.resources.get(&w.key).unwrap_or(&res), Some(state), req.settings);
+        let body = render::resource(
+            store.resources.get(&w.key).unwrap_or(&res),
+            Some(state),
+            req.settings,
+        );
         return Ok(Reply::json(status, body).etag(&res.etag));
     }
-    let answer = if creating { Answer::PutCreate } else { w.method };
+    let answer = if creating {
+        Answer::PutCreate
+    } else {
+        w.method
+    };
     let plan = lro::plan(req.settings, answer);
     let op_kind = match (creating, w.method) {
         (true, _) => OpKind::Create,
@@ -104,8 +112,11 @@ pub fn write(req: &Req, store: &mut Store, r: &ResRef, w: Write) -> Result<Reply
         };
         // Under `fast-operations` the stored resource may have settled already.
         let current = store.resources.get(&w.key).unwrap_or(&res);
-        Reply::json(plan.status, render::resource(current, Some(state), req.settings))
-            .etag(&res.etag)
+        Reply::json(
+            plan.status,
+            render::resource(current, Some(state), req.settings),
+        )
+        .etag(&res.etag)
     } else {
         Reply::empty(plan.status)
     };
@@ -145,9 +156,7 @@ fn resource(req: &Req, store: &Store, r: &ResRef, w: &Write) -> Resource {
         Some(e) if req.has(Fault::EtagUnchangedOnUpdate) => e.etag.clone(),
         _ => req.new_etag(),
     };
-    let mut system_data = existing
-        .map(|e| e.system_data.clone())
-        .unwrap_or_default();
+    let mut system_data = existing.map(|e| e.system_data.clone()).unwrap_or_default();
     if !(kind.nested() && req.has(Fault::NestedSystemDataDropped))
         && let Some(sd) = req.system_data()
     {

@@ -297,8 +297,12 @@ impl Store {
     fn finalize(&mut self, id: &str, now: Instant) {
         self.running.remove(id);
         let Some(op) = self.ops.get(id) else { return };
-        let (kind, target, target_kind, failure) =
-            (op.kind, op.target.clone(), op.target_kind, op.fail_with.clone());
+        let (kind, target, target_kind, failure) = (
+            op.kind,
+            op.target.clone(),
+            op.target_kind,
+            op.fail_with.clone(),
+        );
         // Without the gate an operation ends exactly at its deadline; a held one when released.
         let ran = if op.reads_needed == 0 {
             self.duration
@@ -349,7 +353,8 @@ impl Store {
     /// Removes `target` and everything within it (nested children, extension resources).
     /// Under `parent-delete-orphans`, a widget's gadgets (and their sprockets) stay.
     pub fn remove_subtree(&mut self, target: &str, kind: Kind) {
-        let orphans = (self.knobs.orphans && kind == Kind::Widget).then(|| format!("{target}/gadgets/"));
+        let orphans =
+            (self.knobs.orphans && kind == Kind::Widget).then(|| format!("{target}/gadgets/"));
         self.resources.retain(|k, _| {
             let gone = k == target || within(target, k);
             !gone || orphans.as_deref().is_some_and(|o| k.starts_with(o))
@@ -360,7 +365,8 @@ impl Store {
     fn settle(&mut self, target: &str, kind: OpKind, state: State) {
         let knobs = self.knobs;
         let siblings = knobs.siblings && kind.updates();
-        let stale_children = knobs.failed_children_stale && kind.updates() && state == State::Failed;
+        let stale_children =
+            knobs.failed_children_stale && kind.updates() && state == State::Failed;
         let skipped = self.untouched_grandparent(target, kind);
         for (k, r) in self.resources.iter_mut() {
             if skipped.as_deref() == Some(k.as_str()) {
@@ -384,9 +390,7 @@ impl Store {
         {
             return None;
         }
-        parent_key(target)
-            .and_then(parent_key)
-            .map(str::to_string)
+        parent_key(target).and_then(parent_key).map(str::to_string)
     }
 
     /// The newest running operation that targets `key` itself and changes its state.

@@ -52,7 +52,9 @@ mod tests {
         assert_eq!(parent_key(&format!("{W}/gadgets/g")), Some(W));
         assert_eq!(parent_key(&format!("{W}/configurations/default")), Some(W));
         assert_eq!(
-            parent_key("/subscriptions/s/providers/microsoft.contoso/locations/l/regionalwidgets/n"),
+            parent_key(
+                "/subscriptions/s/providers/microsoft.contoso/locations/l/regionalwidgets/n"
+            ),
             None
         );
         assert!(are_siblings(

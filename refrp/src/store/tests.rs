@@ -220,7 +220,8 @@ fn narrow_propagation_faults() {
     let settings = Settings::default().with_fault(Fault::ParentDeleteOrphans);
     let (mut s, [w, g1, _, s1, _]) = tree(&settings);
     let annotation = format!("{w}/providers/microsoft.contoso/annotations/a");
-    s.resources.insert(annotation.clone(), res(&annotation, Kind::Annotation));
+    s.resources
+        .insert(annotation.clone(), res(&annotation, Kind::Annotation));
     s.remove_subtree(&w, Kind::Widget);
     assert!(!s.resources.contains_key(&w) && !s.resources.contains_key(&annotation));
     assert!(s.resources.contains_key(&g1) && s.resources.contains_key(&s1));

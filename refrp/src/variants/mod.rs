@@ -268,10 +268,7 @@ pub fn list_variants_text() -> String {
             v.evidence().unwrap_or("none recorded in real-rps.md"),
         ));
         if !v.departs_from().is_empty() {
-            out.push_str(&format!(
-                "  [departs from: {}]",
-                v.departs_from().join(",")
-            ));
+            out.push_str(&format!("  [departs from: {}]", v.departs_from().join(",")));
         }
         out.push('\n');
     }

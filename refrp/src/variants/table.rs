@@ -41,7 +41,9 @@ pub(super) const TABLE: &[Row] = &[
         "put-provisioning-state-only",
         "PUT answers 201 (create) / 200 (replace) with a non-terminal provisioningState and no Azure-AsyncOperation, Location or Retry-After; clients poll the resource (its GETs count for complete_after_reads)",
         "001-arm-rp-contract.txt § Creating or Updating Resources (Azure-AsyncOperation is optional; clients poll the resource until terminal)",
-        Some("Event Hubs PUT 200 `Created`, Key Vault PUT 200 `RegisteringDns`, Web PUT 201 `InProgress`, all without AAO/Location"),
+        Some(
+            "Event Hubs PUT 200 `Created`, Key Vault PUT 200 `RegisteringDns`, Web PUT 201 `InProgress`, all without AAO/Location"
+        ),
         &[],
     ),
     row!(
@@ -49,7 +51,9 @@ pub(super) const TABLE: &[Row] = &[
         "delete-location-only",
         "DELETE answers 202 with Location and Retry-After but no Azure-AsyncOperation",
         "001-arm-rp-contract.txt § Delete Resource (Location MUST, Azure-AsyncOperation optional)",
-        Some("async DELETE 202 with Location only: resource groups, Redis, ACR, Event Hubs namespaces, Solutions"),
+        Some(
+            "async DELETE 202 with Location only: resource groups, Redis, ACR, Event Hubs namespaces, Solutions"
+        ),
         &[],
     ),
     row!(
@@ -65,7 +69,9 @@ pub(super) const TABLE: &[Row] = &[
         "opstatus-status-only",
         "the operation resource is only {\"status\"} plus `error` when Failed/Canceled: no id, name, startTime, endTime, percentComplete or properties",
         "001-arm-rp-contract.txt § Operation Resource format (id, name, times, percentComplete and properties are optional)",
-        Some("206 of 210 operation resources have no id, 111 neither id nor name (Network, Cosmos DB, ACR, Resources send status only)"),
+        Some(
+            "206 of 210 operation resources have no id, 111 neither id nor name (Network, Cosmos DB, ACR, Resources send status only)"
+        ),
         &["OPRES-04"],
     ),
     row!(
@@ -73,7 +79,9 @@ pub(super) const TABLE: &[Row] = &[
         "custom-running-states",
         "RP-specific running values: operation status NotStarted, then Dequeued, then provisioningResources; a create shows provisioningState Accepted (widgets), Created (gadgets, configurations), InProgress (sprockets), RegisteringDns (links, subscription widgets); Updating and Deleting keep the state-diagram names the PROP rules need",
         "001-arm-rp-contract.txt § ProvisioningState property (RP-defined transitioning states); § Operation Resource format (transient values are service specific)",
-        Some("provisioningState Created (Event Hubs), Accepted (Event Hubs DR, Resources, Solutions), RegisteringDns (Key Vault), InProgress (Web); operation status Dequeued, provisioningResources, NotStarted"),
+        Some(
+            "provisioningState Created (Event Hubs), Accepted (Event Hubs DR, Resources, Solutions), RegisteringDns (Key Vault), InProgress (Web); operation status Dequeued, provisioningResources, NotStarted"
+        ),
         &[],
     ),
     row!(
@@ -97,7 +105,9 @@ pub(super) const TABLE: &[Row] = &[
         "aao-asyncoperations",
         "Azure-AsyncOperation URLs are `/subscriptions/{s}/providers/Microsoft.Contoso/locations/{l}/asyncoperations/{id}` (the operation resource's id follows)",
         "001-arm-rp-contract.txt § Asynchronous Operations (only an absolute URI is required of Azure-AsyncOperation)",
-        Some("43 of 145 operation URLs use `<x>operations`/`operationStatuses`/`asyncoperations` path words (Compute, Storage, Web, Solutions)"),
+        Some(
+            "43 of 145 operation URLs use `<x>operations`/`operationStatuses`/`asyncoperations` path words (Compute, Storage, Web, Solutions)"
+        ),
         &[],
     ),
     row!(
@@ -105,7 +115,9 @@ pub(super) const TABLE: &[Row] = &[
         "operations-monitor-true",
         "Compute style: Azure-AsyncOperation `.../locations/{l}/operations/{id}` and Location the same path plus `?monitor=true` (the query alone decides which endpoint answers)",
         "001-arm-rp-contract.txt § Asynchronous Operations (Location and Azure-AsyncOperation must be absolute; the path shape is a recommendation)",
-        Some("Compute Location URLs `.../operations/{id}?monitor=true` (LOC-09 calibration: only 61 of 145 use the literal operationresults shape)"),
+        Some(
+            "Compute Location URLs `.../operations/{id}?monitor=true` (LOC-09 calibration: only 61 of 145 use the literal operationresults shape)"
+        ),
         &["LOC-09"],
     ),
     row!(
@@ -121,7 +133,9 @@ pub(super) const TABLE: &[Row] = &[
         "fractional-timestamps",
         "operation startTime/endTime carry 7 fractional digits and a +00:00 offset (2024-05-01T10:00:00.1234567+00:00)",
         "001-arm-rp-contract.txt § Operation Resource format (DateLiteral per ISO 8601)",
-        Some("OPRES-06 calibration: accept 7-digit fractions and +00:00 (0 of 446 timestamps violated ISO 8601)"),
+        Some(
+            "OPRES-06 calibration: accept 7-digit fractions and +00:00 (0 of 446 timestamps violated ISO 8601)"
+        ),
         &[],
     ),
     row!(
@@ -185,7 +199,9 @@ pub(super) const TABLE: &[Row] = &[
         "delete-sync-200",
         "DELETE of an existing resource completes at once: 200 with no body (running operations on it and its descendants end Canceled); 204 when missing",
         "001-arm-rp-contract.txt § ETags for Resources (DELETE table: 200 OK); rules.md DEL-01",
-        Some("synchronous DELETE answers 200 (27: Storage, Key Vault, Event Hubs children, SQL children, Redis children)"),
+        Some(
+            "synchronous DELETE answers 200 (27: Storage, Key Vault, Event Hubs children, SQL children, Redis children)"
+        ),
         &[],
     ),
     row!(
@@ -193,7 +209,9 @@ pub(super) const TABLE: &[Row] = &[
         "delete-final-200",
         "a finished DELETE's Location URL answers 200 with no body instead of 204",
         "001-arm-rp-contract.txt § Delete Resource (the Location URL returns 200 OK or 204 NoContent)",
-        Some("final Location answers for DELETE: 200 with no body (Redis, ACR, Event Hubs, Resources)"),
+        Some(
+            "final Location answers for DELETE: 200 with no body (Redis, ACR, Event Hubs, Resources)"
+        ),
         &[],
     ),
     row!(
@@ -209,7 +227,9 @@ pub(super) const TABLE: &[Row] = &[
         "fast-operations",
         "every ARM operation ends before its first answer: PUT/PATCH answer 201/200 with provisioningState Succeeded and an Azure-AsyncOperation whose first read says Succeeded; DELETE and restart answer 202 whose Location already gives the final answer (overrides complete_after_reads on the ARM surface)",
         "001-arm-rp-contract.txt § Creating or Updating Resources; § Operation Resource format",
-        Some("10 of 99 PUT/PATCH 200/201 answers carrying AAO already said Succeeded (Network NIC, load balancer, virtual WAN/hub; Compute gallery PATCH; .NET Bastion PUT)"),
+        Some(
+            "10 of 99 PUT/PATCH 200/201 answers carrying AAO already said Succeeded (Network NIC, load balancer, virtual WAN/hub; Compute gallery PATCH; .NET Bastion PUT)"
+        ),
         &["PUT-02"],
     ),
     row!(

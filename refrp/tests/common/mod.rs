@@ -344,7 +344,11 @@ impl Rp {
             if r.status != 200 || ["Succeeded", "Failed", "Canceled"].contains(&r.state()) {
                 return r;
             }
-            assert!(Instant::now() < deadline, "{path} never settled: {}", r.body);
+            assert!(
+                Instant::now() < deadline,
+                "{path} never settled: {}",
+                r.body
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -361,7 +365,11 @@ impl Rp {
             if ["succeeded", "failed", "canceled"].contains(&s.as_str()) {
                 return r.body;
             }
-            assert!(Instant::now() < deadline, "operation never ended: {}", r.body);
+            assert!(
+                Instant::now() < deadline,
+                "operation never ended: {}",
+                r.body
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
