@@ -1,13 +1,19 @@
 //! `rpconform-refrp`: the embedded reference resource provider of rpconform.
 //!
 //! A conforming ARM-style RP for the `Microsoft.Contoso` namespace (widgets, nested gadgets
-//! and sprockets, links that depend on widgets, a `restart` action, `/skus`), built with axum
-//! on tokio. Every [`Fault`] knob in [`Settings::faults`] breaks named contract rules on
-//! purpose; with no knob set the RP satisfies the whole catalogue.
+//! and sprockets, a singleton configuration, links that depend on widgets, a `restart`
+//! action, `/skus`, subscription-level, location-based, tenant-level and extension types) and
+//! a second namespace `Microsoft.Fabrikam` (gizmos), built with axum on tokio. Every [`Fault`]
+//! knob in [`Settings::faults`] breaks named contract rules on purpose; every [`Variant`] in
+//! [`Settings::variants`] switches to another legal behaviour; with no fault set the RP
+//! satisfies the whole catalogue. [`Settings::complete_after_reads`] holds operations open
+//! until they have been observed.
 //!
 //! - [`app`] builds the router for one fresh RP instance (for in-process tests);
 //! - [`start`] serves it on `127.0.0.1` and returns a [`RunningServer`];
-//! - [`Fault`] lists the knobs, [`list_faults_text`] renders them for humans.
+//! - [`Fault`] lists the fault knobs, [`list_faults_text`] renders them for humans;
+//! - [`Variant`] lists the variant knobs, [`list_variants_text`] renders them, and
+//!   [`target_hints`] says what a target file must declare differently with them.
 //!
 //! Two more surfaces share the server: a TypeSpec Azure.Core data plane under `/dataplane`
 //! (status monitors, rules MON-01..08; module `dataplane`) and a Redis Cloud style task API
@@ -16,7 +22,8 @@
 //! Inside: `arm` receives every request (one fallback handler) and hands `/dataplane` and
 //! `/v1` to their modules; for ARM paths, `path` parses routes, and `resources` / `groups` /
 //! `operations` handle them against the `store` (state, operations, propagation, lazy
-//! time-based completion), with `validate`, `etag`, `errors`, `render` and `reply` as helpers.
+//! completion by time and observation), `lro` shapes asynchronous answers, with `validate`,
+//! `etag`, `errors`, `render` and `reply` as helpers; `variants` describes the variant knobs.
 
 use std::sync::Arc;
 
@@ -103,5 +110,6 @@ mod tests {
         let first = text.lines().next().unwrap_or_default();
         assert!(first.starts_with("relative-location  "));
         assert!(first.contains("LOC-02"));
+        assert_eq!(list_variants_text().lines().count(), Variant::all().len());
     }
 }

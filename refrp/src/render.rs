@@ -14,8 +14,9 @@ pub fn state_label(state: State, kind: Kind, settings: &Settings) -> &'static st
         return state.as_str();
     }
     match kind {
-        Kind::Widget => "Accepted",
-        Kind::Gadget | Kind::Configuration => "Created",
+        // A configuration shows a create only through its widget's: it spells it the same.
+        Kind::Widget | Kind::Configuration => "Accepted",
+        Kind::Gadget => "Created",
         Kind::Sprocket => "InProgress",
         Kind::Link | Kind::SubscriptionWidget => "RegisteringDns",
         _ => state.as_str(),
@@ -121,6 +122,7 @@ mod tests {
             .with_variant(Variant::EtagInBody);
         let b = resource(&r, Some(State::Creating), &custom);
         assert_eq!(b["properties"]["provisioningState"], "Created");
+        assert_eq!(state_label(State::Creating, Kind::Configuration, &custom), "Accepted");
         assert_eq!(b["etag"], "\"e\"");
         assert_eq!(
             state_label(State::Updating, Kind::Widget, &custom),

@@ -91,9 +91,10 @@ async fn put_202_location() {
     rp.put(&w, &widget_body())
         .await
         .assert_error(409, "AnotherOperationInProgress");
+    // One operation at a time (OPS-01): a PATCH is refused like the PUT.
     rp.patch(&w, &json!({"tags": {}}))
         .await
-        .assert_error(404, "ResourceNotFound");
+        .assert_error(409, "AnotherOperationInProgress");
     let done = rp.poll_location(&r.location()).await;
     assert_eq!(done.status, 201);
     assert!(

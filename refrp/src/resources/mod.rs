@@ -154,6 +154,10 @@ pub fn patch(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError
         .get(&key)
         .filter(|_| store.visible(&key))
         .cloned();
+    if existing.is_none() && store.resources.contains_key(&key) {
+        // Hidden by its running operation (a create answered 202): one operation at a time.
+        check_not_busy(req, store, &key)?;
+    }
     let value = validate::json(&req.body).map_err(|d| ApiError::invalid_content(vec![d]))?;
     let patch = validate::patch_body(kind, &value).map_err(ApiError::invalid_content)?;
     let current_etag = existing.as_ref().map(|e| e.etag.as_str());

@@ -77,7 +77,7 @@ pub(super) const TABLE: &[Row] = &[
     row!(
         CustomRunningStates,
         "custom-running-states",
-        "RP-specific running values: operation status NotStarted, then Dequeued, then provisioningResources; a create shows provisioningState Accepted (widgets), Created (gadgets, configurations), InProgress (sprockets), RegisteringDns (links, subscription widgets); Updating and Deleting keep the state-diagram names the PROP rules need",
+        "RP-specific running values: operation status NotStarted, then Dequeued, then provisioningResources; a create shows provisioningState Accepted (widgets and their configurations), Created (gadgets), InProgress (sprockets), RegisteringDns (links, subscription widgets); Updating and Deleting keep the state-diagram names the PROP rules need",
         "001-arm-rp-contract.txt § ProvisioningState property (RP-defined transitioning states); § Operation Resource format (transient values are service specific)",
         Some(
             "provisioningState Created (Event Hubs), Accepted (Event Hubs DR, Resources, Solutions), RegisteringDns (Key Vault), InProgress (Web); operation status Dequeued, provisioningResources, NotStarted"
