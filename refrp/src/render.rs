@@ -122,7 +122,10 @@ mod tests {
             .with_variant(Variant::EtagInBody);
         let b = resource(&r, Some(State::Creating), &custom);
         assert_eq!(b["properties"]["provisioningState"], "Created");
-        assert_eq!(state_label(State::Creating, Kind::Configuration, &custom), "Accepted");
+        assert_eq!(
+            state_label(State::Creating, Kind::Configuration, &custom),
+            "Accepted"
+        );
         assert_eq!(b["etag"], "\"e\"");
         assert_eq!(
             state_label(State::Updating, Kind::Widget, &custom),
