@@ -15,12 +15,14 @@ use axum::response::{IntoResponse, Response};
 use crate::context::{Req, base_url, parse_query};
 use crate::errors::ApiError;
 use crate::faults::Fault;
-use crate::path::{self, Route};
+use crate::path::{self, Kind, Route};
 use crate::reply::Reply;
 use crate::settings::Settings;
 use crate::store::Store;
+use crate::variants::Variant;
 use crate::{
-    API_VERSIONS, DEFAULT_API_VERSION, dataplane, groups, ids, operations, resources, tasks,
+    API_VERSIONS, DEFAULT_API_VERSION, FABRIKAM_API_VERSION, FABRIKAM_NAMESPACE, dataplane, groups,
+    ids, lro, operations, resources, tasks,
 };
 
 /// Largest request body accepted.
@@ -40,7 +42,10 @@ pub struct App {
 impl App {
     pub fn new(settings: Settings) -> Self {
         let store = Mutex::new(Store::new(&settings));
-        let dataplane = Mutex::new(dataplane::Store::new(settings.op_duration));
+        let dataplane = Mutex::new(dataplane::Store::new(
+            settings.op_duration,
+            settings.complete_after_reads,
+        ));
         let tasks = Mutex::new(tasks::Store::new(&settings));
         App {
             settings,
@@ -63,30 +68,40 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Resp
     if tasks::is_tasks(path) {
         return tasks::handle(&app.tasks, &app.settings, &parts, body);
     }
-    let reply = match body {
+    let (reply, location_based) = match body {
         Some(bytes) => dispatch(&app, &parts, bytes),
-        None => Reply::error(
-            &app.settings,
-            &ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "RequestBodyTooLarge",
-                format!("The request body could not be read or exceeds {MAX_BODY} bytes."),
+        None => (
+            Reply::error(
+                &app.settings,
+                &ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "RequestBodyTooLarge",
+                    format!("The request body could not be read or exceeds {MAX_BODY} bytes."),
+                ),
             ),
+            false,
         ),
     };
-    finish(&app.settings, &parts.headers, reply)
+    finish(&app.settings, &parts.headers, reply, location_based)
 }
 
-fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
+fn dispatch(app: &App, parts: &Parts, body: Bytes) -> (Reply, bool) {
     let settings = &app.settings;
     let fail = |e: ApiError| Reply::error(settings, &e);
     let raw_path = parts.uri.path();
-    let Some(route) = path::parse(raw_path) else {
-        return fail(ApiError::not_found(
-            "NotFound",
-            "No route matches the request path.",
-        ));
+    let Some(route) = path::parse(raw_path, settings.has(Fault::NestedCaseSensitive)) else {
+        let e = ApiError::not_found("NotFound", "No route matches the request path.");
+        return (fail(e), false);
     };
+    let location_based = route.location_based();
+    (
+        handle_route(app, parts, body, route).unwrap_or_else(fail),
+        location_based,
+    )
+}
+
+fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<Reply, ApiError> {
+    let settings = &app.settings;
     // HEAD is answered like GET; hyper drops the body.
     let method = if parts.method == Method::HEAD {
         Method::GET
@@ -94,13 +109,11 @@ fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
         parts.method.clone()
     };
     if !method_allowed(&route, &method) {
-        return fail(ApiError::method_not_allowed(route.allowed()));
+        return Err(ApiError::method_not_allowed(route.allowed()));
     }
     let query = parse_query(parts.uri.query());
-    let api_version = match api_version(&route, &query, settings) {
-        Ok(v) => v,
-        Err(e) => return fail(e),
-    };
+    let api_version = api_version(&route, &query, settings)?;
+    let raw_path = parts.uri.path();
     let mut store = app.store.lock().unwrap_or_else(PoisonError::into_inner);
     // Take the time under the lock so that operations start and end in request order.
     let now = Instant::now();
@@ -116,7 +129,7 @@ fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
         now,
     };
     let store = &mut *store;
-    let result = match (&route, method) {
+    match (&route, method) {
         (Route::Group(g), Method::GET) => groups::get(store, g),
         (Route::Group(g), Method::PUT) => groups::put(&req, store, g),
         (Route::Group(g), Method::DELETE) => Ok(groups::delete(store, g)),
@@ -127,32 +140,34 @@ fn dispatch(app: &App, parts: &Parts, body: Bytes) -> Reply {
         (Route::Collection(c), _) => resources::list(&req, store, c),
         (Route::Skus(r), _) => resources::skus(&req, store, r),
         (Route::Restart(r), _) => resources::restart(&req, store, r),
-        (
-            Route::Operation {
-                endpoint,
-                sub,
-                location,
-                op,
-            },
-            _,
-        ) => operations::read(&req, store, *endpoint, sub, location, op),
+        (Route::Operation(o), _) => {
+            let monitor = req
+                .query("monitor")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+            let endpoint = lro::endpoint(o.shape, o.endpoint, monitor);
+            operations::read(&req, store, o, endpoint)
+        }
         _ => Err(ApiError::method_not_allowed(route.allowed())),
-    };
-    result.unwrap_or_else(fail)
+    }
 }
 
 fn method_allowed(route: &Route, method: &Method) -> bool {
     match route {
         Route::Group(_) => [Method::GET, Method::PUT, Method::DELETE].contains(method),
-        Route::Resource(_) => {
-            [Method::GET, Method::PUT, Method::PATCH, Method::DELETE].contains(method)
+        Route::Resource(r) => {
+            let mut allowed = vec![Method::GET, Method::PUT, Method::PATCH];
+            if r.kind() != Kind::Configuration {
+                allowed.push(Method::DELETE);
+            }
+            allowed.contains(method)
         }
         Route::Restart(_) => method == Method::POST,
-        Route::Collection(_) | Route::Skus(_) | Route::Operation { .. } => method == Method::GET,
+        Route::Collection(_) | Route::Skus(_) | Route::Operation(_) => method == Method::GET,
     }
 }
 
 /// The checked `api-version`: 400 `MissingApiVersionParameter` / `InvalidApiVersionParameter`.
+/// Each namespace has its own versions; resource groups also take the Resources one.
 fn api_version(
     route: &Route,
     query: &[(String, String)],
@@ -165,41 +180,69 @@ fn api_version(
         .filter(|v| !v.is_empty());
     let Some(given) = given else {
         if settings.has(Fault::MissingApiVersionAccepted) {
-            return Ok(DEFAULT_API_VERSION.to_string());
+            let default = match route.namespace() {
+                Some(FABRIKAM_NAMESPACE) => FABRIKAM_API_VERSION,
+                _ => DEFAULT_API_VERSION,
+            };
+            return Ok(default.to_string());
         }
         return Err(ApiError::bad_request(
             "MissingApiVersionParameter",
             "The api-version query parameter (?api-version=) is required for all requests.",
         ));
     };
-    let group_only: &[&str] = match route {
-        Route::Group(_) => &[GROUP_API_VERSION],
-        _ => &[],
+    let supported: Vec<&str> = match route.namespace() {
+        None => API_VERSIONS
+            .iter()
+            .copied()
+            .chain([GROUP_API_VERSION])
+            .collect(),
+        Some(FABRIKAM_NAMESPACE) if settings.has(Fault::NamespaceApiVersionMixup) => {
+            [FABRIKAM_API_VERSION]
+                .into_iter()
+                .chain(API_VERSIONS.iter().copied())
+                .collect()
+        }
+        Some(FABRIKAM_NAMESPACE) => vec![FABRIKAM_API_VERSION],
+        Some(_) => API_VERSIONS.to_vec(),
     };
-    API_VERSIONS
+    supported
         .iter()
-        .chain(group_only)
         .find(|v| v.eq_ignore_ascii_case(given))
         .map(|v| v.to_string())
         .ok_or_else(|| {
             let shown: String = given.chars().take(64).collect();
+            let listed = match route.namespace() {
+                Some(FABRIKAM_NAMESPACE) => FABRIKAM_API_VERSION.to_string(),
+                _ => API_VERSIONS.join(","),
+            };
             ApiError::bad_request(
                 "InvalidApiVersionParameter",
                 format!(
-                    "The api-version '{shown}' is invalid. The supported versions are '{}'.",
-                    API_VERSIONS.join(",")
+                    "The api-version '{shown}' is invalid. The supported versions are '{listed}'."
                 ),
             )
         })
 }
 
 /// Turns a [`Reply`] into a response with the request-id and echoed correlation headers.
-fn finish(settings: &Settings, request_headers: &HeaderMap, reply: Reply) -> Response {
+/// `location_based`: the route is one of the location-based type (a fault knob acts there).
+fn finish(
+    settings: &Settings,
+    request_headers: &HeaderMap,
+    reply: Reply,
+    location_based: bool,
+) -> Response {
     let mut response = reply.into_response();
     let headers = response.headers_mut();
-    if !settings.has(Fault::NoRequestId)
-        && let Ok(v) = HeaderValue::from_str(&ids::uuid())
-    {
+    let request_id = if settings.is(Variant::RequestIdFormat) {
+        ids::suffixed_request_id()
+    } else {
+        ids::uuid()
+    };
+    let no_request_id = settings.has(Fault::NoRequestId)
+        || (location_based && settings.has(Fault::LocationTypeNoRequestId));
+    if !no_request_id && let Ok(v) = HeaderValue::from_str(&request_id) {
         headers.insert(HeaderName::from_static("x-ms-request-id"), v);
     }
     if !settings.has(Fault::NoCorrelationEcho) {

@@ -7,10 +7,11 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Uri};
 use serde_json::{Map, Value};
 
-use crate::etag::Cond;
+use crate::etag::{Cond, Pre};
 use crate::faults::Fault;
-use crate::path::percent_decode;
+use crate::path::{Fold, percent_decode};
 use crate::settings::Settings;
+use crate::variants::Variant;
 
 /// One request as seen by the handlers.
 pub struct Req<'a> {
@@ -30,6 +31,36 @@ pub struct Req<'a> {
 impl<'a> Req<'a> {
     pub fn has(&self, fault: Fault) -> bool {
         self.settings.has(fault)
+    }
+
+    pub fn is(&self, variant: Variant) -> bool {
+        self.settings.is(variant)
+    }
+
+    /// How resource names fold into store keys under the case-sensitivity faults.
+    pub fn fold(&self) -> Fold {
+        Fold {
+            names: self.has(Fault::CaseSensitiveIds),
+            nested: self.has(Fault::NestedCaseSensitive),
+        }
+    }
+
+    /// The request's preconditions (`If-Match`, `If-None-Match`) and how to compare tags.
+    pub fn pre(&self) -> Pre {
+        Pre {
+            if_match: self.if_match(),
+            if_none_match: self.if_none_match(),
+            weak: self.is(Variant::WeakEtags),
+        }
+    }
+
+    /// A new ETag, weak under `weak-etags`.
+    pub fn new_etag(&self) -> String {
+        if self.is(Variant::WeakEtags) {
+            crate::ids::weak_etag()
+        } else {
+            crate::ids::etag()
+        }
     }
 
     /// A header as text; `None` when absent or not visible ASCII.

@@ -85,8 +85,9 @@ impl ApiError {
         )
     }
 
-    /// The `{code, message, details?}` object itself.
-    pub fn inner(&self) -> Value {
+    /// The `{code, message, details?}` object itself; `rich` adds the optional OData parts
+    /// (`target`, `details`, `innererror`, `additionalInfo`).
+    pub fn inner(&self, rich: bool) -> Value {
         let mut m = Map::new();
         m.insert("code".into(), json!(self.code));
         m.insert("message".into(), json!(self.message));
@@ -106,17 +107,52 @@ impl ApiError {
                 .collect();
             m.insert("details".into(), Value::Array(details));
         }
+        if rich {
+            let target = self
+                .details
+                .iter()
+                .find_map(|d| d.target.clone())
+                .filter(|t| !t.is_empty());
+            enrich(
+                &mut m,
+                target.as_deref().unwrap_or("request"),
+                self.status.as_u16(),
+            );
+        }
         Value::Object(m)
     }
 
     /// The response body: the envelope, or the bare inner object when `flat`.
-    pub fn body(&self, flat: bool) -> Value {
+    pub fn body(&self, flat: bool, rich: bool) -> Value {
         if flat {
-            self.inner()
+            self.inner(rich)
         } else {
-            json!({ "error": self.inner() })
+            json!({ "error": self.inner(rich) })
         }
     }
+}
+
+/// Adds the optional parts of an OData error object to `m` (which has `code` and
+/// `message`): `target`, `details` (one entry repeating code and message when there is none),
+/// `innererror` and `additionalInfo` (the `rich-errors` variant).
+pub fn enrich(m: &mut Map<String, Value>, target: &str, status: u16) {
+    let code = m.get("code").cloned().unwrap_or(Value::Null);
+    let message = m.get("message").cloned().unwrap_or(Value::Null);
+    m.insert("target".into(), json!(target));
+    if !m.contains_key("details") {
+        m.insert(
+            "details".into(),
+            json!([{"code": code, "message": message, "target": target}]),
+        );
+    }
+    m.insert(
+        "innererror".into(),
+        json!({"code": code, "trace": "refrp", "innererror": {"code": "Internal"}}),
+    );
+    m.insert(
+        "additionalInfo".into(),
+        json!([{"type": "RefrpErrorInfo", "info": {"httpStatus": status}}]),
+    );
 }
 
 impl Detail {
@@ -137,12 +173,20 @@ mod tests {
     fn envelope_and_flat_forms() {
         let e = ApiError::not_found("NotFound", "nothing here");
         assert_eq!(
-            e.body(false),
+            e.body(false, false),
             json!({"error": {"code": "NotFound", "message": "nothing here"}})
         );
         assert_eq!(
-            e.body(true),
+            e.body(true, false),
             json!({"code": "NotFound", "message": "nothing here"})
+        );
+        let rich = e.body(false, true);
+        assert_eq!(rich["error"]["target"], "request");
+        assert_eq!(rich["error"]["details"][0]["code"], "NotFound");
+        assert!(rich["error"]["innererror"].is_object());
+        assert_eq!(
+            rich["error"]["additionalInfo"][0]["info"]["httpStatus"],
+            404
         );
     }
 
@@ -150,7 +194,7 @@ mod tests {
     fn details_are_rendered() {
         let e =
             ApiError::invalid_content(vec![Detail::new("InvalidSize", "properties.size", "bad")]);
-        let b = e.body(false);
+        let b = e.body(false, false);
         assert_eq!(b["error"]["code"], "InvalidRequestContent");
         assert_eq!(b["error"]["details"][0]["target"], "properties.size");
         assert_eq!(e.status, StatusCode::BAD_REQUEST);

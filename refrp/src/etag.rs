@@ -43,11 +43,14 @@ impl Cond {
         }
     }
 
-    /// Strong comparison (RFC 7232): a weak tag never matches.
-    fn matches(&self, current: &str) -> bool {
+    /// Strong comparison (RFC 7232): a weak tag never matches. With `weak`, the opaque tags
+    /// are compared (`W/"a"` matches `"a"`), as ARM RPs with weak ETags do.
+    fn matches(&self, current: &str, weak: bool) -> bool {
+        let opaque = |t: &str| t.strip_prefix("W/").unwrap_or(t).to_string();
         match self {
             Cond::Absent => false,
             Cond::Any => true,
+            Cond::Tags(tags) if weak => tags.iter().any(|t| opaque(t) == opaque(current)),
             Cond::Tags(tags) => tags.iter().any(|t| t == current),
         }
     }
@@ -66,50 +69,61 @@ pub enum Verdict {
     NoContent,
 }
 
-/// PUT: `current` is the ETag of the existing resource, `None` when it does not exist.
-pub fn put(if_match: &Cond, if_none_match: &Cond, current: Option<&str>) -> Verdict {
-    let by_match = match (current, if_match) {
-        (_, Cond::Absent) => Verdict::Proceed,
-        (None, _) => Verdict::Failed,
-        (Some(cur), c) if c.matches(cur) => Verdict::Proceed,
-        (Some(_), _) => Verdict::Failed,
-    };
-    if by_match != Verdict::Proceed {
-        return by_match;
-    }
-    none_match(if_none_match, current)
+/// The preconditions of one request and how tags are compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pre {
+    pub if_match: Cond,
+    pub if_none_match: Cond,
+    /// Compare opaque tags (the `weak-etags` variant).
+    pub weak: bool,
 }
 
-/// PATCH: never creates; a missing resource is 404 whatever the headers say.
-pub fn patch(if_match: &Cond, if_none_match: &Cond, current: Option<&str>) -> Verdict {
-    let Some(cur) = current else {
-        return Verdict::NotFound;
-    };
-    match if_match {
-        Cond::Absent | Cond::Any => {}
-        c if c.matches(cur) => {}
-        _ => return Verdict::Failed,
+impl Pre {
+    /// PUT: `current` is the ETag of the existing resource, `None` when it does not exist.
+    pub fn put(&self, current: Option<&str>) -> Verdict {
+        let by_match = match (current, &self.if_match) {
+            (_, Cond::Absent) => Verdict::Proceed,
+            (None, _) => Verdict::Failed,
+            (Some(cur), c) if c.matches(cur, self.weak) => Verdict::Proceed,
+            (Some(_), _) => Verdict::Failed,
+        };
+        if by_match != Verdict::Proceed {
+            return by_match;
+        }
+        self.none_match(current)
     }
-    none_match(if_none_match, current)
-}
 
-/// DELETE: a missing resource is 204 whatever `If-Match` says.
-pub fn delete(if_match: &Cond, current: Option<&str>) -> Verdict {
-    let Some(cur) = current else {
-        return Verdict::NoContent;
-    };
-    match if_match {
-        Cond::Absent | Cond::Any => Verdict::Proceed,
-        c if c.matches(cur) => Verdict::Proceed,
-        _ => Verdict::Failed,
+    /// PATCH: never creates; a missing resource is 404 whatever the headers say.
+    pub fn patch(&self, current: Option<&str>) -> Verdict {
+        let Some(cur) = current else {
+            return Verdict::NotFound;
+        };
+        match &self.if_match {
+            Cond::Absent | Cond::Any => {}
+            c if c.matches(cur, self.weak) => {}
+            _ => return Verdict::Failed,
+        }
+        self.none_match(current)
     }
-}
 
-fn none_match(if_none_match: &Cond, current: Option<&str>) -> Verdict {
-    match (if_none_match, current) {
-        (Cond::Absent, _) | (_, None) => Verdict::Proceed,
-        (c, Some(cur)) if c.matches(cur) => Verdict::Failed,
-        _ => Verdict::Proceed,
+    /// DELETE: a missing resource is 204 whatever `If-Match` says.
+    pub fn delete(&self, current: Option<&str>) -> Verdict {
+        let Some(cur) = current else {
+            return Verdict::NoContent;
+        };
+        match &self.if_match {
+            Cond::Absent | Cond::Any => Verdict::Proceed,
+            c if c.matches(cur, self.weak) => Verdict::Proceed,
+            _ => Verdict::Failed,
+        }
+    }
+
+    fn none_match(&self, current: Option<&str>) -> Verdict {
+        match (&self.if_none_match, current) {
+            (Cond::Absent, _) | (_, None) => Verdict::Proceed,
+            (c, Some(cur)) if c.matches(cur, self.weak) => Verdict::Failed,
+            _ => Verdict::Proceed,
+        }
     }
 }
 
@@ -122,6 +136,26 @@ mod tests {
 
     fn c(s: &str) -> Cond {
         Cond::parse(Some(s))
+    }
+
+    fn pre(im: &Cond, inm: &Cond) -> Pre {
+        Pre {
+            if_match: im.clone(),
+            if_none_match: inm.clone(),
+            weak: false,
+        }
+    }
+
+    fn put(im: &Cond, inm: &Cond, cur: Option<&str>) -> Verdict {
+        pre(im, inm).put(cur)
+    }
+
+    fn patch(im: &Cond, inm: &Cond, cur: Option<&str>) -> Verdict {
+        pre(im, inm).patch(cur)
+    }
+
+    fn delete(im: &Cond, cur: Option<&str>) -> Verdict {
+        pre(im, &Cond::Absent).delete(cur)
     }
 
     #[test]
@@ -176,5 +210,20 @@ mod tests {
         assert_eq!(delete(&c("*"), Some(CUR)), Proceed);
         assert_eq!(delete(&c(CUR), Some(CUR)), Proceed);
         assert_eq!(delete(&c("\"xyz\""), Some(CUR)), Failed);
+    }
+
+    #[test]
+    fn weak_comparison_matches_opaque_tags() {
+        let weak = |im: &str| Pre {
+            if_match: c(im),
+            if_none_match: Cond::Absent,
+            weak: true,
+        };
+        let cur = "W/\"abc\"";
+        assert_eq!(weak("W/\"abc\"").put(Some(cur)), Proceed);
+        assert_eq!(weak("\"abc\"").patch(Some(cur)), Proceed);
+        assert_eq!(weak("W/\"xyz\"").delete(Some(cur)), Failed);
+        assert_eq!(put(&c("W/\"abc\""), &Cond::Absent, Some(cur)), Proceed);
+        assert_eq!(put(&c("\"abc\""), &Cond::Absent, Some(cur)), Failed);
     }
 }

@@ -41,6 +41,16 @@ pub fn etag() -> String {
     )
 }
 
+/// A new weak entity-tag (`W/"…"`).
+pub fn weak_etag() -> String {
+    format!("W/{}", etag())
+}
+
+/// An `x-ms-request-id` in the Event Hubs shape `{guid}_M5SN1_M5SN1` (still unique).
+pub fn suffixed_request_id() -> String {
+    format!("{}_M5SN1_M5SN1", uuid())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +70,7 @@ mod tests {
         let a = etag();
         assert!(a.starts_with('"') && a.ends_with('"'));
         assert_ne!(a, etag());
+        assert!(weak_etag().starts_with("W/\""));
+        assert!(suffixed_request_id().ends_with("_M5SN1_M5SN1"));
     }
 }

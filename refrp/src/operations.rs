@@ -1,40 +1,63 @@
-//! Reads of an operation: the operation resource (`operationStatuses`, the
-//! Azure-AsyncOperation URL) and the operation result (`operationResults`, the Location URL).
-//! Both are scoped to the identity that started the operation.
+//! Reads of an operation: the operation resource (the Azure-AsyncOperation URL, under any of
+//! the status shapes) and the operation result (the Location URL). Both are scoped to the
+//! identity that started the operation, and both count as observations for the hold-open gate.
 
 use axum::http::{StatusCode, header};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::context::Req;
-use crate::errors::ApiError;
+use crate::errors::{self, ApiError};
 use crate::faults::Fault;
-use crate::path::OpEndpoint;
+use crate::lro;
+use crate::path::{OpEndpoint, OpRoute, OpShape, percent_decode};
 use crate::render;
-use crate::reply::{self, Reply};
+use crate::reply::Reply;
 use crate::store::{OpKind, OpStatus, Operation, Store};
+use crate::variants::Variant;
 
-/// GET of `operationStatuses/{op}` or `operationResults/{op}`.
+/// GET of an operation URL; `endpoint` is the route's, resolved for `?monitor=true`.
 pub fn read(
     req: &Req,
-    store: &Store,
+    store: &mut Store,
+    route: &OpRoute,
     endpoint: OpEndpoint,
-    sub: &str,
-    location: &str,
-    op_id: &str,
 ) -> Result<Reply, ApiError> {
     let op = store
         .ops
-        .get(&op_id.to_ascii_lowercase())
-        .filter(|op| op.sub.eq_ignore_ascii_case(sub) && op.location.eq_ignore_ascii_case(location))
-        .ok_or_else(|| op_not_found(op_id))?;
-    if !req.has(Fault::OpStatusAnyTenant) && !same_identity(req, op) {
-        return Err(op_not_found(op_id));
+        .get(&route.op.to_ascii_lowercase())
+        .filter(|op| matches_route(op, route, endpoint))
+        .ok_or_else(|| op_not_found(&route.op))?;
+    let any_identity = req.has(Fault::OpStatusAnyTenant)
+        || (req.has(Fault::NestedStatusAnyTenant) && op.target_kind.nested());
+    if !any_identity && !same_identity(req, op) {
+        return Err(op_not_found(&route.op));
     }
+    let id = op.id.clone();
+    store.observe(&id);
     match endpoint {
-        OpEndpoint::Status => status(req, op),
-        OpEndpoint::Result => result(req, store, op),
+        OpEndpoint::Status => {
+            let op = store.ops.get(&id).ok_or_else(|| op_not_found(&route.op))?;
+            status(req, op, route.shape)
+        }
+        OpEndpoint::Result => result(req, store, &id),
     }
+}
+
+/// The operation is the one the URL names: same subscription, location (or original request
+/// path), and a Location generation it handed out.
+fn matches_route(op: &Operation, route: &OpRoute, endpoint: OpEndpoint) -> bool {
+    let generation_ok = match endpoint {
+        OpEndpoint::Status => route.generation == 0,
+        OpEndpoint::Result => route.generation <= op.generation,
+    };
+    let place_ok = match (&route.location, &route.origin) {
+        (Some(loc), _) => op.location.eq_ignore_ascii_case(loc),
+        (None, Some(origin)) => percent_decode(op.origin.trim_end_matches('/'))
+            .is_some_and(|o| o.eq_ignore_ascii_case(origin)),
+        (None, None) => false,
+    };
+    generation_ok && place_ok && op.sub.eq_ignore_ascii_case(&route.sub)
 }
 
 fn op_not_found(op_id: &str) -> ApiError {
@@ -56,13 +79,70 @@ fn same_identity(req: &Req, op: &Operation) -> bool {
 fn time(req: &Req, t: DateTime<Utc>) -> String {
     if req.has(Fault::OpStatusBadTime) {
         t.format("%m/%d/%Y %I:%M:%S %p").to_string()
+    } else if req.is(Variant::FractionalTimestamps) {
+        // chrono has no 7-digit fraction specifier: 100 ns ticks, as .NET writes them.
+        format!(
+            "{}.{:07}+00:00",
+            t.format("%Y-%m-%dT%H:%M:%S"),
+            t.timestamp_subsec_nanos() / 100
+        )
     } else {
         t.to_rfc3339_opts(SecondsFormat::Millis, true)
     }
 }
 
-/// The operation resource; always 200 while the operation is known.
-fn status(req: &Req, op: &Operation) -> Result<Reply, ApiError> {
+/// The status value: `InProgress` (or RP-specific running values) while running, the
+/// terminal names (lower case under `lowercase-terminal-status`) at the end.
+fn status_name(req: &Req, op: &Operation) -> &'static str {
+    let lower = req.is(Variant::LowercaseTerminalStatus);
+    match op.status {
+        OpStatus::Running if req.is(Variant::CustomRunningStates) => {
+            let total = op.deadline.saturating_duration_since(op.started);
+            let done = req.now.saturating_duration_since(op.started);
+            if done < total / 4 {
+                "NotStarted"
+            } else if done < total / 2 {
+                "Dequeued"
+            } else {
+                "provisioningResources"
+            }
+        }
+        OpStatus::Running => "InProgress",
+        OpStatus::Succeeded if req.has(Fault::UnknownTerminalStatus) => "Completed",
+        OpStatus::Succeeded if lower => "succeeded",
+        OpStatus::Succeeded => "Succeeded",
+        OpStatus::Failed if lower => "failed",
+        OpStatus::Failed => "Failed",
+        OpStatus::Canceled if lower => "canceled",
+        OpStatus::Canceled => "Canceled",
+    }
+}
+
+fn percent(req: &Req, op: &Operation) -> Value {
+    if req.has(Fault::PercentOutOfRange) {
+        return json!(150);
+    }
+    let fractional = req.is(Variant::FractionalPercent);
+    if op.status != OpStatus::Running {
+        return if fractional { json!(100.0) } else { json!(100) };
+    }
+    let total = op
+        .deadline
+        .saturating_duration_since(op.started)
+        .as_millis()
+        .max(1);
+    let done = req.now.saturating_duration_since(op.started).as_millis();
+    if fractional {
+        let p = (done as f64 * 100.0 / total as f64).min(99.5);
+        json!((p * 10.0).round() / 10.0)
+    } else {
+        json!((done * 100 / total).min(99) as u64)
+    }
+}
+
+/// The operation resource; always 200 while the operation is known. Under
+/// `opstatus-status-only` only `status` (and `error`) is sent, except fields a fault breaks.
+fn status(req: &Req, op: &Operation, shape: OpShape) -> Result<Reply, ApiError> {
     let running = op.status == OpStatus::Running;
     if running && req.has(Fault::OpStatus404WhileRunning) {
         return Err(op_not_found(&op.id));
@@ -74,52 +154,55 @@ fn status(req: &Req, op: &Operation) -> Result<Reply, ApiError> {
             "The operation status store is temporarily unavailable.",
         ));
     }
-    let status = match op.status {
-        OpStatus::Running => "InProgress",
-        OpStatus::Succeeded if req.has(Fault::UnknownTerminalStatus) => "Completed",
-        OpStatus::Succeeded => "Succeeded",
-        OpStatus::Failed => "Failed",
-        OpStatus::Canceled => "Canceled",
-    };
-    let percent = if req.has(Fault::PercentOutOfRange) {
-        150
-    } else if running {
-        let total = op
-            .deadline
-            .saturating_duration_since(op.started)
-            .as_millis()
-            .max(1);
-        let done = req.now.saturating_duration_since(op.started).as_millis();
-        (done * 100 / total).min(99) as u64
-    } else {
-        100
-    };
+    let full = !req.is(Variant::OpStatusStatusOnly);
     let mut m = Map::new();
-    m.insert("id".into(), json!(reply::op_path(op, OpEndpoint::Status)));
-    let name = if req.has(Fault::OpStatusNameMismatch) {
-        op.target_name.clone()
-    } else {
-        op.id.clone()
-    };
-    m.insert("name".into(), json!(name));
-    m.insert("status".into(), json!(status));
-    m.insert("startTime".into(), json!(time(req, op.start_time)));
-    if let Some(end) = op.end_time {
-        m.insert("endTime".into(), json!(time(req, end)));
+    if full || req.has(Fault::OpStatusNameMismatch) {
+        m.insert("id".into(), json!(lro::op_path(op, shape)));
+        let name = if req.has(Fault::OpStatusNameMismatch) {
+            op.target_name.clone()
+        } else {
+            op.id.clone()
+        };
+        m.insert("name".into(), json!(name));
     }
-    m.insert("percentComplete".into(), json!(percent));
+    m.insert("status".into(), json!(status_name(req, op)));
+    if full && req.is(Variant::OperationExtraFields) {
+        m.insert("resourceId".into(), json!(op.target_id));
+    }
+    if full || req.has(Fault::OpStatusBadTime) {
+        m.insert("startTime".into(), json!(time(req, op.start_time)));
+        if let Some(end) = op.end_time {
+            m.insert("endTime".into(), json!(time(req, end)));
+        }
+    }
+    if full && req.is(Variant::OperationExtraFields) {
+        let t = op.end_time.unwrap_or(op.start_time);
+        m.insert("lastTransitionTime".into(), json!(time(req, t)));
+    }
+    if full || req.has(Fault::PercentOutOfRange) {
+        m.insert("percentComplete".into(), percent(req, op));
+    }
     let show_error = match op.status {
         OpStatus::Failed => !req.has(Fault::FailedWithoutError),
         OpStatus::Canceled => !req.has(Fault::CanceledWithoutError),
         _ => false,
     };
     if show_error && let Some(e) = &op.error {
-        m.insert(
-            "error".into(),
-            json!({"code": e.code, "message": e.message}),
-        );
+        let mut err = Map::new();
+        err.insert("code".into(), json!(e.code));
+        err.insert("message".into(), json!(e.message));
+        if req.is(Variant::RichErrors) {
+            let status = if op.status == OpStatus::Failed {
+                400
+            } else {
+                409
+            };
+            errors::enrich(&mut err, &op.target_name, status);
+        }
+        m.insert("error".into(), Value::Object(err));
     }
-    if op.status == OpStatus::Succeeded
+    if full
+        && op.status == OpStatus::Succeeded
         && let Some(result) = &op.result
     {
         m.insert("properties".into(), result.clone());
@@ -127,24 +210,47 @@ fn status(req: &Req, op: &Operation) -> Result<Reply, ApiError> {
     Ok(Reply::json(StatusCode::OK, Value::Object(m)))
 }
 
-/// The operation result: 202 while running, then what the request would have answered.
-fn result(req: &Req, store: &Store, op: &Operation) -> Result<Reply, ApiError> {
+/// The operation result: 202 while running (with a new Location each time under
+/// `new-location-per-poll`), then what the request would have answered.
+fn result(req: &Req, store: &mut Store, id: &str) -> Result<Reply, ApiError> {
+    let running = store
+        .ops
+        .get(id)
+        .is_some_and(|op| op.status == OpStatus::Running);
+    if running
+        && !req.has(Fault::OpResult200WhileRunning)
+        && req.is(Variant::NewLocationPerPoll)
+        && let Some(op) = store.ops.get_mut(id)
+    {
+        op.generation += 1;
+    }
+    let op = store.ops.get(id).ok_or_else(|| op_not_found(id))?;
     match op.status {
         OpStatus::Running if req.has(Fault::OpResult200WhileRunning) => {
             Ok(match store.resources.get(&op.target) {
                 Some(r) if matches!(op.kind, OpKind::Create | OpKind::Replace | OpKind::Patch) => {
                     let state = store.shown_state(&op.target);
-                    Reply::json(StatusCode::OK, render::resource(r, Some(state))).etag(&r.etag)
+                    Reply::json(
+                        StatusCode::OK,
+                        render::resource(r, Some(state), req.settings),
+                    )
+                    .etag(&r.etag)
                 }
                 _ => Reply::empty(StatusCode::OK),
             })
         }
         OpStatus::Running => Ok(Reply::empty(StatusCode::ACCEPTED)
-            .header(header::LOCATION, &reply::location_url(req, op))
-            .header(header::RETRY_AFTER, &reply::retry_after(req.settings))),
+            .header(header::LOCATION, &lro::location_url(req, op, op.generation))
+            .retry_after(req.settings)),
         OpStatus::Succeeded => Ok(match op.kind {
             OpKind::Create | OpKind::Replace | OpKind::Patch => {
                 let current = store.resources.get(&op.target);
+                // A create answered 202 ends as the synchronous create would have: 201.
+                let status = if op.hidden {
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                };
                 match current.or(op.snapshot.as_ref()) {
                     Some(r) => {
                         let state = if current.is_some() {
@@ -152,11 +258,13 @@ fn result(req: &Req, store: &Store, op: &Operation) -> Result<Reply, ApiError> {
                         } else {
                             r.settled
                         };
-                        Reply::json(StatusCode::OK, render::resource(r, Some(state))).etag(&r.etag)
+                        Reply::json(status, render::resource(r, Some(state), req.settings))
+                            .etag(&r.etag)
                     }
                     None => Reply::empty(StatusCode::OK),
                 }
             }
+            OpKind::Delete if req.is(Variant::DeleteFinal200) => Reply::empty(StatusCode::OK),
             OpKind::Delete => Reply::empty(StatusCode::NO_CONTENT),
             OpKind::Restart => Reply::json(
                 StatusCode::OK,

@@ -2,14 +2,36 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::path::Kind;
+use crate::settings::Settings;
 use crate::store::{Group, Resource, State};
+use crate::variants::Variant;
+
+/// How `state` is spelled for a resource of `kind`: the state-diagram names, except that a
+/// create shows an RP-specific value under `custom-running-states`.
+pub fn state_label(state: State, kind: Kind, settings: &Settings) -> &'static str {
+    if state != State::Creating || !settings.is(Variant::CustomRunningStates) {
+        return state.as_str();
+    }
+    match kind {
+        // A configuration shows a create only through its widget's: it spells it the same.
+        Kind::Widget | Kind::Configuration => "Accepted",
+        Kind::Gadget => "Created",
+        Kind::Sprocket => "InProgress",
+        Kind::Link | Kind::SubscriptionWidget => "RegisteringDns",
+        _ => state.as_str(),
+    }
+}
 
 /// A resource body; `state: None` omits `properties.provisioningState`.
-pub fn resource(r: &Resource, state: Option<State>) -> Value {
+pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Value {
     let mut m = Map::new();
     m.insert("id".into(), json!(r.id));
     m.insert("name".into(), json!(r.name));
     m.insert("type".into(), json!(r.type_name));
+    if settings.is(Variant::EtagInBody) {
+        m.insert("etag".into(), json!(r.etag));
+    }
     if let Some(loc) = &r.location {
         m.insert("location".into(), json!(loc));
     }
@@ -21,7 +43,10 @@ pub fn resource(r: &Resource, state: Option<State>) -> Value {
     }
     let mut props = r.properties.clone();
     if let Some(state) = state {
-        props.insert("provisioningState".into(), json!(state.as_str()));
+        props.insert(
+            "provisioningState".into(),
+            json!(state_label(state, r.kind, settings)),
+        );
     }
     m.insert("properties".into(), Value::Object(props));
     Value::Object(m)
@@ -63,7 +88,6 @@ pub fn widget_skus() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::Kind;
 
     #[test]
     fn proxy_body_has_no_location_or_tags() {
@@ -81,16 +105,31 @@ mod tests {
             restart_count: 0,
             op_location: "eastus".into(),
         };
-        let b = resource(&r, Some(State::Updating));
+        let s = Settings::default();
+        let b = resource(&r, Some(State::Updating), &s);
         assert_eq!(
             b,
             json!({"id": "/x/gadgets/g", "name": "g", "type": "Microsoft.Contoso/widgets/gadgets",
                    "properties": {"size": 1, "provisioningState": "Updating"}})
         );
         assert!(
-            resource(&r, None)["properties"]
+            resource(&r, None, &s)["properties"]
                 .get("provisioningState")
                 .is_none()
+        );
+        let custom = s
+            .with_variant(Variant::CustomRunningStates)
+            .with_variant(Variant::EtagInBody);
+        let b = resource(&r, Some(State::Creating), &custom);
+        assert_eq!(b["properties"]["provisioningState"], "Created");
+        assert_eq!(
+            state_label(State::Creating, Kind::Configuration, &custom),
+            "Accepted"
+        );
+        assert_eq!(b["etag"], "\"e\"");
+        assert_eq!(
+            state_label(State::Updating, Kind::Widget, &custom),
+            "Updating"
         );
     }
 }

@@ -1,18 +1,15 @@
-//! [`Reply`]: a response under construction, and the headers of asynchronous answers
-//! (`Azure-AsyncOperation`, `Location`, `Retry-After`), where several fault knobs act.
+//! [`Reply`]: a response under construction, error answers, and the `Retry-After` value (the
+//! headers of asynchronous answers are built in `lro`).
 
 use axum::Json;
 use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::NAMESPACE;
-use crate::context::{Req, encode_segment};
 use crate::errors::ApiError;
 use crate::faults::Fault;
-use crate::path::OpEndpoint;
 use crate::settings::Settings;
-use crate::store::Operation;
+use crate::variants::Variant;
 
 /// Status, headers and an optional JSON body.
 #[derive(Debug)]
@@ -53,7 +50,8 @@ impl Reply {
 
     /// The error answer for `err`, in the envelope unless `flat-error` is on.
     pub fn error(settings: &Settings, err: &ApiError) -> Self {
-        let mut r = Reply::json(err.status, err.body(settings.has(Fault::FlatError)));
+        let rich = settings.is(Variant::RichErrors);
+        let mut r = Reply::json(err.status, err.body(settings.has(Fault::FlatError), rich));
         if let Some(allow) = err.allow {
             r = r.header(header::ALLOW, allow);
         }
@@ -61,19 +59,6 @@ impl Reply {
             r = r.header(header::RETRY_AFTER, &retry_after(settings));
         }
         r
-    }
-
-    /// Adds `Azure-AsyncOperation`, `Location` (unless `location` is false) and `Retry-After`
-    /// for `op`.
-    pub fn async_headers(self, req: &Req, op: &Operation, location: bool) -> Self {
-        let aao = req.absolute(&op_path_and_query(req, op, OpEndpoint::Status));
-        let r = self.header(HeaderName::from_static("azure-asyncoperation"), &aao);
-        let r = if location {
-            r.header(header::LOCATION, &location_url(req, op))
-        } else {
-            r
-        };
-        r.header(header::RETRY_AFTER, &retry_after(req.settings))
     }
 }
 
@@ -92,40 +77,8 @@ impl IntoResponse for Reply {
     }
 }
 
-/// The path (with `api-version`) of an operation endpoint.
-pub fn op_path_and_query(req: &Req, op: &Operation, endpoint: OpEndpoint) -> String {
-    format!(
-        "{}?api-version={}",
-        op_path(op, endpoint),
-        encode_segment(&req.api_version)
-    )
-}
-
-/// `/subscriptions/{sub}/providers/Microsoft.Contoso/locations/{loc}/operation…/{id}`.
-pub fn op_path(op: &Operation, endpoint: OpEndpoint) -> String {
-    let segment = match endpoint {
-        OpEndpoint::Status => "operationStatuses",
-        OpEndpoint::Result => "operationResults",
-    };
-    format!(
-        "/subscriptions/{}/providers/{NAMESPACE}/locations/{}/{segment}/{}",
-        encode_segment(&op.sub),
-        encode_segment(&op.location),
-        op.id
-    )
-}
-
-/// The operationResults URL: absolute, or a bare path under `relative-location`.
-pub fn location_url(req: &Req, op: &Operation) -> String {
-    let pq = op_path_and_query(req, op, OpEndpoint::Result);
-    if req.has(Fault::RelativeLocation) {
-        pq
-    } else {
-        req.absolute(&pq)
-    }
-}
-
-/// The `Retry-After` value: whole seconds, unless a fault says otherwise.
+/// The `Retry-After` value of error answers that carry one: whole seconds, unless a fault
+/// says otherwise.
 pub fn retry_after(settings: &Settings) -> String {
     let secs = if settings.has(Fault::RetryAfterOutOfRange) {
         5

@@ -8,6 +8,18 @@ use serde_json::{Map, Value};
 use crate::errors::Detail;
 use crate::path::Kind;
 
+/// The values a configuration's `logLevel` takes.
+const LOG_LEVELS: &[&str] = &["Error", "Warning", "Info", "Verbose"];
+
+/// The properties of a configuration nobody has written yet; a PUT fills in the ones it
+/// leaves out.
+pub fn configuration_defaults() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("logLevel".into(), Value::from("Info"));
+    m.insert("retentionDays".into(), Value::from(7));
+    m
+}
+
 /// A PUT body that passed validation.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PutBody {
@@ -273,7 +285,7 @@ fn properties_errors(kind: Kind, props: &Map<String, Value>) -> Vec<Detail> {
         errs.push(type_error("properties.simulateFailure", "a boolean"));
     }
     match kind {
-        Kind::Widget => {
+        Kind::Widget | Kind::SubscriptionWidget => {
             int_in(props, "size", 1, 100, &mut errs);
             let min = int_in(props, "minCount", 0, i64::from(i32::MAX), &mut errs);
             let max = int_in(props, "maxCount", 0, i64::from(i32::MAX), &mut errs);
@@ -293,8 +305,41 @@ fn properties_errors(kind: Kind, props: &Map<String, Value>) -> Vec<Detail> {
                 errs.push(type_error("properties.description", "a string"));
             }
         }
-        Kind::Gadget | Kind::Sprocket => {
+        Kind::Gadget | Kind::Sprocket | Kind::RegionalWidget | Kind::TenantWidget => {
             int_in(props, "size", 1, 100, &mut errs);
+        }
+        Kind::Configuration => {
+            if let Some(v) = props.get("logLevel")
+                && !v.is_null()
+                && !v.as_str().is_some_and(|s| LOG_LEVELS.contains(&s))
+            {
+                errs.push(type_error(
+                    "properties.logLevel",
+                    "one of Error, Warning, Info, Verbose",
+                ));
+            }
+            int_in(props, "retentionDays", 0, 365, &mut errs);
+        }
+        Kind::Annotation => match props.get("text") {
+            Some(Value::String(s)) if !s.is_empty() && s.len() <= 1024 => {}
+            None | Some(Value::Null) => errs.push(Detail::new(
+                "MissingProperty",
+                "properties.text",
+                "'properties.text' is required.",
+            )),
+            Some(_) => errs.push(type_error(
+                "properties.text",
+                "a string of 1 to 1024 characters",
+            )),
+        },
+        Kind::Gizmo => {
+            if let Some(v) = props.get("color")
+                && !v.is_string()
+                && !v.is_null()
+            {
+                errs.push(type_error("properties.color", "a string"));
+            }
+            int_in(props, "count", 0, 1000, &mut errs);
         }
         Kind::Link => match props.get("widgetId") {
             Some(Value::String(s)) if !s.is_empty() => {}
@@ -431,6 +476,37 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn new_shapes() {
+        let ok = |k, b: Value| put_body(k, &b).is_ok();
+        assert!(ok(
+            Kind::Configuration,
+            json!({"properties": {"logLevel": "Verbose", "retentionDays": 30}})
+        ));
+        assert!(!ok(
+            Kind::Configuration,
+            json!({"properties": {"logLevel": "Loud"}})
+        ));
+        assert!(!ok(
+            Kind::Configuration,
+            json!({"properties": {"retentionDays": 400}})
+        ));
+        assert!(!ok(Kind::Configuration, json!({"location": "x"})));
+        assert!(ok(Kind::Annotation, json!({"properties": {"text": "hi"}})));
+        assert!(!ok(Kind::Annotation, json!({"properties": {}})));
+        assert!(ok(
+            Kind::Gizmo,
+            json!({"location": "x", "properties": {"color": "red", "count": 3}})
+        ));
+        assert!(!ok(Kind::Gizmo, json!({"properties": {}})));
+        assert!(ok(
+            Kind::SubscriptionWidget,
+            json!({"location": "x", "properties": {"size": 2}})
+        ));
+        assert!(!ok(Kind::TenantWidget, json!({"properties": {"size": 0}})));
+        assert_eq!(configuration_defaults()["logLevel"], "Info");
     }
 
     #[test]

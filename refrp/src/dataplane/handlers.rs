@@ -22,6 +22,7 @@ use crate::ids;
 use crate::reply::Reply;
 use crate::settings::Settings;
 use crate::validate;
+use crate::variants::Variant;
 
 /// The request header (and response header) carrying the operation id.
 pub const OPERATION_ID: &str = "operation-id";
@@ -103,8 +104,9 @@ fn being_deleted(name: &str) -> ApiError {
     )
 }
 
-/// `GET /dataplane/widgets/{name}`.
-pub fn get(store: &Store, name: &str) -> Result<Reply, ApiError> {
+/// `GET /dataplane/widgets/{name}` (counts for the gate when its write linked no monitor).
+pub fn get(store: &mut Store, name: &str) -> Result<Reply, ApiError> {
+    store.observe_widget(name);
     let w = store
         .widgets
         .get(name)
@@ -231,10 +233,7 @@ fn replay(
     for (name, value) in &op.links {
         reply = reply.header(name.clone(), value);
     }
-    Ok(Some(reply.header(
-        HeaderName::from_static(OPERATION_ID),
-        &op.echo_id,
-    )))
+    Ok(Some(with_operation_id(req, reply, &op.echo_id)))
 }
 
 /// The (monitor id, echoed id) of a new operation; records the client id.
@@ -256,13 +255,22 @@ fn assign_id(req: &DpReq, store: &mut Store, client: Option<String>) -> (String,
     (client.clone(), client)
 }
 
+/// Adds the `Operation-Id` response header, unless `mon-no-operation-id` leaves it out.
+fn with_operation_id(req: &DpReq, reply: Reply, id: &str) -> Reply {
+    if req.settings.is(Variant::MonNoOperationId) {
+        reply
+    } else {
+        reply.header(HeaderName::from_static(OPERATION_ID), id)
+    }
+}
+
 /// Starts the operation described by `spec` (its ids filled in here) and answers with it.
 fn launch(req: &DpReq, store: &mut Store, spec: OpSpec) -> Reply {
     let mut reply = Reply::json(spec.initial_status, spec.initial_body.clone());
     for (name, value) in &spec.links {
         reply = reply.header(name.clone(), value);
     }
-    reply = reply.header(HeaderName::from_static(OPERATION_ID), &spec.echo_id);
+    reply = with_operation_id(req, reply, &spec.echo_id);
     let id = spec.id.clone();
     store.start(spec, req.now);
     if let (true, Some(op)) = (reply.status == StatusCode::ACCEPTED, store.ops.get(&id)) {
@@ -309,6 +317,12 @@ pub fn put(req: &DpReq, store: &mut Store, name: &str) -> Result<Reply, ApiError
         links.push((
             HeaderName::from_static("operation-location"),
             req.monitor_url(Monitor::Operations, &id),
+        ));
+    }
+    if req.settings.is(Variant::MonPutLocation) {
+        links.push((
+            header::LOCATION,
+            req.link(&format!("widgets/{}", encode_segment(name))),
         ));
     }
     let spec = OpSpec {
@@ -437,13 +451,17 @@ pub fn action(
     Ok(launch(req, store, spec))
 }
 
-/// `GET /dataplane/{monitor}/{id}`: always 200 while the operation is known.
+/// `GET /dataplane/{monitor}/{id}`: always 200 while the operation is known. A read counts
+/// for the hold-open gate.
 pub fn read_monitor(
     req: &DpReq,
-    store: &Store,
+    store: &mut Store,
     monitor: Monitor,
     id: &str,
 ) -> Result<Reply, ApiError> {
+    if store.ops.get(id).is_some_and(|op| op.monitor == monitor) {
+        store.observe(id);
+    }
     let op = store
         .ops
         .get(id)
@@ -454,10 +472,12 @@ pub fn read_monitor(
                 format!("The operation '{id}' was not found."),
             )
         })?;
-    Ok(Reply::json(
-        StatusCode::OK,
-        monitor::body(op, req.now, req.settings),
-    ))
+    let reply = Reply::json(StatusCode::OK, monitor::body(op, req.now, req.settings));
+    Ok(if req.settings.is(Variant::MonRetryAfter1) {
+        reply.header(header::RETRY_AFTER, "1")
+    } else {
+        reply
+    })
 }
 
 /// `GET /dataplane/snapshots/{id}`: 404 until the snapshot operation succeeded.

@@ -68,7 +68,7 @@ pub fn handle(
 
 /// The error answer: always the envelope, with `Allow` on a 405.
 fn error(err: &ApiError) -> Reply {
-    let reply = Reply::json(err.status, err.body(false));
+    let reply = Reply::json(err.status, err.body(false, false));
     match err.allow {
         Some(allow) => reply.header(axum::http::header::ALLOW, allow),
         None => reply,

@@ -90,6 +90,11 @@ pub struct Op {
     pub snapshot_id: Option<String>,
     /// `:export`: the exported document, once completed.
     pub exported: Option<Value>,
+    /// Hold-open gate: reads that saw it running, and how many it needs before it may end.
+    pub observed: u32,
+    reads_needed: u32,
+    /// The answer linked no monitor: GETs of the widget count as observations.
+    pub resource_reads: bool,
 }
 
 /// What [`Store::start`] needs to know.
@@ -109,6 +114,17 @@ pub struct OpSpec {
     pub snapshot_id: Option<String>,
 }
 
+impl OpSpec {
+    /// Whether the answer links no status monitor (only under `mon-no-operation-location`).
+    fn links_no_monitor(&self) -> bool {
+        let monitor = self.monitor.segment();
+        !self
+            .links
+            .iter()
+            .any(|(_, url)| url.contains(&format!("/dataplane/{monitor}/")))
+    }
+}
+
 /// All data-plane state of one RP instance.
 #[derive(Debug)]
 pub struct Store {
@@ -121,10 +137,12 @@ pub struct Store {
     running: BTreeSet<String>,
     seq: u64,
     duration: Duration,
+    reads_needed: u32,
 }
 
 impl Store {
-    pub fn new(duration: Duration) -> Self {
+    /// `reads_needed`: the hold-open gate (`Settings::complete_after_reads`).
+    pub fn new(duration: Duration, reads_needed: u32) -> Self {
         Store {
             widgets: BTreeMap::new(),
             ops: HashMap::new(),
@@ -133,6 +151,28 @@ impl Store {
             running: BTreeSet::new(),
             seq: 0,
             duration,
+            reads_needed,
+        }
+    }
+
+    /// A read of monitor `id`: counts for the gate while the operation runs.
+    pub fn observe(&mut self, id: &str) {
+        if self.running.contains(id)
+            && let Some(op) = self.ops.get_mut(id)
+        {
+            op.observed = op.observed.saturating_add(1);
+        }
+    }
+
+    /// A GET of widget `name`: counts for its running write when that linked no monitor.
+    pub fn observe_widget(&mut self, name: &str) {
+        let write = self
+            .widgets
+            .get(name)
+            .and_then(|w| w.latest_write.clone())
+            .filter(|id| self.ops.get(id).is_some_and(|op| op.resource_reads));
+        if let Some(id) = write {
+            self.observe(&id);
         }
     }
 
@@ -142,7 +182,7 @@ impl Store {
             .running
             .iter()
             .filter_map(|id| self.ops.get(id))
-            .filter(|op| op.deadline <= now)
+            .filter(|op| op.deadline <= now && op.observed >= op.reads_needed)
             .map(|op| (op.deadline, op.seq, op.id.clone()))
             .collect();
         due.sort();
@@ -216,6 +256,7 @@ impl Store {
     /// Starts an operation now.
     pub fn start(&mut self, spec: OpSpec, now: Instant) {
         self.seq += 1;
+        let resource_reads = spec.links_no_monitor();
         let not_before = if spec.monitor == Monitor::Operations {
             now + self.duration / 4
         } else {
@@ -240,6 +281,9 @@ impl Store {
             links: spec.links,
             snapshot_id: spec.snapshot_id,
             exported: None,
+            observed: 0,
+            reads_needed: self.reads_needed,
+            resource_reads,
         };
         self.running.insert(spec.id.clone());
         self.ops.insert(spec.id, op);
@@ -320,7 +364,10 @@ mod tests {
             result: Some(json!({"x": 1})),
             initial_status: StatusCode::ACCEPTED,
             initial_body: Value::Null,
-            links: Vec::new(),
+            links: vec![(
+                HeaderName::from_static("operation-location"),
+                format!("http://h/dataplane/{}/{id}", monitor.segment()),
+            )],
             snapshot_id: Some("s".into()),
         }
     }
@@ -340,7 +387,7 @@ mod tests {
     #[test]
     fn put_then_actions_complete_in_order() {
         let d = Duration::from_millis(100);
-        let mut s = Store::new(d);
+        let mut s = Store::new(d, 0);
         s.widgets.insert("w".into(), widget());
         let t0 = Instant::now();
         s.start(spec("a", OpKind::Create, Monitor::Operations, true), t0);
@@ -366,7 +413,7 @@ mod tests {
     #[test]
     fn delete_cancels_and_removes() {
         let d = Duration::from_millis(100);
-        let mut s = Store::new(d);
+        let mut s = Store::new(d, 0);
         s.widgets.insert("w".into(), widget());
         let t0 = Instant::now();
         s.start(spec("a", OpKind::Replace, Monitor::Operations, false), t0);
@@ -380,5 +427,31 @@ mod tests {
         s.advance(t0 + d);
         assert!(s.widgets.is_empty());
         assert_eq!(s.ops["d"].phase, Phase::Succeeded);
+    }
+
+    #[test]
+    fn gate_counts_monitor_reads_and_unlinked_widget_reads() {
+        let mut s = Store::new(Duration::ZERO, 2);
+        s.widgets.insert("w".into(), widget());
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_secs(1);
+        s.start(spec("a", OpKind::Create, Monitor::Operations, false), t0);
+        s.observe("a");
+        s.observe_widget("w"); // the answer linked a monitor: widget reads do not count
+        s.advance(later);
+        assert_eq!(s.ops["a"].phase, Phase::Running);
+        s.observe("a");
+        s.advance(later);
+        assert_eq!(s.ops["a"].phase, Phase::Succeeded);
+        let mut unlinked = spec("b", OpKind::Replace, Monitor::Operations, false);
+        unlinked.links.clear();
+        if let Some(w) = s.widgets.get_mut("w") {
+            w.latest_write = Some("b".into());
+        }
+        s.start(unlinked, later);
+        s.observe_widget("w");
+        s.observe_widget("w");
+        s.advance(later);
+        assert_eq!(s.ops["b"].phase, Phase::Succeeded);
     }
 }

@@ -148,6 +148,7 @@ pub fn get(
         let id = store.submit(Command::Get, Some(sub), None, None, req.now);
         return Ok(accepted(req, store, &id));
     }
+    store.observe_subscription(sub);
     let body = store
         .subs
         .get(&sub)
@@ -166,8 +167,9 @@ pub fn list(req: &TaskReq, store: &Store) -> (StatusCode, Value) {
     (StatusCode::OK, json!({ "subscriptions": subs }))
 }
 
-/// `GET /v1/tasks/{id}`.
-pub fn task(req: &TaskReq, store: &Store, id: &str) -> Result<(StatusCode, Value), HttpError> {
+/// `GET /v1/tasks/{id}`: a read of the task (counts for the hold-open gate).
+pub fn task(req: &TaskReq, store: &mut Store, id: &str) -> Result<(StatusCode, Value), HttpError> {
+    store.observe_task(id);
     let t = store.task(id).ok_or_else(|| {
         HttpError::new(
             StatusCode::NOT_FOUND,

@@ -95,8 +95,11 @@ pub struct Task {
     pub created_at: DateTime<Utc>,
     /// Under `task-status-regresses`: one more `received` phase after processing started.
     pub regress: bool,
+    /// When the outcome is decided (later, if the hold-open gate held the task).
     pub completes_at: Instant,
     pub outcome: Option<Outcome>,
+    /// Reads of the task while it had no outcome (hold-open gate).
+    pub observed: u32,
 }
 
 impl Task {
@@ -156,6 +159,8 @@ pub struct Subscription {
     /// The cause, when `status` is `error`.
     pub error: Option<String>,
     pub next: Option<(Instant, Transition)>,
+    /// Reads of the subscription since `next` was scheduled (hold-open gate).
+    pub observed: u32,
 }
 
 /// The fault knobs the store itself honours.
@@ -178,6 +183,8 @@ pub struct Store {
     /// The id every write gets under `task-id-reused`.
     fixed_task_id: Option<String>,
     duration: Duration,
+    /// Hold-open gate: reads a task (or a subscription's pending change) needs before it ends.
+    reads_needed: u32,
     knobs: Knobs,
 }
 
@@ -196,6 +203,7 @@ impl Store {
             next_sub: 100_001,
             fixed_task_id: settings.has(Fault::TaskIdReused).then(ids::uuid),
             duration: settings.op_duration,
+            reads_needed: settings.complete_after_reads,
             knobs: Knobs {
                 stays_pending: settings.has(Fault::ResourceStaysPending),
                 deleted_remains: settings.has(Fault::DeletedResourceRemains),
@@ -236,6 +244,7 @@ impl Store {
             regress: self.knobs.regress,
             completes_at: now + self.third() * phases,
             outcome: None,
+            observed: 0,
         };
         self.index.entry(id.clone()).or_insert(self.tasks.len());
         self.tasks.push(task);
@@ -246,23 +255,44 @@ impl Store {
     pub fn advance(&mut self, now: Instant) {
         while let Some(due) = self.next_due(now) {
             match due {
-                Due::Task(i) => self.finish_task(i),
+                Due::Task(i) => self.finish_task(i, now),
                 Due::Sub(id) => self.move_on(id),
             }
         }
     }
 
+    /// A read of task `id` (`GET /v1/tasks/{id}`): counts for the gate while it runs.
+    pub fn observe_task(&mut self, id: &str) {
+        if let Some(&i) = self.index.get(id)
+            && let Some(t) = self.tasks.get_mut(i)
+            && t.outcome.is_none()
+        {
+            t.observed = t.observed.saturating_add(1);
+        }
+    }
+
+    /// A read of subscription `id`: counts for the gate while a change of it is pending.
+    pub fn observe_subscription(&mut self, id: u64) {
+        if let Some(s) = self.subs.get_mut(&id)
+            && s.next.is_some()
+        {
+            s.observed = s.observed.saturating_add(1);
+        }
+    }
+
     fn next_due(&self, now: Instant) -> Option<Due> {
+        let gate = self.reads_needed;
         let task = self
             .tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.outcome.is_none() && t.completes_at <= now)
+            .filter(|(_, t)| t.outcome.is_none() && t.completes_at <= now && t.observed >= gate)
             .min_by_key(|(i, t)| (t.completes_at, *i))
             .map(|(i, t)| (t.completes_at, Due::Task(i)));
         let sub = self
             .subs
             .values()
+            .filter(|s| s.observed >= gate)
             .filter_map(|s| s.next.as_ref().map(|(at, _)| (*at, s.id)))
             .filter(|(at, _)| *at <= now)
             .min()
@@ -273,10 +303,14 @@ impl Store {
         }
     }
 
-    fn finish_task(&mut self, i: usize) {
-        let Some(task) = self.tasks.get(i).cloned() else {
+    fn finish_task(&mut self, i: usize, now: Instant) {
+        let Some(mut task) = self.tasks.get(i).cloned() else {
             return;
         };
+        if self.reads_needed > 0 && now > task.completes_at {
+            // Held open by the gate: the outcome is decided now.
+            task.completes_at = now;
+        }
         let at = task.completes_at;
         let outcome = match self.decide(&task, at) {
             Ok(resource_id) => Outcome::Completed { resource_id },
@@ -284,6 +318,7 @@ impl Store {
         };
         if let Some(t) = self.tasks.get_mut(i) {
             t.outcome = Some(outcome);
+            t.completes_at = at;
         }
     }
 
@@ -321,6 +356,7 @@ impl Store {
                     status: SubStatus::Pending,
                     error: None,
                     next,
+                    observed: 0,
                 },
             );
             return Ok(id);
@@ -352,6 +388,7 @@ impl Store {
             Command::Delete => {
                 sub.status = SubStatus::Deleting;
                 sub.next = (!deleted_remains).then_some((at + provision, Transition::Remove));
+                sub.observed = 0;
                 Ok(id)
             }
             Command::Create | Command::Get => Ok(id),
@@ -362,6 +399,7 @@ impl Store {
         let Some(sub) = self.subs.get_mut(&id) else {
             return;
         };
+        sub.observed = 0;
         match sub.next.take().map(|n| n.1) {
             Some(Transition::Activate) => sub.status = SubStatus::Active,
             Some(Transition::Fail(cause)) => {
@@ -414,6 +452,30 @@ mod tests {
         ));
         s.advance(t0 + ms(1000));
         assert!(s.subs.is_empty());
+    }
+
+    #[test]
+    fn gate_holds_tasks_and_pending_subscriptions() {
+        let settings = Settings::default()
+            .with_op_duration(Duration::ZERO)
+            .with_complete_after_reads(2);
+        let mut s = Store::new(&settings);
+        let t0 = Instant::now();
+        let id = s.submit(Command::Create, None, Some("a".into()), None, t0);
+        let later = t0 + Duration::from_secs(1);
+        s.observe_task(&id);
+        s.advance(later);
+        assert!(s.task(&id).is_some_and(|t| t.outcome.is_none()));
+        s.observe_task(&id);
+        s.advance(later);
+        assert!(s.task(&id).is_some_and(|t| t.outcome.is_some()));
+        assert_eq!(s.subs[&100_001].status, SubStatus::Pending);
+        s.observe_subscription(100_001);
+        s.advance(later);
+        assert_eq!(s.subs[&100_001].status, SubStatus::Pending);
+        s.observe_subscription(100_001);
+        s.advance(later);
+        assert_eq!(s.subs[&100_001].status, SubStatus::Active);
     }
 
     #[test]

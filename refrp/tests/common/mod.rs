@@ -269,3 +269,108 @@ impl Rp {
         w
     }
 }
+
+/// Settings with op_duration 0 and the hold-open gate at `reads`: operations end exactly
+/// after `reads` observations through their own channels, whatever the machine load.
+pub fn gated(reads: u32) -> Settings {
+    Settings {
+        op_duration: Duration::ZERO,
+        complete_after_reads: reads,
+        ..Settings::default()
+    }
+}
+
+pub async fn rp_variant(v: rpconform_refrp::Variant) -> Rp {
+    rp_with(gated(2).with_variant(v)).await
+}
+
+pub async fn rp_gated_fault(f: Fault) -> Rp {
+    rp_with(gated(2).with_fault(f)).await
+}
+
+pub fn config(rg_name: &str, w: &str) -> String {
+    format!("{}/configurations/default", widget(rg_name, w))
+}
+pub fn sub_widget(name: &str) -> String {
+    format!("/subscriptions/{SUB}/providers/Microsoft.Contoso/subscriptionWidgets/{name}")
+}
+pub fn sub_widgets() -> String {
+    format!("/subscriptions/{SUB}/providers/Microsoft.Contoso/subscriptionWidgets")
+}
+pub fn regional(location: &str, name: &str) -> String {
+    format!(
+        "/subscriptions/{SUB}/providers/Microsoft.Contoso/locations/{location}/regionalWidgets/{name}"
+    )
+}
+pub fn tenant_widget(name: &str) -> String {
+    format!("/providers/Microsoft.Contoso/tenantWidgets/{name}")
+}
+pub fn annotation(widget_path: &str, name: &str) -> String {
+    format!("{widget_path}/providers/Microsoft.Contoso/annotations/{name}")
+}
+pub fn gizmo(rg_name: &str, name: &str) -> String {
+    format!("{}/providers/Microsoft.Fabrikam/gizmos/{name}", rg(rg_name))
+}
+pub const FABRIKAM_API: &str = "2023-07-01";
+
+/// `path` with `?api-version=` the given version.
+pub fn with_version(path: &str, version: &str) -> String {
+    format!("{path}?api-version={version}")
+}
+
+impl Rp {
+    /// Reads `url` until it stops answering 202 (a Location poll); returns the final answer.
+    pub async fn poll_location(&self, url: &str) -> Resp {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut url = url.to_string();
+        loop {
+            let r = self.get(&url).await;
+            if r.status != 202 {
+                return r;
+            }
+            if let Some(next) = r.h("location") {
+                url = next.to_string();
+            }
+            assert!(Instant::now() < deadline, "Location never ended: {url}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// GETs `path` until its provisioningState is terminal; returns the last answer.
+    pub async fn poll_resource(&self, path: &str) -> Resp {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.get(path).await;
+            if r.status != 200 || ["Succeeded", "Failed", "Canceled"].contains(&r.state()) {
+                return r;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{path} never settled: {}",
+                r.body
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Rp {
+    /// Polls an Azure-AsyncOperation URL until its status is terminal in any letter case.
+    pub async fn wait_any_case(&self, aao: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.get(aao).await;
+            assert_eq!(r.status, 200, "status read: {}", r.body);
+            let s = r.body["status"].as_str().unwrap_or("").to_ascii_lowercase();
+            if ["succeeded", "failed", "canceled"].contains(&s.as_str()) {
+                return r.body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "operation never ended: {}",
+                r.body
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}

@@ -3,13 +3,17 @@
 //!
 //! Operations complete lazily and deterministically: each records its start instant and
 //! deadline, and every request first calls [`Store::advance`], which finalizes all operations
-//! whose deadline has passed, in deadline order. Propagation (seed 000) is derived, not stored:
-//! [`Store::shown_state`] looks at the running operations on a resource, its ancestors and its
-//! descendants; when an operation ends, [`Store::advance`] writes the terminal state to every
-//! resource that showed it.
+//! whose deadline has passed (and, under the hold-open gate, that were observed running often
+//! enough, see [`Store::observe`]), in deadline order. Propagation (seed 000) is derived, not
+//! stored: [`Store::shown_state`] looks at the running operations on a resource, its ancestors
+//! and its descendants; when an operation ends, [`Store::advance`] writes the terminal state to
+//! every resource that showed it.
 //!
-//! Store keys are lowercased resource ids (see [`crate::path::ResRef::key`]); a key `a` is an
-//! ancestor of `b` when `b` starts with `a/`.
+//! Store keys are lowercased resource ids (see [`crate::path::ResRef::key`]); `relations`
+//! says how keys relate.
+
+mod relations;
+mod state;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -21,6 +25,9 @@ use crate::faults::Fault;
 use crate::ids;
 use crate::path::Kind;
 use crate::settings::Settings;
+use crate::variants::Variant;
+
+pub use relations::{is_ancestor, parent_key, within};
 
 /// A provisioning state as shown in `properties.provisioningState`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +101,10 @@ impl OpKind {
             OpKind::Restart => None,
         }
     }
+
+    fn updates(self) -> bool {
+        matches!(self, OpKind::Replace | OpKind::Patch)
+    }
 }
 
 /// Where an operation stands.
@@ -132,6 +143,11 @@ pub struct Operation {
     /// Store key of the target resource.
     pub target: String,
     pub target_name: String,
+    /// The target's type and id (as the resource answers it).
+    pub target_kind: Kind,
+    pub target_id: String,
+    /// The path of the starting request (for Locations under it).
+    pub origin: String,
     seq: u64,
     pub started: Instant,
     pub deadline: Instant,
@@ -147,6 +163,15 @@ pub struct Operation {
     pub snapshot: Option<Resource>,
     /// The action result (restart).
     pub result: Option<Value>,
+    /// Hold-open gate: reads that saw it running, and how many it needs before it may end.
+    pub observed: u32,
+    reads_needed: u32,
+    /// The answer gave no operation URL: GETs of the target count as observations.
+    pub resource_reads: bool,
+    /// A create answered 202: the target is invisible while it runs, the result is 201.
+    pub hidden: bool,
+    /// Location URLs handed out beyond the first (`new-location-per-poll`).
+    pub generation: u64,
 }
 
 /// What [`Store::start`] needs to know.
@@ -155,14 +180,19 @@ pub struct OpSpec {
     pub kind: OpKind,
     pub target: String,
     pub target_name: String,
+    pub target_kind: Kind,
+    pub target_id: String,
+    pub origin: String,
     pub sub: String,
     pub location: String,
     pub fail_with: Option<OpError>,
     pub tenant: Option<String>,
     pub client: Option<String>,
+    pub resource_reads: bool,
+    pub hidden: bool,
 }
 
-/// The fault knobs the store itself honours.
+/// The fault and variant knobs the store itself honours.
 #[derive(Debug, Clone, Copy)]
 struct Knobs {
     no_propagation: bool,
@@ -170,6 +200,11 @@ struct Knobs {
     delete_keeps_ancestors: bool,
     dependant_follows: bool,
     delete_no_cancel: bool,
+    grandparent_untouched: bool,
+    failed_children_stale: bool,
+    orphans: bool,
+    delete_hides: bool,
+    fast: bool,
 }
 
 /// All state of one RP instance.
@@ -181,48 +216,40 @@ pub struct Store {
     running: BTreeSet<String>,
     seq: u64,
     duration: Duration,
+    reads_needed: u32,
     knobs: Knobs,
-}
-
-/// `a` is a strict ancestor of `b`.
-pub fn is_ancestor(a: &str, b: &str) -> bool {
-    b.len() > a.len() && b.starts_with(a) && b.as_bytes()[a.len()] == b'/'
-}
-
-/// A widget or link key has 8 slashes; nested types have more.
-fn depth(key: &str) -> usize {
-    key.matches('/').count()
-}
-
-/// The parent resource key of a nested resource.
-pub fn parent_key(key: &str) -> Option<&str> {
-    if depth(key) <= 8 {
-        return None;
-    }
-    let (rest, _name) = key.rsplit_once('/')?;
-    let (parent, _segment) = rest.rsplit_once('/')?;
-    Some(parent)
-}
-
-fn are_siblings(a: &str, b: &str) -> bool {
-    a != b && parent_key(a).is_some() && parent_key(a) == parent_key(b) && depth(a) == depth(b)
 }
 
 impl Store {
     pub fn new(settings: &Settings) -> Self {
+        let fast = settings.is(Variant::FastOperations);
         Store {
             groups: BTreeMap::new(),
             resources: BTreeMap::new(),
             ops: HashMap::new(),
             running: BTreeSet::new(),
             seq: 0,
-            duration: settings.op_duration,
+            duration: if fast {
+                Duration::ZERO
+            } else {
+                settings.op_duration
+            },
+            reads_needed: if fast {
+                0
+            } else {
+                settings.complete_after_reads
+            },
             knobs: Knobs {
                 no_propagation: settings.has(Fault::NoPropagation),
                 siblings: settings.has(Fault::PropagateToSiblings),
                 delete_keeps_ancestors: settings.has(Fault::DeleteKeepsAncestors),
                 dependant_follows: settings.has(Fault::DependantFollowsDependency),
                 delete_no_cancel: settings.has(Fault::DeleteNoCancel),
+                grandparent_untouched: settings.has(Fault::GrandparentNotUpdating),
+                failed_children_stale: settings.has(Fault::FailedUpdateChildrenStale),
+                orphans: settings.has(Fault::ParentDeleteOrphans),
+                delete_hides: settings.is(Variant::DeleteHidesAtOnce),
+                fast,
             },
         }
     }
@@ -231,24 +258,58 @@ impl Store {
         self.running.iter().filter_map(|id| self.ops.get(id))
     }
 
-    /// Finalizes every running operation whose deadline is not after `now`, oldest first.
+    /// Finalizes every running operation that may end by `now` (deadline passed, and observed
+    /// often enough under the hold-open gate), oldest deadline first.
     pub fn advance(&mut self, now: Instant) {
         let mut due: Vec<(Instant, u64, String)> = self
             .running_ops()
-            .filter(|op| op.deadline <= now)
+            .filter(|op| op.deadline <= now && op.observed >= op.reads_needed)
             .map(|op| (op.deadline, op.seq, op.id.clone()))
             .collect();
         due.sort();
         for (_, _, id) in due {
-            self.finalize(&id);
+            self.finalize(&id, now);
         }
     }
 
-    fn finalize(&mut self, id: &str) {
+    /// One read of operation `id` through its own channel: counts for the hold-open gate
+    /// while it runs.
+    pub fn observe(&mut self, id: &str) {
+        if self.running.contains(id)
+            && let Some(op) = self.ops.get_mut(id)
+        {
+            op.observed = op.observed.saturating_add(1);
+        }
+    }
+
+    /// A GET of resource `key`: counts for the operations on it that gave no operation URL.
+    pub fn observe_resource(&mut self, key: &str) {
+        let ids: Vec<String> = self
+            .running_ops()
+            .filter(|op| op.target == key && op.resource_reads)
+            .map(|op| op.id.clone())
+            .collect();
+        for id in ids {
+            self.observe(&id);
+        }
+    }
+
+    fn finalize(&mut self, id: &str, now: Instant) {
         self.running.remove(id);
         let Some(op) = self.ops.get(id) else { return };
-        let (kind, target, failure) = (op.kind, op.target.clone(), op.fail_with.clone());
-        let end = op.start_time + chrono::Duration::from_std(self.duration).unwrap_or_default();
+        let (kind, target, target_kind, failure) = (
+            op.kind,
+            op.target.clone(),
+            op.target_kind,
+            op.fail_with.clone(),
+        );
+        // Without the gate an operation ends exactly at its deadline; a held one when released.
+        let ran = if op.reads_needed == 0 {
+            self.duration
+        } else {
+            now.saturating_duration_since(op.started).max(self.duration)
+        };
+        let end = op.start_time + chrono::Duration::from_std(ran).unwrap_or_default();
         let terminal = if failure.is_some() {
             State::Failed
         } else {
@@ -262,8 +323,7 @@ impl Store {
                 snapshot = self.resources.get(&target).cloned();
             }
             OpKind::Delete => {
-                self.resources
-                    .retain(|k, _| k != &target && !is_ancestor(&target, k));
+                self.remove_subtree(&target, target_kind);
                 self.settle(&target, kind, State::Succeeded);
             }
             OpKind::Restart => {
@@ -290,80 +350,47 @@ impl Store {
         }
     }
 
+    /// Removes `target` and everything within it (nested children, extension resources).
+    /// Under `parent-delete-orphans`, a widget's gadgets (and their sprockets) stay.
+    pub fn remove_subtree(&mut self, target: &str, kind: Kind) {
+        let orphans =
+            (self.knobs.orphans && kind == Kind::Widget).then(|| format!("{target}/gadgets/"));
+        self.resources.retain(|k, _| {
+            let gone = k == target || within(target, k);
+            !gone || orphans.as_deref().is_some_and(|o| k.starts_with(o))
+        });
+    }
+
     /// Writes the terminal `state` to every resource that showed the operation's state.
     fn settle(&mut self, target: &str, kind: OpKind, state: State) {
         let knobs = self.knobs;
-        let siblings = knobs.siblings && matches!(kind, OpKind::Replace | OpKind::Patch);
+        let siblings = knobs.siblings && kind.updates();
+        let stale_children =
+            knobs.failed_children_stale && kind.updates() && state == State::Failed;
+        let skipped = self.untouched_grandparent(target, kind);
         for (k, r) in self.resources.iter_mut() {
+            if skipped.as_deref() == Some(k.as_str()) {
+                continue;
+            }
             let hit = k == target
                 || is_ancestor(k, target)
-                || (!knobs.no_propagation && is_ancestor(target, k))
-                || (siblings && are_siblings(k, target));
+                || (!knobs.no_propagation && !stale_children && is_ancestor(target, k))
+                || (siblings && relations::are_siblings(k, target));
             if hit {
                 r.settled = state;
             }
         }
     }
 
-    /// The provisioningState `key` shows now (call [`Store::advance`] first).
-    pub fn shown_state(&self, key: &str) -> State {
-        let mut best: Option<(u8, u64, State)> = None;
-        for op in self.running_ops() {
-            let Some(own) = op.kind.shown() else { continue };
-            let candidate = if op.target == key {
-                Some((3, own))
-            } else if is_ancestor(&op.target, key) {
-                if op.kind == OpKind::Delete {
-                    Some((2, State::Deleting))
-                } else if self.knobs.no_propagation {
-                    None
-                } else {
-                    Some((2, own))
-                }
-            } else if self.knobs.delete_keeps_ancestors
-                && op.kind == OpKind::Delete
-                && is_ancestor(key, &op.target)
-            {
-                None
-            } else if self.knobs.dependant_follows
-                && matches!(op.kind, OpKind::Replace | OpKind::Patch)
-                && self.depends_on(key, &op.target)
-            {
-                Some((1, State::Updating))
-            } else if is_ancestor(key, &op.target)
-                || (self.knobs.siblings
-                    && matches!(op.kind, OpKind::Replace | OpKind::Patch)
-                    && are_siblings(key, &op.target))
-            {
-                // Ancestors of the target show Updating (and, under a fault, its siblings).
-                Some((1, State::Updating))
-            } else {
-                None
-            };
-            if let Some((rank, state)) = candidate
-                && best.is_none_or(|(r, s, _)| (rank, op.seq) > (r, s))
-            {
-                best = Some((rank, op.seq, state));
-            }
+    /// Under `grandparent-not-updating`: the widget a sprocket update or delete leaves alone.
+    fn untouched_grandparent(&self, target: &str, kind: OpKind) -> Option<String> {
+        if !self.knobs.grandparent_untouched
+            || !(kind.updates() || kind == OpKind::Delete)
+            || !relations::is_sprocket(target)
+        {
+            return None;
         }
-        match best {
-            Some((_, _, state)) => state,
-            None => self
-                .resources
-                .get(key)
-                .map_or(State::Succeeded, |r| r.settled),
-        }
-    }
-
-    /// Whether resource `key` is a link whose `widgetId` names the resource `target`.
-    fn depends_on(&self, key: &str, target: &str) -> bool {
-        self.resources.get(key).is_some_and(|r| {
-            r.kind == Kind::Link
-                && r.properties
-                    .get("widgetId")
-                    .and_then(Value::as_str)
-                    .is_some_and(|id| id.trim().trim_end_matches('/').eq_ignore_ascii_case(target))
-        })
+        parent_key(target).and_then(parent_key).map(str::to_string)
     }
 
     /// The newest running operation that targets `key` itself and changes its state.
@@ -383,7 +410,36 @@ impl Store {
         })
     }
 
-    /// Starts an operation now; returns its id.
+    /// `key` exists and neither it nor an ancestor is hidden by a running operation (a create
+    /// answered 202, or a top-level delete under `delete-hides-at-once`).
+    pub fn visible(&self, key: &str) -> bool {
+        if !self.resources.contains_key(key) {
+            return false;
+        }
+        let mut k = key;
+        loop {
+            if self.hidden(k) {
+                return false;
+            }
+            match parent_key(k) {
+                Some(p) => k = p,
+                None => return true,
+            }
+        }
+    }
+
+    /// Whether a running operation on `key` itself hides it.
+    pub fn hidden(&self, key: &str) -> bool {
+        self.running_ops().any(|op| {
+            op.target == key
+                && (op.hidden
+                    || (self.knobs.delete_hides
+                        && op.kind == OpKind::Delete
+                        && !op.target_kind.nested()))
+        })
+    }
+
+    /// Starts an operation now; returns its id. Under `fast-operations` it ends at once.
     pub fn start(&mut self, spec: OpSpec, now: Instant) -> String {
         self.seq += 1;
         let id = ids::uuid();
@@ -394,6 +450,9 @@ impl Store {
             kind: spec.kind,
             target: spec.target,
             target_name: spec.target_name,
+            target_kind: spec.target_kind,
+            target_id: spec.target_id,
+            origin: spec.origin,
             seq: self.seq,
             started: now,
             deadline: now + self.duration,
@@ -406,9 +465,17 @@ impl Store {
             client: spec.client,
             snapshot: None,
             result: None,
+            observed: 0,
+            reads_needed: self.reads_needed,
+            resource_reads: spec.resource_reads,
+            hidden: spec.hidden,
+            generation: 0,
         };
         self.ops.insert(id.clone(), op);
         self.running.insert(id.clone());
+        if self.knobs.fast {
+            self.finalize(&id, now);
+        }
         id
     }
 
@@ -421,13 +488,13 @@ impl Store {
         }
     }
 
-    /// A DELETE of `key` supersedes the running operations on it and its descendants.
+    /// A DELETE of `key` supersedes the running operations on it and everything within it.
     /// Under `delete-no-cancel`, the resource's own operations keep running.
     pub fn cancel_for_delete(&mut self, key: &str) {
         let victims: Vec<String> = self
             .running_ops()
             .filter(|op| {
-                (op.target == key && !self.knobs.delete_no_cancel) || is_ancestor(key, &op.target)
+                (op.target == key && !self.knobs.delete_no_cancel) || within(key, &op.target)
             })
             .map(|op| op.id.clone())
             .collect();
@@ -443,7 +510,7 @@ impl Store {
     pub fn remove_group(&mut self, group_key: &str) {
         let victims: Vec<String> = self
             .running_ops()
-            .filter(|op| is_ancestor(group_key, &op.target))
+            .filter(|op| within(group_key, &op.target))
             .map(|op| op.id.clone())
             .collect();
         for id in victims {
@@ -452,7 +519,7 @@ impl Store {
                 "The operation was canceled because its resource group was deleted.",
             );
         }
-        self.resources.retain(|k, _| !is_ancestor(group_key, k));
+        self.resources.retain(|k, _| !within(group_key, k));
         self.groups.remove(group_key);
     }
 
@@ -469,138 +536,4 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const W: &str = "/subscriptions/s/resourcegroups/rg/providers/microsoft.contoso/widgets/w";
-
-    fn res(id: &str, kind: Kind) -> Resource {
-        Resource {
-            id: id.to_string(),
-            name: id.rsplit('/').next().unwrap_or_default().to_string(),
-            type_name: String::new(),
-            kind,
-            location: None,
-            tags: None,
-            properties: Map::new(),
-            settled: State::Succeeded,
-            etag: ids::etag(),
-            system_data: Map::new(),
-            restart_count: 0,
-            op_location: "eastus".into(),
-        }
-    }
-
-    fn spec(kind: OpKind, target: &str) -> OpSpec {
-        OpSpec {
-            kind,
-            target: target.to_string(),
-            target_name: "n".into(),
-            sub: "s".into(),
-            location: "eastus".into(),
-            fail_with: None,
-            tenant: None,
-            client: None,
-        }
-    }
-
-    fn tree(settings: &Settings) -> (Store, [String; 5]) {
-        let mut s = Store::new(settings);
-        let g1 = format!("{W}/gadgets/g1");
-        let g2 = format!("{W}/gadgets/g2");
-        let s1 = format!("{g1}/sprockets/s1");
-        let s2 = format!("{g2}/sprockets/s2");
-        s.resources.insert(W.into(), res(W, Kind::Widget));
-        for k in [&g1, &g2] {
-            s.resources.insert(k.clone(), res(k, Kind::Gadget));
-        }
-        for k in [&s1, &s2] {
-            s.resources.insert(k.clone(), res(k, Kind::Sprocket));
-        }
-        (s, [W.to_string(), g1, g2, s1, s2])
-    }
-
-    #[test]
-    fn key_relations() {
-        assert!(is_ancestor(W, &format!("{W}/gadgets/g")));
-        assert!(!is_ancestor(W, &format!("{W}x/gadgets/g")));
-        assert!(!is_ancestor(W, W));
-        assert_eq!(parent_key(W), None);
-        assert_eq!(parent_key(&format!("{W}/gadgets/g")), Some(W));
-        assert!(are_siblings(
-            &format!("{W}/gadgets/a"),
-            &format!("{W}/gadgets/b")
-        ));
-    }
-
-    #[test]
-    fn child_update_propagates_up_and_down_not_sideways() {
-        let settings = Settings::default();
-        let (mut s, [w, g1, g2, s1, s2]) = tree(&settings);
-        let t0 = Instant::now();
-        let mut failing = spec(OpKind::Patch, &g1);
-        failing.fail_with = Some(OpError::new("ProvisioningFailed", "boom"));
-        let id = s.start(failing, t0);
-        for k in [&w, &g1, &s1] {
-            assert_eq!(s.shown_state(k), State::Updating, "{k}");
-        }
-        for k in [&g2, &s2] {
-            assert_eq!(s.shown_state(k), State::Succeeded, "{k}");
-        }
-        assert!(s.busy(&w) && s.busy(&g1) && s.busy(&s1) && !s.busy(&g2));
-        s.advance(t0 + settings.op_duration);
-        for k in [&w, &g1, &s1] {
-            assert_eq!(s.shown_state(k), State::Failed, "{k}");
-        }
-        assert_eq!(s.shown_state(&g2), State::Succeeded);
-        assert_eq!(s.ops[&id].status, OpStatus::Failed);
-        assert!(s.ops[&id].end_time >= Some(s.ops[&id].start_time));
-    }
-
-    #[test]
-    fn parent_delete_cancels_children_and_removes_subtree() {
-        let settings = Settings::default();
-        let (mut s, [w, g1, _g2, s1, _]) = tree(&settings);
-        let t0 = Instant::now();
-        let child = s.start(spec(OpKind::Replace, &s1), t0);
-        s.cancel_for_delete(&w);
-        let del = s.start(spec(OpKind::Delete, &w), t0);
-        assert_eq!(s.ops[&child].status, OpStatus::Canceled);
-        assert_eq!(
-            s.ops[&child].error.as_ref().map(|e| e.code.as_str()),
-            Some("OperationCanceled")
-        );
-        assert_eq!(s.shown_state(&g1), State::Deleting);
-        s.advance(t0 + settings.op_duration);
-        assert!(s.resources.is_empty());
-        assert_eq!(s.ops[&del].status, OpStatus::Succeeded);
-    }
-
-    #[test]
-    fn fault_knobs_change_propagation() {
-        let settings = Settings::default().with_fault(Fault::NoPropagation);
-        let (mut s, [w, g1, ..]) = tree(&settings);
-        s.start(spec(OpKind::Patch, &w), Instant::now());
-        assert_eq!(s.shown_state(&g1), State::Succeeded);
-
-        let settings = Settings::default().with_fault(Fault::PropagateToSiblings);
-        let (mut s, [_, g1, g2, ..]) = tree(&settings);
-        s.start(spec(OpKind::Patch, &g1), Instant::now());
-        assert_eq!(s.shown_state(&g2), State::Updating);
-    }
-
-    #[test]
-    fn advance_finalizes_in_deadline_order() {
-        let settings = Settings::default();
-        let (mut s, [w, ..]) = tree(&settings);
-        let t0 = Instant::now();
-        let r = s.start(spec(OpKind::Restart, &w), t0);
-        s.advance(t0);
-        assert_eq!(s.ops[&r].status, OpStatus::Running);
-        s.advance(t0 + Duration::from_secs(5));
-        assert_eq!(
-            s.ops[&r].result,
-            Some(json!({"restartCount": 1, "status": "Restarted"}))
-        );
-    }
-}
+mod tests;

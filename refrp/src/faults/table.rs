@@ -1,129 +1,9 @@
-//! Fault knobs: each [`Fault`] makes the reference RP break the named contract rules of
-//! `shared/contract/rules.md` on purpose, and changes nothing else.
-//!
-//! The ARM knobs act on the ARM surface only; the `mon-*` knobs act on the data-plane surface
-//! (`/dataplane`) and the task knobs on the task surface (`/v1`).
-//!
-//! A knob is identified by its kebab-case [`Fault::name`]; [`Fault::rules`] lists the rule IDs
-//! it trips and [`Fault::description`] says in one line what the RP does instead.
+//! The names, rule IDs and descriptions of every [`Fault`], in declaration order.
 
-/// One deliberate deviation from the ARM RP contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Fault {
-    /// LOC-02: Location headers are bare paths instead of absolute URIs.
-    RelativeLocation,
-    /// LOC-03: Retry-After is sent as an HTTP-date instead of whole seconds.
-    RetryAfterDate,
-    /// LOC-04: Retry-After is 5 seconds, below the contract's 10..600 range.
-    RetryAfterOutOfRange,
-    /// LOC-01, DEL-01: a DELETE answered 202 carries no Location header.
-    DeleteNoLocation,
-    /// LOC-05: operationResults answers 200 (resource or empty body) while the operation runs.
-    OpResult200WhileRunning,
-    /// OPRES-01: operationStatuses answers 404 while the operation runs.
-    OpStatus404WhileRunning,
-    /// OPRES-01, RETRY-01: operationStatuses answers 500 (no Retry-After) while the operation runs.
-    OpStatus500WhileRunning,
-    /// OPRES-08: a Failed operation resource has no `error`.
-    FailedWithoutError,
-    /// OPRES-08, OPS-03: a Canceled operation resource has no `error`.
-    CanceledWithoutError,
-    /// OPRES-03: a finished operation reports status `Completed` instead of `Succeeded`.
-    UnknownTerminalStatus,
-    /// OPRES-05: the operation resource's `name` is the resource name, not the operation id.
-    OpStatusNameMismatch,
-    /// OPRES-06: `startTime`/`endTime` use a US locale format instead of ISO 8601.
-    OpStatusBadTime,
-    /// OPRES-06: `percentComplete` is 150.
-    PercentOutOfRange,
-    /// ETAG-03, ETAG-05, ETAG-07, ETAG-16, ETAG-23: `If-Match` is ignored.
-    IgnoreIfMatch,
-    /// ETAG-09: `If-None-Match` is ignored.
-    IgnoreIfNoneMatch,
-    /// ETAG-25, ETAG-07, ETAG-16: a PUT or PATCH of an existing resource keeps the old ETag.
-    EtagUnchangedOnUpdate,
-    /// ETAG-10, ETAG-12, ETAG-14: PATCH of a missing resource creates it (201).
-    PatchCreates,
-    /// DEL-05, ETAG-17, ETAG-19, ETAG-21: DELETE of a missing resource answers 404.
-    DeleteMissing404,
-    /// PSTATE-04: a PUT body's differing `provisioningState` is silently ignored.
-    EchoAcceptDifferent,
-    /// PSTATE-03: a PUT body's `provisioningState` is refused even when it matches.
-    EchoRejectMatching,
-    /// PUT-02: the initial PUT response says `Succeeded` while the operation still runs.
-    TerminalStateInPutResponse,
-    /// PUT-03, PSTATE-05: GET omits `provisioningState` while a create runs.
-    NoStateWhileProvisioning,
-    /// RGDEL-01, RGDEL-03: a DELETE refused because of a dependant answers 500 instead of 409.
-    DependencyDelete500,
-    /// HDR-01: responses carry no `x-ms-request-id`.
-    NoRequestId,
-    /// HDR-03: `x-ms-client-request-id` and `x-ms-correlation-request-id` are not echoed.
-    NoCorrelationEcho,
-    /// ERR-01: error bodies are `{"code","message"}` without the `error` wrapper.
-    FlatError,
-    /// OPS-01: a write during an active operation is accepted instead of 409.
-    AllowConcurrentWrite,
-    /// OPS-03: DELETE leaves the resource's in-flight operation running to Succeeded.
-    DeleteNoCancel,
-    /// OPS-05: operation reads do not check the caller's identity headers.
-    OpStatusAnyTenant,
-    /// API-01: a request without `api-version` is served with the default version.
-    MissingApiVersionAccepted,
-    /// RES-05: list `nextLink` is a bare path.
-    RelativeNextLink,
-    /// OPS-12: resource names are matched case-sensitively.
-    CaseSensitiveIds,
-    /// SKU-05, SKU-01: `/skus` of a resource without alternative SKUs answers 404.
-    EmptySkus404,
-    /// OPS-10, PATCH-01: tags are not persisted (so a PATCH of the tags is not applied either).
-    TagsDropped,
-    /// OPS-09: the `x-ms-arm-resource-system-data` header is ignored.
-    SystemDataIgnored,
-    /// OPS-11: static validation is skipped; invalid bodies start an operation that fails.
-    InvalidBodyAccepted,
-    /// PROP-02, PROP-03: descendants keep their state while an ancestor is updated.
-    NoPropagation,
-    /// PROP-04: a child update also marks its siblings `Updating`.
-    PropagateToSiblings,
-    /// PROP-05: while a child is deleted, its ancestors keep their state instead of `Updating`.
-    DeleteKeepsAncestors,
-    /// PROP-06: a link shows `Updating` while the widget it depends on is updated.
-    DependantFollowsDependency,
-    /// PUT-01, ETAG-02, ETAG-04, ETAG-06, RETRY-02, OPS-12: PUT on an existing resource answers 201.
-    ReplaceAnswers201,
-    /// MON-01: a data-plane widget PUT answers without `Operation-Location`.
-    MonNoOperationLocation,
-    /// MON-04: a data-plane monitor shows its result field while the operation is not done.
-    MonResultWhileRunning,
-    /// MON-05: a data-plane monitor reporting failure has no error field.
-    MonFailedWithoutError,
-    /// MON-03: the export monitor reports `Succeeded` instead of its declared `Completed`.
-    MonDefaultNamesOnCustom,
-    /// MON-07: a client `Operation-Id` is not echoed; a server-made id is used instead.
-    MonOperationIdIgnored,
-    /// MON-06: the snapshot final `Location` keeps answering 404 after the monitor succeeded.
-    MonFinalLocation404,
-    /// MON-08: repeating a request with the same `Operation-Id` starts a second operation.
-    MonRepeatStartsNew,
-    /// TASK-02: a task goes from `processing-in-progress` back to `received` once.
-    TaskStatusRegresses,
-    /// TASK-03: a `processing-completed` task's `response` has no `resourceId`.
-    TaskCompletedWithoutResourceId,
-    /// TASK-03: a `processing-error` task's error has no description of the cause.
-    TaskErrorWithoutDescription,
-    /// TASK-05: GET of a subscription answers 202 with a `taskId` instead of the data.
-    TaskGetAsync,
-    /// TASK-06: a created subscription never leaves `pending`.
-    ResourceStaysPending,
-    /// TASK-01: every write on the task API answers the same `taskId`.
-    TaskIdReused,
-    /// TASK-08: after a completed DELETE task the subscription stays `deleting` forever.
-    DeletedResourceRemains,
-}
+use super::Fault;
 
 /// (variant, name, rules, description), in the order of [`Fault::all`].
-const TABLE: &[(Fault, &str, &[&str], &str)] = &[
+pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::RelativeLocation,
         "relative-location",
@@ -456,92 +336,88 @@ const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["TASK-08"],
         "a subscription stays deleting forever after its DELETE task completed",
     ),
+    (
+        Fault::GrandparentNotUpdating,
+        "grandparent-not-updating",
+        &["PROP-03", "PROP-05"],
+        "a sprocket update or delete leaves its widget's provisioningState as it was (its gadget shows Updating)",
+    ),
+    (
+        Fault::PutDuringOperationAccepted,
+        "put-during-operation-accepted",
+        &["OPS-01"],
+        "a PUT during a running operation is accepted (a PATCH is still refused with 409)",
+    ),
+    (
+        Fault::NestedStatusAnyTenant,
+        "nested-status-any-tenant",
+        &["OPS-05"],
+        "operation reads ignore the identity headers for operations on nested types only",
+    ),
+    (
+        Fault::NestedSystemDataDropped,
+        "nested-systemdata-dropped",
+        &["OPS-09"],
+        "x-ms-arm-resource-system-data is not stored on nested types (gadgets, sprockets, configurations)",
+    ),
+    (
+        Fault::NestedCaseSensitive,
+        "nested-case-sensitive",
+        &["OPS-12"],
+        "nested type segments and nested names are matched case-sensitively (top-level ones are not)",
+    ),
+    (
+        Fault::IdRecased,
+        "id-recased",
+        &["OPS-13"],
+        "id and name take the casing of the latest request instead of the creating PUT",
+    ),
+    (
+        Fault::FailedUpdateChildrenStale,
+        "failed-update-children-stale",
+        &["PROP-02"],
+        "after a failed parent update its descendants keep their old state instead of Failed",
+    ),
+    (
+        Fault::Patch202NoLocation,
+        "patch-202-no-location",
+        &["LOC-01"],
+        "PATCH answers 202 with Azure-AsyncOperation but without Location (PUT and DELETE unchanged)",
+    ),
+    (
+        Fault::ChildDeleteSync204,
+        "child-delete-sync-204",
+        &["DEL-01"],
+        "DELETE of an existing nested resource deletes it at once and answers 204",
+    ),
+    (
+        Fault::ParentDeleteOrphans,
+        "parent-delete-orphans",
+        &["NEST-05", "OPS-04"],
+        "deleting a widget leaves its gadgets (and their sprockets) readable with GET 200",
+    ),
+    (
+        Fault::SubscriptionLevelWrongId,
+        "subscription-level-wrong-id",
+        &["RES-02"],
+        "subscription-level widgets answer an id without the /subscriptions/{sub} prefix",
+    ),
+    (
+        Fault::ExtensionWrongType,
+        "extension-wrong-type",
+        &["RES-02"],
+        "annotations (extension type) answer type Microsoft.Contoso/widgets/annotations",
+    ),
+    (
+        Fault::LocationTypeNoRequestId,
+        "location-type-no-request-id",
+        &["HDR-01"],
+        "responses on the location-based regionalWidgets routes carry no x-ms-request-id",
+    ),
+    (
+        Fault::NamespaceApiVersionMixup,
+        "namespace-api-version-mixup",
+        &["API-02"],
+        "Microsoft.Fabrikam routes also accept the api-versions of Microsoft.Contoso",
+    ),
 ];
-
-impl Fault {
-    fn entry(self) -> &'static (Fault, &'static str, &'static [&'static str], &'static str) {
-        // TABLE holds every variant exactly once (checked by a unit test), in declaration order.
-        &TABLE[self as usize]
-    }
-
-    /// Every knob, in declaration order.
-    pub fn all() -> Vec<Fault> {
-        TABLE.iter().map(|e| e.0).collect()
-    }
-
-    /// The kebab-case name used on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        self.entry().1
-    }
-
-    /// The rule IDs this knob breaks.
-    pub fn rules(self) -> &'static [&'static str] {
-        self.entry().2
-    }
-
-    /// One line saying what the RP does instead.
-    pub fn description(self) -> &'static str {
-        self.entry().3
-    }
-
-    /// The knob with this name (case-insensitive, `_` accepted for `-`).
-    pub fn from_name(name: &str) -> Option<Fault> {
-        let wanted = name.trim().replace('_', "-");
-        TABLE
-            .iter()
-            .find(|e| e.1.eq_ignore_ascii_case(&wanted))
-            .map(|e| e.0)
-    }
-}
-
-impl std::fmt::Display for Fault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Fault {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Fault::from_name(s).ok_or_else(|| format!("unknown fault `{s}`"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_is_in_declaration_order() {
-        for (i, e) in TABLE.iter().enumerate() {
-            assert_eq!(e.0 as usize, i, "{} out of order", e.1);
-        }
-        assert_eq!(TABLE.len(), Fault::DeletedResourceRemains as usize + 1);
-    }
-
-    #[test]
-    fn names_round_trip_and_are_unique() {
-        let mut seen = std::collections::BTreeSet::new();
-        for f in Fault::all() {
-            assert!(seen.insert(f.name()));
-            assert_eq!(Fault::from_name(f.name()), Some(f));
-            assert_eq!(Fault::from_name(&f.name().to_uppercase()), Some(f));
-            assert!(!f.rules().is_empty());
-            assert!(!f.description().is_empty());
-        }
-        assert_eq!(Fault::from_name("no-such-fault"), None);
-    }
-
-    #[test]
-    fn rule_ids_look_like_ids() {
-        for f in Fault::all() {
-            for r in f.rules() {
-                let (prefix, num) = r.split_once('-').expect("PREFIX-NN");
-                assert!(prefix.chars().all(|c| c.is_ascii_uppercase()), "{r}");
-                assert_eq!(num.len(), 2, "{r}");
-                assert!(num.chars().all(|c| c.is_ascii_digit()), "{r}");
-            }
-        }
-    }
-}

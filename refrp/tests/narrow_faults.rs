@@ -1,0 +1,294 @@
+//! The narrow fault knobs: each breaks its rule only in one place a lazy tester would not
+//! look, and the test shows both the break and that the same rule still holds elsewhere.
+
+mod common;
+
+use common::*;
+use reqwest::Method;
+use rpconform_refrp::Fault;
+use serde_json::json;
+
+/// Group `rg1`, widget `w1`, gadget `g1`, sprocket `s1`, all settled.
+async fn tree(rp: &Rp) -> (String, String, String) {
+    let w = rp.with_widget().await;
+    let g = gadget("rg1", "w1", "g1");
+    let s = sprocket("rg1", "w1", "g1", "s1");
+    rp.create(&g, &proxy_body()).await;
+    rp.create(&s, &proxy_body()).await;
+    (w, g, s)
+}
+
+#[tokio::test]
+async fn grandparent_not_updating() {
+    let rp = rp_gated_fault(Fault::GrandparentNotUpdating).await;
+    let (w, g, s) = tree(&rp).await;
+    // Unchanged: a gadget update shows on its widget.
+    let p = rp.patch(&g, &json!({"properties": {"size": 2}})).await;
+    assert_eq!(rp.get(&w).await.state(), "Updating");
+    rp.wait(&p.aao()).await;
+    // Broken: a sprocket update or delete shows on its gadget only.
+    let p = rp.patch(&s, &json!({"properties": {"size": 2}})).await;
+    assert_eq!(rp.get(&g).await.state(), "Updating");
+    assert_eq!(rp.get(&w).await.state(), "Succeeded");
+    rp.wait(&p.aao()).await;
+    let d = rp.delete(&s).await;
+    assert_eq!(rp.get(&s).await.state(), "Deleting");
+    assert_eq!(rp.get(&g).await.state(), "Updating");
+    assert_eq!(rp.get(&w).await.state(), "Succeeded");
+    rp.wait(&d.aao()).await;
+}
+
+#[tokio::test]
+async fn put_during_operation_accepted() {
+    let rp = rp_gated_fault(Fault::PutDuringOperationAccepted).await;
+    let w = rp.with_widget().await;
+    let first = rp.put(&w, &widget_body()).await;
+    rp.patch(&w, &json!({"tags": {}}))
+        .await
+        .assert_error(409, "AnotherOperationInProgress");
+    let second = rp.put(&w, &widget_body()).await;
+    assert_eq!((second.status, second.state()), (200, "Updating"));
+    assert_ne!(second.aao(), first.aao());
+    rp.wait(&first.aao()).await;
+    rp.wait(&second.aao()).await;
+}
+
+#[tokio::test]
+async fn nested_status_any_tenant() {
+    let rp = rp_gated_fault(Fault::NestedStatusAnyTenant).await;
+    let w = rp.with_widget().await;
+    let me = [
+        ("x-ms-home-tenant-id", "t1"),
+        ("x-ms-client-object-id", "c1"),
+    ];
+    let other = [
+        ("x-ms-home-tenant-id", "t2"),
+        ("x-ms-client-object-id", "c1"),
+    ];
+    let r = rp
+        .send(Method::PATCH, &w, Some(&json!({"tags": {}})), &me)
+        .await;
+    let status = |h: &'static [(&'static str, &'static str)], url: String| {
+        let rp = &rp;
+        async move { rp.send(Method::GET, &url, None, h).await }
+    };
+    status(
+        &[
+            ("x-ms-home-tenant-id", "t2"),
+            ("x-ms-client-object-id", "c1"),
+        ],
+        r.aao(),
+    )
+    .await
+    .assert_error(404, "OperationNotFound");
+    assert_eq!(rp.send(Method::GET, &r.aao(), None, &me).await.status, 200);
+    rp.wait(&r.aao()).await;
+    let g = rp
+        .send(
+            Method::PUT,
+            &gadget("rg1", "w1", "g1"),
+            Some(&proxy_body()),
+            &me,
+        )
+        .await;
+    let read = rp.send(Method::GET, &g.aao(), None, &other).await;
+    assert_eq!(
+        (read.status, read.body["status"].clone()),
+        (200, json!("InProgress"))
+    );
+}
+
+#[tokio::test]
+async fn nested_systemdata_dropped() {
+    let rp = rp_gated_fault(Fault::NestedSystemDataDropped).await;
+    rp.make_rg("rg1").await;
+    let sd = [("x-ms-arm-resource-system-data", r#"{"createdBy": "alice"}"#)];
+    let w = widget("rg1", "w1");
+    let r = rp.send(Method::PUT, &w, Some(&widget_body()), &sd).await;
+    assert_eq!(r.body["systemData"]["createdBy"], "alice");
+    rp.wait(&r.aao()).await;
+    let g = gadget("rg1", "w1", "g1");
+    let r = rp.send(Method::PUT, &g, Some(&proxy_body()), &sd).await;
+    assert!(r.body.get("systemData").is_none(), "{}", r.body);
+    rp.wait(&r.aao()).await;
+    assert!(rp.get(&g).await.body.get("systemData").is_none());
+    assert_eq!(rp.get(&w).await.body["systemData"]["createdBy"], "alice");
+}
+
+#[tokio::test]
+async fn nested_case_sensitive() {
+    let rp = rp_gated_fault(Fault::NestedCaseSensitive).await;
+    let w = rp.with_widget().await;
+    let g = gadget("rg1", "w1", "g1");
+    rp.create(&g, &proxy_body()).await;
+    // Unchanged at the top level.
+    assert_eq!(rp.get(&widget("RG1", "W1")).await.status, 200);
+    assert_eq!(rp.get(&gadget("RG1", "W1", "g1")).await.status, 200);
+    // Broken for nested segments and names.
+    rp.get(&g.replace("/gadgets/", "/GADGETS/"))
+        .await
+        .assert_error(404, "NotFound");
+    rp.get(&gadget("rg1", "w1", "G1"))
+        .await
+        .assert_error(404, "ResourceNotFound");
+    let r = rp.put(&gadget("rg1", "w1", "G1"), &proxy_body()).await;
+    assert_eq!(r.status, 201);
+    rp.wait(&r.aao()).await;
+    let list = rp.get(&format!("{w}/gadgets")).await;
+    assert_eq!(list.body["value"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn id_recased() {
+    let rp = rp_gated_fault(Fault::IdRecased).await;
+    rp.make_rg("rg1").await;
+    let w = widget("rg1", "MyWidget");
+    rp.create(&w, &widget_body()).await;
+    assert_eq!(rp.get(&w).await.body["id"], w);
+    // The id keeps canonical fixed segments but takes the names' casing of this request.
+    let g = rp.get(&w.to_lowercase()).await;
+    let recased = widget("rg1", "mywidget");
+    assert_eq!((g.status, g.body["id"].clone()), (200, json!(recased)));
+    assert_eq!(g.body["name"], "mywidget");
+    let list = rp.get(&widgets("rg1")).await;
+    assert_eq!(list.body["value"].as_array().map(Vec::len), Some(1));
+    assert_eq!(list.body["value"][0]["id"], recased);
+}
+
+#[tokio::test]
+async fn failed_update_children_stale() {
+    let rp = rp_gated_fault(Fault::FailedUpdateChildrenStale).await;
+    let (w, g, s) = tree(&rp).await;
+    // Unchanged: a failed child update ends Failed on the child and its ancestors.
+    let p = rp
+        .patch(&s, &json!({"properties": {"simulateFailure": true}}))
+        .await;
+    assert_eq!(rp.wait(&p.aao()).await["status"], "Failed");
+    for x in [&w, &g, &s] {
+        assert_eq!(rp.get(x).await.state(), "Failed", "{x}");
+    }
+    let p = rp
+        .patch(&w, &json!({"properties": {"simulateFailure": false}}))
+        .await;
+    assert_eq!(rp.get(&g).await.state(), "Updating");
+    rp.wait(&p.aao()).await;
+    assert_eq!(rp.get(&s).await.state(), "Succeeded");
+    // Broken: a failed parent update leaves its descendants as they were.
+    let p = rp
+        .patch(&w, &json!({"properties": {"simulateFailure": true}}))
+        .await;
+    assert_eq!(rp.get(&s).await.state(), "Updating");
+    assert_eq!(rp.wait(&p.aao()).await["status"], "Failed");
+    assert_eq!(rp.get(&w).await.state(), "Failed");
+    assert_eq!(rp.get(&g).await.state(), "Succeeded");
+    assert_eq!(rp.get(&s).await.state(), "Succeeded");
+}
+
+#[tokio::test]
+async fn patch_202_no_location() {
+    let rp = rp_gated_fault(Fault::Patch202NoLocation).await;
+    let w = rp.with_widget().await;
+    let p = rp.patch(&w, &json!({"properties": {"size": 6}})).await;
+    assert_eq!(p.status, 202);
+    assert!(p.h("location").is_none() && p.h("azure-asyncoperation").is_some());
+    rp.wait(&p.aao()).await;
+    assert_eq!(rp.get(&w).await.body["properties"]["size"], 6);
+    let r = rp.put(&w, &widget_body()).await;
+    assert_eq!(r.status, 200);
+    assert!(r.h("location").is_some());
+    rp.wait(&r.aao()).await;
+    let d = rp.delete(&w).await;
+    assert!(d.h("location").is_some());
+}
+
+#[tokio::test]
+async fn child_delete_sync_204() {
+    let rp = rp_gated_fault(Fault::ChildDeleteSync204).await;
+    let (w, g, s) = tree(&rp).await;
+    let d = rp.delete(&g).await;
+    assert_eq!((d.status, d.h("location")), (204, None));
+    assert_eq!(rp.get(&g).await.status, 404);
+    assert_eq!(rp.get(&s).await.status, 404);
+    let d = rp.delete(&w).await;
+    assert_eq!(d.status, 202);
+    assert!(d.h("location").is_some());
+}
+
+#[tokio::test]
+async fn parent_delete_orphans() {
+    let rp = rp_gated_fault(Fault::ParentDeleteOrphans).await;
+    let (w, g, s) = tree(&rp).await;
+    let d = rp.delete(&w).await;
+    assert_eq!(rp.get(&g).await.state(), "Deleting");
+    assert_eq!(rp.poll_location(&d.location()).await.status, 204);
+    rp.get(&w).await.assert_error(404, "ResourceNotFound");
+    rp.get(&format!("{w}/gadgets"))
+        .await
+        .assert_error(404, "ParentResourceNotFound");
+    rp.get(&config("rg1", "w1"))
+        .await
+        .assert_error(404, "ParentResourceNotFound");
+    // Broken: the children are still readable.
+    assert_eq!(rp.get(&g).await.status, 200);
+    assert_eq!(rp.get(&s).await.status, 200);
+}
+
+#[tokio::test]
+async fn subscription_level_wrong_id() {
+    let rp = rp_gated_fault(Fault::SubscriptionLevelWrongId).await;
+    let s = sub_widget("s1");
+    let r = rp.create(&s, &widget_body()).await;
+    assert_eq!(
+        r.body["id"],
+        "/providers/Microsoft.Contoso/subscriptionWidgets/s1"
+    );
+    assert_eq!(rp.get(&s).await.body["name"], "s1");
+    let w = rp.with_widget().await;
+    assert_eq!(rp.get(&w).await.body["id"], w);
+}
+
+#[tokio::test]
+async fn extension_wrong_type() {
+    let rp = rp_gated_fault(Fault::ExtensionWrongType).await;
+    let w = rp.with_widget().await;
+    let a = annotation(&w, "a1");
+    let r = rp.put(&a, &json!({"properties": {"text": "t"}})).await;
+    assert_eq!(r.body["type"], "Microsoft.Contoso/widgets/annotations");
+    assert_eq!(r.body["id"], a);
+    assert_eq!(rp.get(&w).await.body["type"], "Microsoft.Contoso/widgets");
+}
+
+#[tokio::test]
+async fn location_type_no_request_id() {
+    let rp = rp_gated_fault(Fault::LocationTypeNoRequestId).await;
+    let r = regional("eastus", "r1");
+    let p = rp.put(&r, &json!({"properties": {}})).await;
+    assert_eq!(p.status, 201);
+    assert!(p.h("x-ms-request-id").is_none());
+    assert!(rp.get(&r).await.h("x-ms-request-id").is_none());
+    let t = rp
+        .put(&tenant_widget("t1"), &json!({"properties": {}}))
+        .await;
+    assert!(t.h("x-ms-request-id").is_some());
+    assert!(rp.get(&rg("x")).await.h("x-ms-request-id").is_some());
+}
+
+#[tokio::test]
+async fn namespace_api_version_mixup() {
+    let rp = rp_gated_fault(Fault::NamespaceApiVersionMixup).await;
+    rp.make_rg("rg1").await;
+    let body = json!({"location": "eastus", "properties": {}});
+    let z = gizmo("rg1", "z1");
+    assert_eq!(rp.put(&z, &body).await.status, 201);
+    rp.send(Method::GET, &with_version(&z, "1999-01-01"), None, &[])
+        .await
+        .assert_error(400, "InvalidApiVersionParameter");
+    rp.send(
+        Method::GET,
+        &with_version(&widgets("rg1"), FABRIKAM_API),
+        None,
+        &[],
+    )
+    .await
+    .assert_error(400, "InvalidApiVersionParameter");
+}
