@@ -49,6 +49,10 @@ pub fn parse_checked(yaml: &str) -> Value {
         .unwrap_or_else(|d| panic!("{}\n{yaml}", d.render(Some(yaml))));
     let problems = check_v2(&v);
     assert!(problems.is_empty(), "{}\n{yaml}", problems.join("\n"));
+    // And the real target parser accepts it (what `rpconform check --target` runs).
+    if let Err(r) = rpconform::target::parse_target(Path::new("generated.yaml"), yaml, "generated") {
+        panic!("the target parser refuses the generated file:\n{}\n{yaml}", r.render());
+    }
     v
 }
 

@@ -324,18 +324,16 @@ fn final_state_via(r: &mut Reader, x: &Node) -> Option<FinalStateVia> {
     v
 }
 
-/// One operation's declaration: `location` or `{pattern: location, final_state_via: location}`.
-fn op_decl(r: &mut Reader, x: &Node, what: &str) -> Option<OpDecl> {
+/// One operation's declaration: `location` or `{pattern: location, final_state_via: location}`
+/// (without `pattern`, the type's `async` default stands).
+fn op_decl(r: &mut Reader, x: &Node, what: &str, base: OpPattern) -> Option<OpDecl> {
     if x.as_scalar().is_some() {
         return pattern(r, x, what).map(OpDecl::of);
     }
     let m = r.map(x, what, &["pattern", "final_state_via"])?;
     let p = match m.get("pattern") {
         Some(p) => pattern(r, p, "pattern")?,
-        None => {
-            r.error(x, format!("{what} needs a `pattern`"), Some(OpPattern::NAMES.join(", ")));
-            return None;
-        }
+        None => base,
     };
     let via = match m.get("final_state_via") {
         Some(v) => Some(final_state_via(r, v)?),
@@ -363,7 +361,7 @@ fn read_lro(r: &mut Reader, m: &crate::yaml::Map<'_>) -> Option<Lro> {
             ("delete", &mut lro.delete),
         ] {
             if let Some(v) = lm.get(key) {
-                *slot = op_decl(r, v, &format!("lro.{key}"))?;
+                *slot = op_decl(r, v, &format!("lro.{key}"), base)?;
             }
         }
     }
