@@ -83,8 +83,10 @@ impl Diagnostic {
 fn mask_userinfo(line: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| regex::Regex::new(r"://([^/\s@]+)@").expect("valid regex"));
-    re.replace_all(line, |c: &regex::Captures<'_>| format!("://{}@", "*".repeat(c[1].chars().count())))
-        .into_owned()
+    re.replace_all(line, |c: &regex::Captures<'_>| {
+        format!("://{}@", "*".repeat(c[1].chars().count()))
+    })
+    .into_owned()
 }
 
 /// Every diagnostic of a load, with the sources needed to render them.

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::args::RunArgs;
-use super::commands::{load, plan, run_suites};
+use super::common::load;
+use super::run::{plan, run_suites};
 use super::{EXIT_FAILED, EXIT_OK};
 use crate::report::{ScenarioResult, Status};
 
@@ -119,7 +120,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
                     let faults = if name == "none" {
                         Default::default()
                     } else {
-                        super::commands::parse_faults(std::slice::from_ref(&name))
+                        super::embedded::parse_faults(std::slice::from_ref(&name))
                             .unwrap_or_default()
                     };
                     let (row, ok) =

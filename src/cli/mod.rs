@@ -3,9 +3,13 @@
 //! target-file errors.
 
 mod args;
+mod check;
 mod commands;
+mod common;
+mod embedded;
 mod matrix;
 mod rules;
+mod run;
 
 pub use args::{Cli, Command};
 

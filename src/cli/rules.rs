@@ -14,7 +14,10 @@ use crate::scenario::{LoadOptions, load_suites};
 fn coverage(suites: &Path) -> BTreeMap<&'static str, Vec<String>> {
     let mut out: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     let opts = LoadOptions {
-        schema_dir: super::commands::schema_dir(Path::new("schemas"), std::slice::from_ref(&suites.to_path_buf())),
+        schema_dir: super::common::schema_dir(
+            Path::new("schemas"),
+            std::slice::from_ref(&suites.to_path_buf()),
+        ),
     };
     if let Ok(loaded) = load_suites(&[suites.to_path_buf()], &opts) {
         for s in &loaded {
@@ -56,21 +59,31 @@ fn wrap(text: &str, indent: &str, width: usize) -> String {
 }
 
 /// The rules the filters select, or why the filters are wrong.
-pub(super) fn select(profiles: &[String], families: &[String], ids: &[String]) -> Result<Vec<&'static Rule>, String> {
+pub(super) fn select(
+    profiles: &[String],
+    families: &[String],
+    ids: &[String],
+) -> Result<Vec<&'static Rule>, String> {
     let mut ps = Vec::new();
     for p in profiles {
         match Profile::from_name(p) {
             Some(x) => ps.push(x),
             None => {
                 let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-                return Err(format!("unknown profile `{p}` (one of: {})", names.join(", ")));
+                return Err(format!(
+                    "unknown profile `{p}` (one of: {})",
+                    names.join(", ")
+                ));
             }
         }
     }
     let fams = crate::rules::families();
     for f in families {
         if !fams.iter().any(|x| x.eq_ignore_ascii_case(f)) {
-            return Err(format!("unknown family `{f}` (one of: {})", fams.join(", ")));
+            return Err(format!(
+                "unknown family `{f}` (one of: {})",
+                fams.join(", ")
+            ));
         }
     }
     for id in ids {
@@ -81,7 +94,9 @@ pub(super) fn select(profiles: &[String], families: &[String], ids: &[String]) -
     Ok(crate::rules::all()
         .iter()
         .filter(|r| ps.is_empty() || ps.contains(&r.profile))
-        .filter(|r| families.is_empty() || families.iter().any(|f| f.eq_ignore_ascii_case(r.family())))
+        .filter(|r| {
+            families.is_empty() || families.iter().any(|f| f.eq_ignore_ascii_case(r.family()))
+        })
         .filter(|r| ids.is_empty() || ids.iter().any(|i| i.eq_ignore_ascii_case(r.id)))
         .collect())
 }
@@ -132,12 +147,19 @@ pub(super) fn rules(a: RulesArgs) -> u8 {
             r.id,
             level,
             r.profile.name(),
-            if by.is_empty() { "-".into() } else { by.join(", ") }
+            if by.is_empty() {
+                "-".into()
+            } else {
+                by.join(", ")
+            }
         );
         print!("{}", wrap(r.rule, "    ", 100));
         print!("{}", wrap(&format!("source: {}", r.source), "    ", 100));
         if !r.decision.is_empty() {
-            print!("{}", wrap(&format!("decision: {}", r.decision), "    ", 100));
+            print!(
+                "{}",
+                wrap(&format!("decision: {}", r.decision), "    ", 100)
+            );
         }
         println!();
     }

@@ -220,19 +220,22 @@ mod tests {
             v.state_of(Some(&json!({"status": "failed"}))),
             State::Done(Outcome::Failed, "failed".into())
         );
-        assert!(v.state_of(Some(&json!({"status": "Dequeued"}))).is_running());
+        assert!(
+            v.state_of(Some(&json!({"status": "Dequeued"})))
+                .is_running()
+        );
         assert!(matches!(v.state_of(Some(&json!({}))), State::Unreadable(_)));
         // "Cancelled" and "Completed" are running values on the ARM surface.
-        assert!(v.state_of(Some(&json!({"status": "Cancelled"}))).is_running());
+        assert!(
+            v.state_of(Some(&json!({"status": "Cancelled"})))
+                .is_running()
+        );
     }
 
     #[test]
     fn links_resolve_leniently() {
         let base = "https://h/subscriptions/s/x?api-version=1";
-        assert_eq!(
-            resolve(base, "/ops/1").as_deref(),
-            Some("https://h/ops/1")
-        );
+        assert_eq!(resolve(base, "/ops/1").as_deref(), Some("https://h/ops/1"));
         assert_eq!(
             resolve(base, "https://h/locations/East US/ops/1").as_deref(),
             Some("https://h/locations/East%20US/ops/1")
@@ -244,7 +247,15 @@ mod tests {
 
     #[test]
     fn resource_state_reads_absent_as_succeeded() {
-        assert_eq!(resource_state(Some(&json!({}))).outcome(), Some(Outcome::Succeeded));
-        assert!(resource_state(Some(&json!({"properties": {"provisioningState": "RegisteringDns"}}))).is_running());
+        assert_eq!(
+            resource_state(Some(&json!({}))).outcome(),
+            Some(Outcome::Succeeded)
+        );
+        assert!(
+            resource_state(Some(
+                &json!({"properties": {"provisioningState": "RegisteringDns"}})
+            ))
+            .is_running()
+        );
     }
 }

@@ -95,7 +95,12 @@ impl Strategy {
     }
 
     /// How a client follows a data-plane operation whose status monitor is linked by `link`.
-    pub fn monitor(link: Channel, request_url: &str, resp: &Response, vocabulary: Vocabulary) -> Strategy {
+    pub fn monitor(
+        link: Channel,
+        request_url: &str,
+        resp: &Response,
+        vocabulary: Vocabulary,
+    ) -> Strategy {
         let header = link.header().unwrap_or("operation-location");
         match resp.header(header).and_then(|v| resolve(request_url, v)) {
             Some(url) => Strategy::Operation {
@@ -250,29 +255,52 @@ mod tests {
 
     #[test]
     fn strategies_are_chosen_in_the_sdk_order() {
-        let both = resp(201, &[("Azure-AsyncOperation", "/op/1"), ("Location", "/res/1")], json!({}));
+        let both = resp(
+            201,
+            &[("Azure-AsyncOperation", "/op/1"), ("Location", "/res/1")],
+            json!({}),
+        );
         assert_eq!(
             Strategy::arm("PUT", REQ, &both).channel(),
             Some(Channel::AzureAsyncOperation)
         );
         let loc = resp(202, &[("Location", "https://h/res/1")], json!(null));
-        assert_eq!(Strategy::arm("DELETE", REQ, &loc).channel(), Some(Channel::Location));
-        let body = resp(201, &[], json!({"properties": {"provisioningState": "Creating"}}));
+        assert_eq!(
+            Strategy::arm("DELETE", REQ, &loc).channel(),
+            Some(Channel::Location)
+        );
+        let body = resp(
+            201,
+            &[],
+            json!({"properties": {"provisioningState": "Creating"}}),
+        );
         let s = Strategy::arm("PUT", REQ, &body);
         assert_eq!(s.channel(), Some(Channel::Resource));
         assert!(s.initial(&body).is_running());
-        let sync = resp(200, &[], json!({"properties": {"provisioningState": "Succeeded"}}));
+        let sync = resp(
+            200,
+            &[],
+            json!({"properties": {"provisioningState": "Succeeded"}}),
+        );
         let s = Strategy::arm("PATCH", REQ, &sync);
         assert_eq!(s.initial(&sync).outcome(), Some(Outcome::Succeeded));
-        assert_eq!(Strategy::arm("DELETE", REQ, &resp(200, &[], json!(null))), Strategy::Done);
+        assert_eq!(
+            Strategy::arm("DELETE", REQ, &resp(200, &[], json!(null))),
+            Strategy::Done
+        );
         // A 201 whose Location is the resource itself is not a poll link.
         let here = resp(201, &[("Location", REQ)], json!({}));
-        assert_eq!(Strategy::arm("PUT", REQ, &here).channel(), Some(Channel::Resource));
+        assert_eq!(
+            Strategy::arm("PUT", REQ, &here).channel(),
+            Some(Channel::Resource)
+        );
     }
 
     #[test]
     fn location_polls_follow_the_newest_location() {
-        let mut s = Strategy::Location { url: "https://h/op/1".into() };
+        let mut s = Strategy::Location {
+            url: "https://h/op/1".into(),
+        };
         let st = s.read(Some(&resp(202, &[("Location", "/op/2")], json!(null))));
         assert!(st.is_running());
         assert_eq!(s.url(), Some("https://h/op/2"));
@@ -288,18 +316,52 @@ mod tests {
 
     #[test]
     fn final_results_are_where_the_sdk_reads_them() {
-        let init = resp(201, &[("Azure-AsyncOperation", "https://h/op/1"), ("Location", "https://h/res/1")], json!({}));
+        let init = resp(
+            201,
+            &[
+                ("Azure-AsyncOperation", "https://h/op/1"),
+                ("Location", "https://h/res/1"),
+            ],
+            json!({}),
+        );
         let s = Strategy::arm("PUT", REQ, &init);
         assert_eq!(final_url(&s, "PUT", REQ, None, None).as_deref(), Some(REQ));
         assert_eq!(
             final_url(&s, "PUT", REQ, Some(FinalStateVia::Location), None).as_deref(),
             Some("https://h/res/1")
         );
-        let post = Strategy::arm("POST", REQ, &resp(202, &[("Azure-AsyncOperation", "https://h/op/1"), ("Location", "https://h/res/1")], json!(null)));
-        assert_eq!(final_url(&post, "POST", REQ, None, None).as_deref(), Some("https://h/res/1"));
-        assert_eq!(final_url(&post, "POST", REQ, Some(FinalStateVia::AzureAsyncOperation), None), None);
+        let post = Strategy::arm(
+            "POST",
+            REQ,
+            &resp(
+                202,
+                &[
+                    ("Azure-AsyncOperation", "https://h/op/1"),
+                    ("Location", "https://h/res/1"),
+                ],
+                json!(null),
+            ),
+        );
+        assert_eq!(
+            final_url(&post, "POST", REQ, None, None).as_deref(),
+            Some("https://h/res/1")
+        );
+        assert_eq!(
+            final_url(
+                &post,
+                "POST",
+                REQ,
+                Some(FinalStateVia::AzureAsyncOperation),
+                None
+            ),
+            None
+        );
         assert_eq!(final_url(&post, "DELETE", REQ, None, None), None);
-        let with_rl = resp(200, &[], json!({"status": "Succeeded", "resourceLocation": "/res/9"}));
+        let with_rl = resp(
+            200,
+            &[],
+            json!({"status": "Succeeded", "resourceLocation": "/res/9"}),
+        );
         assert_eq!(
             final_url(&post, "POST", REQ, None, Some(&with_rl)).as_deref(),
             Some("https://h/res/9")

@@ -35,7 +35,9 @@ pub fn retry_after(resp: &Response) -> Option<Duration> {
         .and_then(|d| chrono::DateTime::parse_from_rfc2822(d.trim()).ok())
         .map(|d| d.with_timezone(&chrono::Utc))
         .unwrap_or_else(chrono::Utc::now);
-    let secs = (when.with_timezone(&chrono::Utc) - now).num_seconds().max(0);
+    let secs = (when.with_timezone(&chrono::Utc) - now)
+        .num_seconds()
+        .max(0);
     Some(Duration::from_secs(secs as u64))
 }
 
@@ -59,7 +61,10 @@ mod tests {
 
     #[test]
     fn reads_every_form_the_sdk_reads() {
-        assert_eq!(retry_after(&resp(&[("Retry-After", "10")])), Some(Duration::from_secs(10)));
+        assert_eq!(
+            retry_after(&resp(&[("Retry-After", "10")])),
+            Some(Duration::from_secs(10))
+        );
         assert_eq!(
             retry_after(&resp(&[("retry-after-ms", "250"), ("Retry-After", "10")])),
             Some(Duration::from_millis(250))

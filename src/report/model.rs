@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rules::{Outcome, RuleTally};
 use crate::http::Exchange;
+use crate::rules::{Outcome, RuleTally};
 
 /// How one test ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use super::flow::{AfterRead, Flow};
 use super::Judge;
+use super::flow::{AfterRead, Flow};
 use crate::http::{Exchange, Role, cut};
 use crate::lro::{Channel, Outcome, is_absolute_uri, resource_state};
 
@@ -39,7 +39,10 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                     .to_ascii_lowercase()
             };
             let loc = resp.header("location");
-            let ids_ok = match loc.and_then(|l| crate::lro::resolve(&ex.url, l)).and_then(|l| url::Url::parse(&l).ok()) {
+            let ids_ok = match loc
+                .and_then(|l| crate::lro::resolve(&ex.url, l))
+                .and_then(|l| url::Url::parse(&l).ok())
+            {
                 Some(lu) => last(&lu) == last(&au),
                 None => true,
             };
@@ -72,7 +75,9 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     if flow.channel != Some(Channel::AzureAsyncOperation) {
         return;
     }
-    let Some(outcome) = flow.finished() else { return };
+    let Some(outcome) = flow.finished() else {
+        return;
+    };
     if let Some(i) = flow.after(AfterRead::Location).last() {
         let x = &exs[i];
         let st = x.status().unwrap_or(0);
@@ -86,7 +91,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     format!("Location's final answer to agree with the operation status {outcome}"),
                     format!(
                         "Location answered {st} {}",
-                        x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                        x.response
+                            .as_ref()
+                            .map(|r| cut(&r.body, 160))
+                            .unwrap_or_default()
                     ),
                 )
             });
@@ -101,14 +109,20 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             return;
         };
         let shown = resource_state(r.json.as_ref());
-        j.ledger.check("AAO-04", shown.outcome() == Some(outcome), Some(x.seq), || {
-            (
-                format!("provisioningState {outcome}, as the operation status says"),
-                format!(
-                    "provisioningState {}",
-                    crate::lro::provisioning_state(r.json.as_ref()).unwrap_or("absent (Succeeded)")
-                ),
-            )
-        });
+        j.ledger.check(
+            "AAO-04",
+            shown.outcome() == Some(outcome),
+            Some(x.seq),
+            || {
+                (
+                    format!("provisioningState {outcome}, as the operation status says"),
+                    format!(
+                        "provisioningState {}",
+                        crate::lro::provisioning_state(r.json.as_ref())
+                            .unwrap_or("absent (Succeeded)")
+                    ),
+                )
+            },
+        );
     }
 }

@@ -83,11 +83,21 @@ impl Profile {
 
     pub fn describe(self) -> &'static str {
         match self {
-            Profile::Arm => "the ARM resource-provider contract (seed 001), with api-version and resource-envelope rules",
-            Profile::Propagation => "parent/child and dependency provisioningState propagation (seed 000)",
-            Profile::AzureCoreLro => "TypeSpec Azure.Core status monitors on a data plane (seed 002)",
-            Profile::AroHcp => "the ARO-HCP RP's operation design: one active operation, cancel on delete, scoped status reads (seed 003)",
-            Profile::TaskApi => "task-based APIs: task ids, task states, provisioning states (seed 004)",
+            Profile::Arm => {
+                "the ARM resource-provider contract (seed 001), with api-version and resource-envelope rules"
+            }
+            Profile::Propagation => {
+                "parent/child and dependency provisioningState propagation (seed 000)"
+            }
+            Profile::AzureCoreLro => {
+                "TypeSpec Azure.Core status monitors on a data plane (seed 002)"
+            }
+            Profile::AroHcp => {
+                "the ARO-HCP RP's operation design: one active operation, cancel on delete, scoped status reads (seed 003)"
+            }
+            Profile::TaskApi => {
+                "task-based APIs: task ids, task states, provisioning states (seed 004)"
+            }
         }
     }
 }
@@ -222,8 +232,8 @@ mod tests {
     /// The statements agree with the shared catalogue, when it is beside the checkout.
     #[test]
     fn statements_follow_the_shared_catalogue() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/contract/rules.md");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/contract/rules.md");
         let Ok(md) = std::fs::read_to_string(path) else {
             return;
         };

@@ -1,8 +1,8 @@
 //! DEL: the DELETE flow. DEL-02 is ambient; DEL-03 and DEL-04's Location answer are judged on
 //! each followed DELETE; DEL-01, DEL-04's later reads and DEL-05 are stated by the suites.
 
-use super::flow::{AfterRead, Flow, judge_during};
 use super::Judge;
+use super::flow::{AfterRead, Flow, judge_during};
 use crate::http::Exchange;
 use crate::lro::{Channel, Outcome, resource_state};
 use crate::target::Addressed;
@@ -30,10 +30,9 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     if flow.method != "DELETE" {
         return;
     }
-    let uses_state = flow
-        .resource
-        .as_deref()
-        .is_some_and(|r| matches!(j.target.address(r), Addressed::Resource(t) if t.provisioning_state));
+    let uses_state = flow.resource.as_deref().is_some_and(
+        |r| matches!(j.target.address(r), Addressed::Resource(t) if t.provisioning_state),
+    );
     if uses_state {
         judge_during(
             j,
@@ -62,12 +61,16 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         if x.status() == Some(202) {
             return;
         }
-        j.ledger
-            .check("DEL-04", matches!(x.status(), Some(200 | 204)), Some(x.seq), || {
+        j.ledger.check(
+            "DEL-04",
+            matches!(x.status(), Some(200 | 204)),
+            Some(x.seq),
+            || {
                 (
                     "200 or 204 from the Location URL once the delete succeeded".into(),
                     format!("{:?}", x.status()),
                 )
-            });
+            },
+        );
     }
 }

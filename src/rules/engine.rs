@@ -8,8 +8,10 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::flow::Flow;
-use super::{aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task};
 use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
+use super::{
+    aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task,
+};
 use crate::http::{Exchange, Surface};
 use crate::target::{Monitor, Target};
 

@@ -29,11 +29,19 @@ pub enum AfterRead {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Event {
     /// A read of the channel that drives the operation, with what it showed.
-    Poll { ex: usize, channel: Channel, state: State },
+    Poll {
+        ex: usize,
+        channel: Channel,
+        state: State,
+    },
     /// A read of another URL while the operation ran (the resource itself, its relatives).
     Watch { ex: usize },
     /// A read of a second channel while the first drove (Location while Azure-AsyncOperation ran).
-    Side { ex: usize, channel: Channel, state: State },
+    Side {
+        ex: usize,
+        channel: Channel,
+        state: State,
+    },
     /// A read after the end.
     After { ex: usize, what: AfterRead },
 }
@@ -198,7 +206,8 @@ pub(crate) fn judge_during(
             judged = true;
         }
     }
-    if !judged && !(during.is_empty() && unsure.is_empty()) {
+    let watched = !(during.is_empty() && unsure.is_empty());
+    if watched && !judged {
         j.ledger.not_judged(
             rule,
             format!(

@@ -42,11 +42,15 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         });
     }
     for h in ["x-ms-client-request-id", "x-ms-correlation-request-id"] {
-        let Some(sent) = ex.request_header(h) else { continue };
+        let Some(sent) = ex.request_header(h) else {
+            continue;
+        };
         let got = resp.header(h);
         if got.is_none() && j.response_stripped(h) {
-            j.ledger
-                .not_judged("HDR-03", format!("the recording format strips {h} from responses"));
+            j.ledger.not_judged(
+                "HDR-03",
+                format!("the recording format strips {h} from responses"),
+            );
             continue;
         }
         j.ledger.check("HDR-03", got == Some(sent), seq, || {

@@ -235,10 +235,18 @@ mod tests {
 
     #[test]
     fn a_failure_repeated_in_one_step_is_kept_once_with_a_count() {
-        let mut l = Ledger::default();
-        l.step = Some("poll".into());
+        let mut l = Ledger {
+            step: Some("poll".into()),
+            ..Default::default()
+        };
         for seq in 1..=190 {
-            l.fail("LOC-04", "10..600", format!("Retry-After: {seq}"), Some(seq), None);
+            l.fail(
+                "LOC-04",
+                "10..600",
+                format!("Retry-After: {seq}"),
+                Some(seq),
+                None,
+            );
         }
         l.fail("LOC-04", "something else", "x", Some(200), None);
         let t = &l.tallies()[0];

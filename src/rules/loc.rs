@@ -2,8 +2,8 @@
 //! answer); LOC-05, LOC-06 and LOC-08 are judged on each followed operation; LOC-07 (a 202
 //! create stays invisible) is stated by the suites.
 
-use super::flow::{AfterRead, Event, Flow};
 use super::Judge;
+use super::flow::{AfterRead, Event, Flow};
 use crate::http::{Exchange, Role, cut};
 use crate::lro::{Channel, Outcome, is_absolute_uri, path_key, retry_after_secs};
 
@@ -129,16 +129,25 @@ fn final_location_answer(flow: &Flow) -> Option<usize> {
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     // LOC-05: every running answer of a Location poll is 202 with Location again.
     for e in &flow.events {
-        if let Event::Poll { ex, channel: Channel::Location, state } = e
+        if let Event::Poll {
+            ex,
+            channel: Channel::Location,
+            state,
+        } = e
             && state.is_running()
             && let Some(r) = exs[*ex].response.as_ref()
         {
-            j.ledger.check("LOC-05", r.header("location").is_some(), Some(exs[*ex].seq), || {
-                (
-                    "202 with a Location header while the operation runs".into(),
-                    "202 without Location (clients fall back to the previous URL)".into(),
-                )
-            });
+            j.ledger.check(
+                "LOC-05",
+                r.header("location").is_some(),
+                Some(exs[*ex].seq),
+                || {
+                    (
+                        "202 with a Location header while the operation runs".into(),
+                        "202 without Location (clients fall back to the previous URL)".into(),
+                    )
+                },
+            );
         }
     }
     // LOC-05: a Location read while another channel showed the operation running, before
@@ -146,7 +155,11 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     let mut pending: Vec<usize> = Vec::new();
     for e in &flow.events {
         match e {
-            Event::Side { ex, channel: Channel::Location, .. } => pending.push(*ex),
+            Event::Side {
+                ex,
+                channel: Channel::Location,
+                ..
+            } => pending.push(*ex),
             Event::Poll { state, .. } => {
                 for i in pending.drain(..) {
                     if !state.is_running() {
@@ -161,7 +174,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                             format!(
                                 "{} {}",
                                 st.map(|s| s.to_string()).unwrap_or("no answer".into()),
-                                x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                                x.response
+                                    .as_ref()
+                                    .map(|r| cut(&r.body, 160))
+                                    .unwrap_or_default()
                             ),
                         )
                     });
@@ -176,8 +192,15 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             let last = flow.polls().last().map(|(i, _)| exs[i].seq);
             j.ledger.fail(
                 "LOC-08",
-                format!("Location to stop answering 202 within the deadline ({} s)", flow.deadline_secs),
-                format!("still 202 after {} polls over {} ms", flow.polls().count(), flow.elapsed_ms),
+                format!(
+                    "Location to stop answering 202 within the deadline ({} s)",
+                    flow.deadline_secs
+                ),
+                format!(
+                    "still 202 after {} polls over {} ms",
+                    flow.polls().count(),
+                    flow.elapsed_ms
+                ),
                 last,
                 None,
             );
@@ -186,12 +209,14 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         (Some(Channel::AzureAsyncOperation), super::flow::End::Finished(o)) => {
             if let Some(i) = flow.after(AfterRead::Location).last() {
                 let x = &exs[i];
-                j.ledger.check("LOC-08", x.status() != Some(202), Some(x.seq), || {
-                    (
-                        "Location to stop answering 202 once the operation status is terminal".into(),
-                        format!("still 202 after the operation ended {o}"),
-                    )
-                });
+                j.ledger
+                    .check("LOC-08", x.status() != Some(202), Some(x.seq), || {
+                        (
+                            "Location to stop answering 202 once the operation status is terminal"
+                                .into(),
+                            format!("still 202 after the operation ended {o}"),
+                        )
+                    });
             }
         }
         _ => {}
@@ -215,14 +240,17 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
             let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
-            let ok = matches!(st, 200 | 201)
-                && body_id.as_deref().is_some_and(|b| path_key(b) == want);
+            let ok =
+                matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| path_key(b) == want);
             j.ledger.check("LOC-06", ok, seq, || {
                 (
                     format!("200/201 with the resource (id {want})"),
                     format!(
                         "{st} with id {body_id:?}: {}",
-                        x.response.as_ref().map(|r| cut(&r.body, 200)).unwrap_or_default()
+                        x.response
+                            .as_ref()
+                            .map(|r| cut(&r.body, 200))
+                            .unwrap_or_default()
                     ),
                 )
             });
@@ -233,7 +261,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     format!("the {outcome} operation's 4xx/5xx with the error envelope"),
                     format!(
                         "{st} {}",
-                        x.response.as_ref().map(|r| cut(&r.body, 200)).unwrap_or_default()
+                        x.response
+                            .as_ref()
+                            .map(|r| cut(&r.body, 200))
+                            .unwrap_or_default()
                     ),
                 )
             });

@@ -86,11 +86,16 @@ mod tests {
         for src in super::FAMILY_SOURCES {
             for c in re.captures_iter(src) {
                 let id = format!("{}-{}", &c[1], &c[2]);
-                assert!(super::lookup(&id).is_some(), "{id} is cited but not catalogued");
+                assert!(
+                    super::lookup(&id).is_some(),
+                    "{id} is cited but not catalogued"
+                );
             }
         }
         let judged = super::engine_rules();
-        for id in ["HDR-01", "LOC-05", "PUT-02", "MON-06", "TASK-06", "RGDEL-03", "OPRES-09"] {
+        for id in [
+            "HDR-01", "LOC-05", "PUT-02", "MON-06", "TASK-06", "RGDEL-03", "OPRES-09",
+        ] {
             assert!(judged.contains(&id), "{id}");
         }
     }

@@ -16,7 +16,11 @@ fn nonempty(v: Option<&Value>) -> bool {
 }
 
 pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: Option<&str>) {
-    let Some(resp) = ex.response.as_ref().filter(|r| (200..300).contains(&r.status)) else {
+    let Some(resp) = ex
+        .response
+        .as_ref()
+        .filter(|r| (200..300).contains(&r.status))
+    else {
         return;
     };
     let seq = Some(ex.seq);
@@ -33,7 +37,10 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
     let Some(h) = &mon.operation_id_header else {
         j.ledger.not_judged(
             "MON-07",
-            format!("not applicable: monitor `{}` declares no operation-id header", mon.name),
+            format!(
+                "not applicable: monitor `{}` declares no operation-id header",
+                mon.name
+            ),
         );
         return;
     };
@@ -64,13 +71,20 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
     let status = body
         .and_then(|b| b.get(&mon.status_field))
         .and_then(Value::as_str);
-    j.ledger
-        .check("MON-02", resp.status == 200 && status.is_some(), seq, || {
+    j.ledger.check(
+        "MON-02",
+        resp.status == 200 && status.is_some(),
+        seq,
+        || {
             (
-                format!("200 with a JSON object whose `{}` is a string", mon.status_field),
+                format!(
+                    "200 with a JSON object whose `{}` is a string",
+                    mon.status_field
+                ),
                 format!("{} {}", resp.status, cut(&resp.body, 160)),
             )
-        });
+        },
+    );
     let (Some(b), Some(st)) = (body, status) else {
         return;
     };
@@ -79,23 +93,33 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
         let has = b.get(rf).is_some_and(|v| !v.is_null());
         if outcome == Some(Outcome::Succeeded) {
             j.ledger.check("MON-04", has, seq, || {
-                (format!("`{rf}` holding the result once {st}"), "absent".into())
+                (
+                    format!("`{rf}` holding the result once {st}"),
+                    "absent".into(),
+                )
             });
         } else {
             j.ledger.check("MON-04", !has, seq, || {
                 (
                     format!("no `{rf}` while the status is {st}"),
-                    format!("{rf} = {}", b.get(rf).map(|v| v.to_string()).unwrap_or_default()),
+                    format!(
+                        "{rf} = {}",
+                        b.get(rf).map(|v| v.to_string()).unwrap_or_default()
+                    ),
                 )
             });
         }
     }
     if outcome == Some(Outcome::Failed) {
         let e = b.get(&mon.error_field);
-        let ok = nonempty(e.and_then(|e| e.get("code"))) && nonempty(e.and_then(|e| e.get("message")));
+        let ok =
+            nonempty(e.and_then(|e| e.get("code"))) && nonempty(e.and_then(|e| e.get("message")));
         j.ledger.check("MON-05", ok, seq, || {
             (
-                format!("`{}` with a non-empty code and message when {st}", mon.error_field),
+                format!(
+                    "`{}` with a non-empty code and message when {st}",
+                    mon.error_field
+                ),
                 format!("{e:?}"),
             )
         });
@@ -126,14 +150,19 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
                 "MON-03",
                 format!(
                     "a terminal status ({}) within {} s",
-                    [mon.succeeded.clone(), mon.failed.clone(), mon.canceled.clone()]
-                        .concat()
-                        .join(", "),
+                    [
+                        mon.succeeded.clone(),
+                        mon.failed.clone(),
+                        mon.canceled.clone()
+                    ]
+                    .concat()
+                    .join(", "),
                     flow.deadline_secs
                 ),
                 format!(
                     "still {} after {} polls",
-                    last.map(|(_, s)| format!("{s:?}")).unwrap_or("unread".into()),
+                    last.map(|(_, s)| format!("{s:?}"))
+                        .unwrap_or("unread".into()),
                     flow.polls().count()
                 ),
                 last.map(|(i, _)| exs[i].seq),
@@ -142,7 +171,8 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
         }
         _ => {}
     }
-    if flow.finished() != Some(Outcome::Succeeded) || mon.final_state_via != FinalStateVia::Location {
+    if flow.finished() != Some(Outcome::Succeeded) || mon.final_state_via != FinalStateVia::Location
+    {
         return;
     }
     let Some(i) = flow.after(AfterRead::Final).last() else {
@@ -169,7 +199,11 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
         (
             "200 with the operation's result from the initial answer's Location".into(),
             match r {
-                Some(r) if is_monitor => format!("{} with the status monitor again: {}", r.status, cut(&r.body, 160)),
+                Some(r) if is_monitor => format!(
+                    "{} with the status monitor again: {}",
+                    r.status,
+                    cut(&r.body, 160)
+                ),
                 Some(r) => format!("{} {}", r.status, cut(&r.body, 160)),
                 None => "no answer".into(),
             },

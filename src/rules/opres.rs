@@ -32,7 +32,10 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     };
     let status = b.get("status").and_then(Value::as_str);
     j.ledger.check("OPRES-02", status.is_some(), seq, || {
-        ("a string `status`".into(), format!("status = {:?}", b.get("status")))
+        (
+            "a string `status`".into(),
+            format!("status = {:?}", b.get("status")),
+        )
     });
     let path = url::Url::parse(&ex.url)
         .map(|u| u.path().to_string())
@@ -86,14 +89,24 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             .and_then(Value::as_str)
             .is_some_and(|s| !s.trim().is_empty())
     };
-    let shown = || format!("error = {}", err.map(|e| e.to_string()).unwrap_or("(none)".into()));
+    let shown = || {
+        format!(
+            "error = {}",
+            err.map(|e| e.to_string()).unwrap_or("(none)".into())
+        )
+    };
     match outcome {
-        Some(Outcome::Failed) => {
-            j.ledger
-                .check("OPRES-08", nonempty("code") && nonempty("message"), seq, || {
-                    ("status Failed with error.code and error.message".into(), shown())
-                })
-        }
+        Some(Outcome::Failed) => j.ledger.check(
+            "OPRES-08",
+            nonempty("code") && nonempty("message"),
+            seq,
+            || {
+                (
+                    "status Failed with error.code and error.message".into(),
+                    shown(),
+                )
+            },
+        ),
         Some(Outcome::Canceled) => j.ledger.check("OPRES-08", nonempty("code"), seq, || {
             ("status Canceled with error.code".into(), shown())
         }),
@@ -105,12 +118,13 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
 /// OPRES-09: a terminal value spelled exactly as 001 names it.
 pub(super) fn casing(j: &mut Judge<'_>, ex: &Exchange, value: &str, field: &str) {
     if let Some(o) = Outcome::of_arm(value) {
-        j.ledger.check("OPRES-09", value == o.as_str(), Some(ex.seq), || {
-            (
-                format!("`{field}` spelled {o}"),
-                format!("`{field}` = {value} (Azure SDKs compare case-insensitively)"),
-            )
-        });
+        j.ledger
+            .check("OPRES-09", value == o.as_str(), Some(ex.seq), || {
+                (
+                    format!("`{field}` spelled {o}"),
+                    format!("`{field}` = {value} (Azure SDKs compare case-insensitively)"),
+                )
+            });
     }
 }
 
@@ -135,12 +149,13 @@ fn times(j: &mut Judge<'_>, ex: &Exchange, b: &Value) {
         .iter()
         .any(|k| b.get(k).is_some_and(|v| !v.is_null()))
     {
-        j.ledger.check("OPRES-06", bad.is_empty(), Some(ex.seq), || {
-            (
-                "ISO 8601 startTime/endTime, percentComplete from 0 to 100".into(),
-                bad.join(", "),
-            )
-        });
+        j.ledger
+            .check("OPRES-06", bad.is_empty(), Some(ex.seq), || {
+                (
+                    "ISO 8601 startTime/endTime, percentComplete from 0 to 100".into(),
+                    bad.join(", "),
+                )
+            });
     }
 }
 

@@ -85,9 +85,7 @@ fn read(j: &mut Judge<'_>, ex: &Exchange, vocab: &Vocabulary, error_field: &str)
             )
         });
     }
-    j.history
-        .ops
-        .insert(crate::lro::path_key(&ex.url), now);
+    j.history.ops.insert(crate::lro::path_key(&ex.url), now);
 }
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {

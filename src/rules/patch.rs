@@ -1,8 +1,8 @@
 //! PATCH: update. PATCH-02 is judged on each followed PATCH; PATCH-01 and PATCH-03 are stated
 //! by the suites. A PATCH that completes synchronously is legal whatever the type declares.
 
-use super::flow::{End, Flow, judge_during};
 use super::Judge;
+use super::flow::{End, Flow, judge_during};
 use crate::http::Exchange;
 use crate::lro::{Channel, resource_state};
 
@@ -29,9 +29,9 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         "PATCH-02",
         "200 with a non-terminal provisioningState while the update runs",
         |x| {
-            x.response.as_ref().is_some_and(|r| {
-                r.status == 200 && resource_state(r.json.as_ref()).is_running()
-            })
+            x.response
+                .as_ref()
+                .is_some_and(|r| r.status == 200 && resource_state(r.json.as_ref()).is_running())
         },
     );
     match (&flow.end, flow.channel) {
@@ -39,8 +39,15 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             let last = flow.polls().last();
             j.ledger.fail(
                 "PATCH-02",
-                format!("provisioningState to become terminal within the deadline ({} s)", flow.deadline_secs),
-                format!("still {} after {} ms", last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(), flow.elapsed_ms),
+                format!(
+                    "provisioningState to become terminal within the deadline ({} s)",
+                    flow.deadline_secs
+                ),
+                format!(
+                    "still {} after {} ms",
+                    last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(),
+                    flow.elapsed_ms
+                ),
                 last.map(|(i, _)| exs[i].seq),
                 None,
             );

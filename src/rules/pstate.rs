@@ -2,8 +2,8 @@
 //! terminal) is judged when an operation has ended; PSTATE-03/04 (the echo) are stated by the
 //! suites.
 
-use super::flow::{AfterRead, Flow};
 use super::Judge;
+use super::flow::{AfterRead, Flow};
 use crate::http::Exchange;
 use crate::lro::{provisioning_state, resource_state};
 use crate::target::Addressed;
@@ -16,7 +16,9 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Addressed::Resource(ty) = j.target.address(&ex.url) else {
         return;
     };
-    let Some(body) = resp.json.as_ref() else { return };
+    let Some(body) = resp.json.as_ref() else {
+        return;
+    };
     let seq = Some(ex.seq);
     let ps = body.pointer("/properties/provisioningState");
     if body.get("provisioningState").is_some() && ps.is_none() {
@@ -29,12 +31,18 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         );
     } else if let Some(v) = ps {
         j.ledger.check("PSTATE-01", v.is_string(), seq, || {
-            ("properties.provisioningState as a string".into(), v.to_string())
+            (
+                "properties.provisioningState as a string".into(),
+                v.to_string(),
+            )
         });
     }
     if ty.provisioning_state && ex.method == "GET" && resp.status == 200 {
         j.ledger.check("PSTATE-05", ps.is_some(), seq, || {
-            ("properties.provisioningState on every GET".into(), "absent".into())
+            (
+                "properties.provisioningState on every GET".into(),
+                "absent".into(),
+            )
         });
     }
     if let Some(s) = provisioning_state(Some(body)) {
@@ -58,7 +66,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             || {
                 (
                     "a terminal (or absent) provisioningState once the operation ended".into(),
-                    format!("provisioningState {:?}", provisioning_state(r.json.as_ref())),
+                    format!(
+                        "provisioningState {:?}",
+                        provisioning_state(r.json.as_ref())
+                    ),
                 )
             },
         );

@@ -2,8 +2,8 @@
 //! PUT-03 and PUT-04 are judged on each followed PUT; PUT-01 and PUT-05 are stated by the
 //! suites.
 
-use super::flow::{AfterRead, End, Flow, judge_during};
 use super::Judge;
+use super::flow::{AfterRead, End, Flow, judge_during};
 use crate::http::Exchange;
 use crate::lro::{Channel, Outcome, provisioning_state, resource_state};
 
@@ -11,7 +11,11 @@ use crate::lro::{Channel, Outcome, provisioning_state, resource_state};
 /// must say so. A write that finished before it answered may say anything terminal.
 pub(super) fn initial_state(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], rule: &'static str) {
     let init = &exs[flow.initial];
-    let Some(r) = init.response.as_ref().filter(|r| matches!(r.status, 200 | 201)) else {
+    let Some(r) = init
+        .response
+        .as_ref()
+        .filter(|r| matches!(r.status, 200 | 201))
+    else {
         return;
     };
     let ps = provisioning_state(r.json.as_ref());
@@ -54,9 +58,9 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         "PUT-03",
         "200 with a non-terminal provisioningState while provisioning runs",
         |x| {
-            x.response.as_ref().is_some_and(|r| {
-                r.status == 200 && resource_state(r.json.as_ref()).is_running()
-            })
+            x.response
+                .as_ref()
+                .is_some_and(|r| r.status == 200 && resource_state(r.json.as_ref()).is_running())
         },
     );
     match (&flow.end, flow.channel) {
@@ -64,7 +68,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             let last = flow.polls().last();
             j.ledger.fail(
                 "PUT-04",
-                format!("provisioningState to become terminal within the deadline ({} s)", flow.deadline_secs),
+                format!(
+                    "provisioningState to become terminal within the deadline ({} s)",
+                    flow.deadline_secs
+                ),
                 format!(
                     "still {} after {} reads over {} ms",
                     last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(),

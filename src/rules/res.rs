@@ -64,18 +64,19 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             let value = body.get("value").and_then(Value::as_array);
             let next = body.get("nextLink").filter(|n| !n.is_null());
             let next_ok = next.is_none_or(|n| n.as_str().is_some_and(crate::lro::is_absolute_uri));
-            j.ledger.check("RES-05", value.is_some() && next_ok, seq, || {
-                (
-                    "`value` array; nextLink absent, null or an absolute URI".into(),
-                    format!(
-                        "value: {}, nextLink: {:?}",
-                        value
-                            .map(|v| format!("{} items", v.len()))
-                            .unwrap_or("missing".into()),
-                        next
-                    ),
-                )
-            });
+            j.ledger
+                .check("RES-05", value.is_some() && next_ok, seq, || {
+                    (
+                        "`value` array; nextLink absent, null or an absolute URI".into(),
+                        format!(
+                            "value: {}, nextLink: {:?}",
+                            value
+                                .map(|v| format!("{} items", v.len()))
+                                .unwrap_or("missing".into()),
+                            next
+                        ),
+                    )
+                });
             for item in value.into_iter().flatten() {
                 envelope(j, ex, item, ty.kind);
             }
@@ -100,7 +101,9 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
         || {
             (
                 "string id, name and type; name = last segment of id; properties an object".into(),
-                format!("id = {id:?}, name = {name:?}, type = {ty:?}, properties object: {props_ok}"),
+                format!(
+                    "id = {id:?}, name = {name:?}, type = {ty:?}, properties object: {props_ok}"
+                ),
             )
         },
     );
@@ -115,7 +118,11 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
             j.ledger.check("RES-03", loc_ok && tags_ok, seq, || {
                 (
                     "a non-empty string location; tags an object of strings".into(),
-                    format!("location = {:?}, tags = {:?}", body.get("location"), body.get("tags")),
+                    format!(
+                        "location = {:?}, tags = {:?}",
+                        body.get("location"),
+                        body.get("tags")
+                    ),
                 )
             });
         }
@@ -124,7 +131,11 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
             j.ledger.check("RES-04", ok, seq, || {
                 (
                     "no tags and no location on a proxy resource".into(),
-                    format!("location = {:?}, tags = {:?}", body.get("location"), body.get("tags")),
+                    format!(
+                        "location = {:?}, tags = {:?}",
+                        body.get("location"),
+                        body.get("tags")
+                    ),
                 )
             });
         }

@@ -31,7 +31,11 @@ pub(super) fn sweep(j: &mut Judge<'_>, rec: &SweepRecord, exs: &[Exchange]) {
         j.ledger.fail(
             "RGDEL-03",
             "no resource left once a sweep pass makes no progress",
-            format!("still there after {} passes: {}", rec.passes, left.join(", ")),
+            format!(
+                "still there after {} passes: {}",
+                rec.passes,
+                left.join(", ")
+            ),
             None,
             None,
         );

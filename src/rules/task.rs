@@ -20,7 +20,13 @@ fn body(x: &Exchange) -> Value {
         .unwrap_or(Value::Null)
 }
 
-pub(super) fn judge(l: &mut Ledger, reg: &Registry, api: &TaskApi, rec: &TaskRecord, exs: &[Exchange]) {
+pub(super) fn judge(
+    l: &mut Ledger,
+    reg: &Registry,
+    api: &TaskApi,
+    rec: &TaskRecord,
+    exs: &[Exchange],
+) {
     let w = &exs[rec.initial];
     match &rec.task_id {
         None => {
@@ -30,7 +36,13 @@ pub(super) fn judge(l: &mut Ledger, reg: &Registry, api: &TaskApi, rec: &TaskRec
                 format!(
                     "{} {}",
                     w.status().unwrap_or(0),
-                    cut(&w.response.as_ref().map(|r| r.body.clone()).unwrap_or_default(), 160)
+                    cut(
+                        &w.response
+                            .as_ref()
+                            .map(|r| r.body.clone())
+                            .unwrap_or_default(),
+                        160
+                    )
                 ),
                 Some(w.seq),
                 None,
@@ -42,7 +54,10 @@ pub(super) fn judge(l: &mut Ledger, reg: &Registry, api: &TaskApi, rec: &TaskRec
             l.check("TASK-01", reused.is_none(), Some(w.seq), || {
                 (
                     "a taskId no other write received".into(),
-                    format!("`{id}` was already returned by exchange #{}", reused.unwrap_or(0)),
+                    format!(
+                        "`{id}` was already returned by exchange #{}",
+                        reused.unwrap_or(0)
+                    ),
                 )
             });
         }
@@ -57,9 +72,15 @@ pub(super) fn judge(l: &mut Ledger, reg: &Registry, api: &TaskApi, rec: &TaskRec
             .as_deref()
             .is_some_and(|s| s == api.task_states[0] || s == api.task_states[1]);
         if running {
-            let listed = exs[li].response.as_ref().is_some_and(|r| r.body.contains(&id));
+            let listed = exs[li]
+                .response
+                .as_ref()
+                .is_some_and(|r| r.body.contains(&id));
             l.check("TASK-04", listed, Some(exs[li].seq), || {
-                ("the task list to include the running task".into(), format!("{id} not listed"))
+                (
+                    "the task list to include the running task".into(),
+                    format!("{id} not listed"),
+                )
             });
         }
     }
@@ -104,20 +125,34 @@ fn task_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchange])
             if idx == 2 {
                 let create = rec.write == TaskWrite::Create;
                 let ok = b.get("response").is_some_and(Value::is_object)
-                    && (!create || b.pointer(&api.resource_id_pointer).is_some_and(|v| !v.is_null()));
+                    && (!create
+                        || b.pointer(&api.resource_id_pointer)
+                            .is_some_and(|v| !v.is_null()));
                 l.check("TASK-03", ok, seq, || {
                     (
                         format!(
                             "a `response` object{}",
-                            if create { format!(" with {}", api.resource_id_pointer) } else { String::new() }
+                            if create {
+                                format!(" with {}", api.resource_id_pointer)
+                            } else {
+                                String::new()
+                            }
                         ),
                         cut(&b.to_string(), 200),
                     )
                 });
             } else {
-                l.check("TASK-03", nonempty(b.pointer(&api.task_error_pointer)), seq, || {
-                    (format!("a non-empty cause at {}", api.task_error_pointer), cut(&b.to_string(), 200))
-                });
+                l.check(
+                    "TASK-03",
+                    nonempty(b.pointer(&api.task_error_pointer)),
+                    seq,
+                    || {
+                        (
+                            format!("a non-empty cause at {}", api.task_error_pointer),
+                            cut(&b.to_string(), 200),
+                        )
+                    },
+                );
             }
         }
     }
@@ -125,7 +160,11 @@ fn task_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchange])
         l.fail(
             "TASK-02",
             "processing-completed or processing-error within the deadline",
-            format!("still {} after {} reads", api.task_states[highest], rec.task_reads.len()),
+            format!(
+                "still {} after {} reads",
+                api.task_states[highest],
+                rec.task_reads.len()
+            ),
             rec.task_reads.last().map(|i| exs[*i].seq),
             None,
         );
@@ -152,13 +191,19 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
         if !sync {
             continue;
         }
-        let st = b.get(&api.resource_status_field).and_then(Value::as_str).unwrap_or("");
+        let st = b
+            .get(&api.resource_status_field)
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if rec.write == TaskWrite::Delete {
             if code == 404 {
                 l.pass("TASK-08");
             } else {
                 l.check("TASK-08", st == deleting, seq, || {
-                    (format!("{deleting}, or 404, after the DELETE task completed"), format!("{st:?}"))
+                    (
+                        format!("{deleting}, or 404, after the DELETE task completed"),
+                        format!("{st:?}"),
+                    )
                 });
             }
             continue;
@@ -172,7 +217,10 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
         });
         if st == pending {
             l.check("TASK-06", !left_pending, seq, || {
-                (format!("no return to {pending} once the resource left it"), st.to_string())
+                (
+                    format!("no return to {pending} once the resource left it"),
+                    st.to_string(),
+                )
             });
         } else {
             left_pending = true;
@@ -190,9 +238,17 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
             settled = true;
         }
         if st == error {
-            l.check("TASK-07", nonempty(b.pointer(&api.resource_error_pointer)), seq, || {
-                (format!("error details at {}", api.resource_error_pointer), cut(&b.to_string(), 200))
-            });
+            l.check(
+                "TASK-07",
+                nonempty(b.pointer(&api.resource_error_pointer)),
+                seq,
+                || {
+                    (
+                        format!("error details at {}", api.resource_error_pointer),
+                        cut(&b.to_string(), 200),
+                    )
+                },
+            );
         }
     }
     if rec.resource_end == End::TimedOut {

@@ -102,7 +102,7 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
             .http
             .send(
                 OutRequest {
-        surface: crate::http::Surface::Arm,
+                    surface: crate::http::Surface::Arm,
                     method: "DELETE".into(),
                     url,
                     headers: Vec::new(),
@@ -125,7 +125,7 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
         .http
         .send(
             OutRequest {
-        surface: crate::http::Surface::Arm,
+                surface: crate::http::Surface::Arm,
                 method: "DELETE".into(),
                 url: u.clone(),
                 headers: Vec::new(),
@@ -150,7 +150,7 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
             .http
             .send(
                 OutRequest {
-        surface: crate::http::Surface::Arm,
+                    surface: crate::http::Surface::Arm,
                     method: "GET".into(),
                     url: u.clone(),
                     headers: Vec::new(),

@@ -30,7 +30,12 @@ pub(super) struct FollowSpec<'s> {
 
 impl<'s> FollowSpec<'s> {
     /// An operation with nothing to watch.
-    pub(super) fn of(method: &'s str, resource: Option<String>, declared: Option<OpDecl>, deadline: Duration) -> Self {
+    pub(super) fn of(
+        method: &'s str,
+        resource: Option<String>,
+        declared: Option<OpDecl>,
+        deadline: Duration,
+    ) -> Self {
         FollowSpec {
             method,
             resource,
@@ -141,7 +146,11 @@ impl Exec<'_> {
     /// body text. A target that answers "still running" with a large body hundreds of times
     /// would otherwise hold every one of those bodies until the test ends.
     pub(super) fn shed(&mut self, idx: usize) {
-        if let Some(r) = self.exchanges.get_mut(idx).and_then(|x| x.response.as_mut()) {
+        if let Some(r) = self
+            .exchanges
+            .get_mut(idx)
+            .and_then(|x| x.response.as_mut())
+        {
             r.json = None;
             if r.body.len() > SHED_BODY_CHARS {
                 r.body = crate::http::cut(&r.body, SHED_BODY_CHARS);
@@ -150,10 +159,24 @@ impl Exec<'_> {
     }
 
     /// A read of `url` that belongs to a flow (same surface, cookies, URL as given).
-    pub(super) async fn flow_read(&mut self, url: &str, role: Role, surface: Surface, jar: &Jar) -> Option<usize> {
-        self.send("GET", url, jar.headers(), None, role, &ApiVersion::AsGiven, Some(surface))
-            .await
-            .ok()
+    pub(super) async fn flow_read(
+        &mut self,
+        url: &str,
+        role: Role,
+        surface: Surface,
+        jar: &Jar,
+    ) -> Option<usize> {
+        self.send(
+            "GET",
+            url,
+            jar.headers(),
+            None,
+            role,
+            &ApiVersion::AsGiven,
+            Some(surface),
+        )
+        .await
+        .ok()
     }
 
     /// `poll: step`: follow the operation the named step started.
@@ -233,12 +256,23 @@ impl Exec<'_> {
             flow.channel = None;
             flow.end = End::Finished(*o);
         } else if let Some(why) = strategy.url().and_then(|u| self.ctx.http.refusal(u)) {
-            self.notes
-                .push(format!("step `{}`: cannot poll {}: {why}", self.step_label, strategy.url().unwrap_or("")));
+            self.notes.push(format!(
+                "step `{}`: cannot poll {}: {why}",
+                self.step_label,
+                strategy.url().unwrap_or("")
+            ));
             flow.end = End::Unfollowable(why);
         } else {
-            self.poll_loop(&mut flow, &mut strategy, &mut jar, &spec, &ARM_PACE, &resp, start)
-                .await;
+            self.poll_loop(
+                &mut flow,
+                &mut strategy,
+                &mut jar,
+                &spec,
+                &ARM_PACE,
+                &resp,
+                start,
+            )
+            .await;
         }
         if let End::Finished(o) = flow.end {
             self.after_end(&mut flow, &strategy, &jar, o, start, spec.deadline)
@@ -297,9 +331,10 @@ impl Exec<'_> {
     ) {
         let side = match strategy {
             _ if !pace.side_reads => None,
-            Strategy::Operation { location: Some(l), .. }
-                if crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url)
-                    && self.ctx.http.refusal(l).is_none() =>
+            Strategy::Operation {
+                location: Some(l), ..
+            } if crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url)
+                && self.ctx.http.refusal(l).is_none() =>
             {
                 Some(l.clone())
             }
@@ -315,8 +350,12 @@ impl Exec<'_> {
                 return;
             }
             // No Retry-After: the default wait; 0 or absurd values still get a floor.
-            let asked = wait.unwrap_or(pace.default_wait).max(Duration::from_secs(1));
-            let scaled = asked.mul_f64(self.ctx.time_scale).min(Duration::from_secs(86_400));
+            let asked = wait
+                .unwrap_or(pace.default_wait)
+                .max(Duration::from_secs(1));
+            let scaled = asked
+                .mul_f64(self.ctx.time_scale)
+                .min(Duration::from_secs(86_400));
             if !self.ctx.cancel.sleep(scaled.min(remaining)).await {
                 flow.end = End::Interrupted;
                 return;
@@ -325,7 +364,10 @@ impl Exec<'_> {
                 return;
             };
             let channel = strategy.channel().unwrap_or(Channel::Resource);
-            let Some(i) = self.flow_read(&url, role_of(Some(channel)), flow.surface, jar).await else {
+            let Some(i) = self
+                .flow_read(&url, role_of(Some(channel)), flow.surface, jar)
+                .await
+            else {
                 flow.end = End::Unfollowable(format!("cannot read {url}"));
                 return;
             };
@@ -343,7 +385,11 @@ impl Exec<'_> {
                 wait = Some(ra);
             }
             let state = strategy.read(r.as_ref());
-            flow.events.push(Event::Poll { ex: i, channel, state: state.clone() });
+            flow.events.push(Event::Poll {
+                ex: i,
+                channel,
+                state: state.clone(),
+            });
             match state {
                 State::Done(o, _) => {
                     flow.end = End::Finished(o);
@@ -352,8 +398,8 @@ impl Exec<'_> {
                 State::Unreadable(why) => {
                     unreadable += 1;
                     if unreadable >= UNREADABLE_LIMIT {
-                        let foreign = url::Url::parse(&url)
-                            .is_ok_and(|u| !self.ctx.target.same_origin(&u));
+                        let foreign =
+                            url::Url::parse(&url).is_ok_and(|u| !self.ctx.target.same_origin(&u));
                         flow.end = End::Unfollowable(format!(
                             "{unreadable} reads in a row said nothing usable about the operation (last: {why}){}",
                             if foreign {
@@ -373,11 +419,17 @@ impl Exec<'_> {
                         }
                     }
                     if let Some(l) = &side
-                        && let Some(x) = self.flow_read(l, Role::LocationPoll, flow.surface, jar).await
+                        && let Some(x) = self
+                            .flow_read(l, Role::LocationPoll, flow.surface, jar)
+                            .await
                     {
                         let mut probe = Strategy::Location { url: l.clone() };
                         let state = probe.read(self.exchanges[x].response.as_ref());
-                        flow.events.push(Event::Side { ex: x, channel: Channel::Location, state });
+                        flow.events.push(Event::Side {
+                            ex: x,
+                            channel: Channel::Location,
+                            state,
+                        });
                         self.shed(x);
                     }
                 }
@@ -402,8 +454,14 @@ impl Exec<'_> {
             flow.result = Some(i);
         }
         if let Strategy::Operation { url, location, .. } = strategy {
-            if let Some(x) = self.flow_read(url, Role::OperationStatus, surface, jar).await {
-                flow.events.push(Event::After { ex: x, what: AfterRead::Status });
+            if let Some(x) = self
+                .flow_read(url, Role::OperationStatus, surface, jar)
+                .await
+            {
+                flow.events.push(Event::After {
+                    ex: x,
+                    what: AfterRead::Status,
+                });
             }
             if let Some(l) = location
                 .as_ref()
@@ -414,22 +472,38 @@ impl Exec<'_> {
                     let Some(x) = self.flow_read(l, Role::LocationPoll, surface, jar).await else {
                         break;
                     };
-                    flow.events.push(Event::After { ex: x, what: AfterRead::Location });
+                    flow.events.push(Event::After {
+                        ex: x,
+                        what: AfterRead::Location,
+                    });
                     let still = self.exchanges[x].status() == Some(202);
                     if !still || n + 1 == LOCATION_REREADS || start.elapsed() >= deadline {
                         break;
                     }
                     let ra = self.exchanges[x].response.as_ref().and_then(retry_after);
-                    let wait = ra.unwrap_or(Duration::from_secs(10)).max(Duration::from_secs(1));
+                    let wait = ra
+                        .unwrap_or(Duration::from_secs(10))
+                        .max(Duration::from_secs(1));
                     let left = deadline.saturating_sub(start.elapsed());
-                    if !self.ctx.cancel.sleep(wait.mul_f64(self.ctx.time_scale).min(left)).await {
+                    if !self
+                        .ctx
+                        .cancel
+                        .sleep(wait.mul_f64(self.ctx.time_scale).min(left))
+                        .await
+                    {
                         break;
                     }
                 }
             }
         }
         let method = flow.method.clone();
-        let final_at = final_url(strategy, &method, &flow.request_url, flow.final_state_via, last.and_then(|i| self.exchanges[i].response.as_ref()));
+        let final_at = final_url(
+            strategy,
+            &method,
+            &flow.request_url,
+            flow.final_state_via,
+            last.and_then(|i| self.exchanges[i].response.as_ref()),
+        );
         let resource = flow.resource.clone();
         // A canceled operation was superseded (a DELETE, say): the resource's state belongs
         // to the operation now running, not to this one.
@@ -439,8 +513,14 @@ impl Exec<'_> {
             && !matches!(strategy, Strategy::Body { .. })
             && let Ok(x) = self.get(r, Role::ResourcePoll).await
         {
-            flow.events.push(Event::After { ex: x, what: AfterRead::Resource });
-            if final_at.as_deref().is_some_and(|f| crate::lro::path_key(f) == crate::lro::path_key(r)) {
+            flow.events.push(Event::After {
+                ex: x,
+                what: AfterRead::Resource,
+            });
+            if final_at
+                .as_deref()
+                .is_some_and(|f| crate::lro::path_key(f) == crate::lro::path_key(r))
+            {
                 flow.result = Some(x);
                 return;
             }
@@ -450,7 +530,10 @@ impl Exec<'_> {
             && self.ctx.http.refusal(&f).is_none()
             && let Some(x) = self.flow_read(&f, Role::Step, surface, jar).await
         {
-            flow.events.push(Event::After { ex: x, what: AfterRead::Final });
+            flow.events.push(Event::After {
+                ex: x,
+                what: AfterRead::Final,
+            });
             flow.result = Some(x);
         }
     }
@@ -459,7 +542,10 @@ impl Exec<'_> {
     /// started, and judge their expectations only if both reads showed it running.
     pub(super) async fn during(&mut self, d: &DuringSpec) -> StepResult<StepOut> {
         let Some(first) = self.outs.get(&d.follow).cloned() else {
-            return Err(format!("step `{}` did not run: nothing to read during", d.follow));
+            return Err(format!(
+                "step `{}` did not run: nothing to read during",
+                d.follow
+            ));
         };
         let Some(init) = first.initial.or(first.exchange) else {
             return Err(format!("step `{}` sent nothing", d.follow));
@@ -486,7 +572,13 @@ impl Exec<'_> {
             }
         };
         if let State::Done(..) = strategy.initial(&resp) {
-            not_judged(self, format!("the operation `{}` completed in its answer: nothing runs to read during", d.follow));
+            not_judged(
+                self,
+                format!(
+                    "the operation `{}` completed in its answer: nothing runs to read during",
+                    d.follow
+                ),
+            );
             return Ok(StepOut::default());
         }
         let started = Instant::now();
@@ -495,11 +587,23 @@ impl Exec<'_> {
         let Some(before) = strategy.url().map(str::to_string) else {
             return Ok(StepOut::default());
         };
-        let Some(i) = self.flow_read(&before, role_of(channel), surface, &jar).await else {
+        let Some(i) = self
+            .flow_read(&before, role_of(channel), surface, &jar)
+            .await
+        else {
             return Err(format!("cannot read {before}"));
         };
-        if !strategy.read(self.exchanges[i].response.as_ref()).is_running() {
-            not_judged(self, format!("timing: the operation `{}` had ended before the reads during it could start", d.follow));
+        if !strategy
+            .read(self.exchanges[i].response.as_ref())
+            .is_running()
+        {
+            not_judged(
+                self,
+                format!(
+                    "timing: the operation `{}` had ended before the reads during it could start",
+                    d.follow
+                ),
+            );
             return Ok(StepOut::default());
         }
         self.deferring = Some(Vec::new());
@@ -515,8 +619,13 @@ impl Exec<'_> {
             return Err(e);
         }
         let after = strategy.url().map(str::to_string).unwrap_or(before);
-        let running_after = match self.flow_read(&after, role_of(channel), surface, &jar).await {
-            Some(j) => strategy.read(self.exchanges[j].response.as_ref()).is_running(),
+        let running_after = match self
+            .flow_read(&after, role_of(channel), surface, &jar)
+            .await
+        {
+            Some(j) => strategy
+                .read(self.exchanges[j].response.as_ref())
+                .is_running(),
             None => false,
         };
         if running_after {

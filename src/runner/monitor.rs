@@ -76,7 +76,15 @@ impl<'a> Exec<'a> {
                 .cloned()
                 .ok_or_else(|| format!("step `{prev}` started nothing"))?;
             let i = self
-                .send(&method, &url, headers, body, Role::Step, &ApiVersion::AsGiven, Some(Surface::DataPlane))
+                .send(
+                    &method,
+                    &url,
+                    headers,
+                    body,
+                    Role::Step,
+                    &ApiVersion::AsGiven,
+                    Some(Surface::DataPlane),
+                )
                 .await?;
             let extra = self.monitor_link(mon, i, &url);
             return Ok(StepOut {
@@ -209,30 +217,51 @@ impl<'a> Exec<'a> {
         if !(200..300).contains(&resp.status) {
             flow.end = End::Unfollowable(format!("refused with {}", resp.status));
         } else if strategy == Strategy::Done {
-            flow.end = End::Unfollowable(format!("no {} link in the initial answer", mon.link.header()));
+            flow.end = End::Unfollowable(format!(
+                "no {} link in the initial answer",
+                mon.link.header()
+            ));
         } else if let Some(why) = strategy.url().and_then(|u| self.ctx.http.refusal(u)) {
             flow.end = End::Unfollowable(why);
         } else {
             let method = flow.method.clone();
             let spec = FollowSpec::of(&method, None, None, deadline);
-            self.poll_loop(&mut flow, &mut strategy, &mut jar, &spec, &monitor_pace(mon), &resp, start)
-                .await;
+            self.poll_loop(
+                &mut flow,
+                &mut strategy,
+                &mut jar,
+                &spec,
+                &monitor_pace(mon),
+                &resp,
+                start,
+            )
+            .await;
         }
         if let End::Finished(o) = flow.end {
             if let Some(url) = strategy.url().map(str::to_string)
-                && let Some(x) = self.flow_read(&url, Role::MonitorPoll, Surface::DataPlane, &jar).await
+                && let Some(x) = self
+                    .flow_read(&url, Role::MonitorPoll, Surface::DataPlane, &jar)
+                    .await
             {
                 self.judge.monitor_read(mon, &self.exchanges[x]);
-                flow.events.push(Event::After { ex: x, what: AfterRead::Status });
+                flow.events.push(Event::After {
+                    ex: x,
+                    what: AfterRead::Status,
+                });
             }
             flow.result = flow.polls().last().map(|(i, _)| i);
             let final_link = resp.header("location").and_then(|l| resolve(&req_url, l));
             if o == Outcome::Succeeded
                 && mon.final_state_via == FinalStateVia::Location
                 && let Some(l) = final_link.filter(|l| self.ctx.http.refusal(l).is_none())
-                && let Some(x) = self.flow_read(&l, Role::Step, Surface::DataPlane, &jar).await
+                && let Some(x) = self
+                    .flow_read(&l, Role::Step, Surface::DataPlane, &jar)
+                    .await
             {
-                flow.events.push(Event::After { ex: x, what: AfterRead::Final });
+                flow.events.push(Event::After {
+                    ex: x,
+                    what: AfterRead::Final,
+                });
                 flow.result = Some(x);
             }
         }

@@ -33,7 +33,11 @@ impl<'a> Exec<'a> {
     }
 
     /// The resource a new one of `ty` lives under: its parent, or the resource it extends.
-    async fn host_of(&mut self, ty: &ResourceType, given: Option<Value>) -> StepResult<Option<Value>> {
+    async fn host_of(
+        &mut self,
+        ty: &ResourceType,
+        given: Option<Value>,
+    ) -> StepResult<Option<Value>> {
         if let Some(v) = given {
             return Ok(Some(v));
         }
@@ -237,7 +241,11 @@ impl<'a> Exec<'a> {
     }
 
     /// GET a resource until no operation runs on it (terminal or absent provisioningState, or 404).
-    pub(super) async fn settle(&mut self, url: &str, deadline: Duration) -> (String, Option<usize>) {
+    pub(super) async fn settle(
+        &mut self,
+        url: &str,
+        deadline: Duration,
+    ) -> (String, Option<usize>) {
         let start = Instant::now();
         let mut attempts = 0;
         let mut last = None;
@@ -251,10 +259,13 @@ impl<'a> Exec<'a> {
             let resp = self.exchanges[idx].response.as_ref();
             match resp.map(|r| r.status) {
                 Some(404) => break "Gone".into(),
-                Some(200) => match crate::lro::resource_state(resp.and_then(|r| r.json.as_ref())) {
-                    crate::lro::State::Done(o, _) => break o.as_str().into(),
-                    _ => {}
-                },
+                Some(200) => {
+                    if let crate::lro::State::Done(o, _) =
+                        crate::lro::resource_state(resp.and_then(|r| r.json.as_ref()))
+                    {
+                        break o.as_str().into();
+                    }
+                }
                 Some(s) => break format!("status {s}"),
                 None => {
                     break format!(

@@ -29,8 +29,16 @@ impl Exec<'_> {
 
     /// A GET with no extra headers (reads between steps, watch reads).
     pub(super) async fn get(&mut self, url: &str, role: Role) -> StepResult<usize> {
-        self.send("GET", url, Vec::new(), None, role, &ApiVersion::Default, None)
-            .await
+        self.send(
+            "GET",
+            url,
+            Vec::new(),
+            None,
+            role,
+            &ApiVersion::Default,
+            None,
+        )
+        .await
     }
 
     /// The URL with the api-version the scenario asks for (added only on the target's own
@@ -107,7 +115,8 @@ impl Exec<'_> {
         // Track what the run may create from the moment the PUT leaves: an answer that never
         // comes can still have created it.
         let bare = format!("{}{}", self.ctx.target.base(), u.path());
-        let addressed = own && matches!(self.ctx.target.address(u.as_str()), Addressed::Resource(_));
+        let addressed =
+            own && matches!(self.ctx.target.address(u.as_str()), Addressed::Resource(_));
         if addressed && method == "PUT" {
             self.ctx.cleanup.track(&bare, &self.inst.name);
         }
@@ -145,7 +154,15 @@ impl Exec<'_> {
             Some(Body::Raw(t)) => Some(self.render(t)?),
         };
         let idx = self
-            .send(&method, &url, headers, body, Role::Step, &r.api_version, None)
+            .send(
+                &method,
+                &url,
+                headers,
+                body,
+                Role::Step,
+                &r.api_version,
+                None,
+            )
             .await?;
         if self.exchanges[idx].response.is_none() {
             let e = self.exchanges[idx].error.clone().unwrap_or_default();
@@ -174,7 +191,10 @@ impl Exec<'_> {
         let mut cur = first;
         for _ in 0..MAX_PAGES {
             let resp = self.exchanges[cur].response.as_ref();
-            let Some(j) = resp.filter(|r| r.status == 200).and_then(|r| r.json.as_ref()) else {
+            let Some(j) = resp
+                .filter(|r| r.status == 200)
+                .and_then(|r| r.json.as_ref())
+            else {
                 break;
             };
             if let Some(v) = j.get("value").and_then(Value::as_array) {
@@ -191,7 +211,15 @@ impl Exec<'_> {
             let next = self.absolute(&next);
             let surface = self.exchanges[first].surface;
             cur = self
-                .send("GET", &next, Vec::new(), None, Role::NextPage, &ApiVersion::AsGiven, Some(surface))
+                .send(
+                    "GET",
+                    &next,
+                    Vec::new(),
+                    None,
+                    Role::NextPage,
+                    &ApiVersion::AsGiven,
+                    Some(surface),
+                )
                 .await?;
         }
         Ok(all)

@@ -45,7 +45,15 @@ impl Exec<'_> {
             let mut next = Vec::new();
             for url in std::mem::take(&mut remaining) {
                 let idx = self
-                    .send("DELETE", &url, Vec::new(), None, Role::Step, &ApiVersion::Default, None)
+                    .send(
+                        "DELETE",
+                        &url,
+                        Vec::new(),
+                        None,
+                        Role::Step,
+                        &ApiVersion::Default,
+                        None,
+                    )
                     .await?;
                 rec.deletes.push(idx);
                 match self.exchanges[idx].status() {

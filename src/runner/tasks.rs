@@ -21,13 +21,23 @@ const REREADS: usize = 2;
 
 impl<'a> Exec<'a> {
     async fn task_get(&mut self, url: &str) -> Option<usize> {
-        self.send("GET", url, Vec::new(), None, Role::TaskPoll, &ApiVersion::Omit, Some(Surface::Task))
-            .await
-            .ok()
+        self.send(
+            "GET",
+            url,
+            Vec::new(),
+            None,
+            Role::TaskPoll,
+            &ApiVersion::Omit,
+            Some(Surface::Task),
+        )
+        .await
+        .ok()
     }
 
     fn rendered(&self, t: &str) -> StepResult<String> {
-        let u = Template::parse(t).map_err(|(_, m)| m)?.render(&self.scope)?;
+        let u = Template::parse(t)
+            .map_err(|(_, m)| m)?
+            .render(&self.scope)?;
         Ok(self.absolute(&u))
     }
 
@@ -54,7 +64,9 @@ impl<'a> Exec<'a> {
         let (decl, write) = match spec.op {
             TaskOp::Create => (&api.create, TaskWrite::Create),
             TaskOp::Update => (
-                api.update.as_ref().ok_or("the task API declares no `update`")?,
+                api.update
+                    .as_ref()
+                    .ok_or("the task API declares no `update`")?,
                 TaskWrite::Update,
             ),
             TaskOp::Delete => (&api.delete, TaskWrite::Delete),
@@ -74,7 +86,15 @@ impl<'a> Exec<'a> {
         };
         let (url, body) = self.render_decl(decl, body)?;
         let i = self
-            .send(&decl.method, &url, Vec::new(), body, Role::Step, &ApiVersion::Omit, Some(Surface::Task))
+            .send(
+                &decl.method,
+                &url,
+                Vec::new(),
+                body,
+                Role::Step,
+                &ApiVersion::Omit,
+                Some(Surface::Task),
+            )
             .await?;
         let task_id = self.exchanges[i]
             .response
@@ -111,7 +131,10 @@ impl<'a> Exec<'a> {
             outcome = self.follow_task(api, &task_url, &mut rec).await;
             final_exchange = rec.task_reads.last().copied().or(final_exchange);
             if outcome == "completed" {
-                let last = rec.task_reads.last().and_then(|l| self.exchanges[*l].response.clone());
+                let last = rec
+                    .task_reads
+                    .last()
+                    .and_then(|l| self.exchanges[*l].response.clone());
                 let rid = last
                     .as_ref()
                     .and_then(|r| r.pointer(&api.resource_id_pointer))
@@ -161,7 +184,9 @@ impl<'a> Exec<'a> {
                 rec.task_end = End::Interrupted;
                 break;
             }
-            let Some(i) = self.task_get(url).await else { break };
+            let Some(i) = self.task_get(url).await else {
+                break;
+            };
             rec.task_reads.push(i);
             let st = self.exchanges[i]
                 .response
@@ -202,7 +227,12 @@ impl<'a> Exec<'a> {
     }
 
     /// Read the resource after its task completed until it settles, then read it again.
-    async fn follow_task_resource(&mut self, api: &TaskApi, url: &str, rec: &mut TaskRecord) -> String {
+    async fn follow_task_resource(
+        &mut self,
+        api: &TaskApi,
+        url: &str,
+        rec: &mut TaskRecord,
+    ) -> String {
         let [_, active, _, error] = &api.resource_states;
         let start = Instant::now();
         let deadline = self.ctx.target.deadline;
@@ -210,7 +240,9 @@ impl<'a> Exec<'a> {
         let mut after = 0;
         rec.resource_end = End::TimedOut;
         while start.elapsed() < deadline {
-            let Some(i) = self.task_get(url).await else { break };
+            let Some(i) = self.task_get(url).await else {
+                break;
+            };
             rec.resource_reads.push(i);
             let r = self.exchanges[i].response.as_ref();
             let code = r.map(|r| r.status).unwrap_or(0);

@@ -646,7 +646,11 @@ impl<'o> SuiteParser<'o> {
                 let follow = match dm.get("of") {
                     Some(n) => self.r.string(n, "of")?,
                     None => {
-                        self.r.error(an, "`during` needs `of: <the step that started the operation>`", None);
+                        self.r.error(
+                            an,
+                            "`during` needs `of: <the step that started the operation>`",
+                            None,
+                        );
                         return None;
                     }
                 };
@@ -654,13 +658,21 @@ impl<'o> SuiteParser<'o> {
                 let steps = match dm.get("steps") {
                     Some(n) => self.steps(n, def),
                     None => {
-                        self.r.error(an, "`during` needs `steps:` (the reads made while the operation runs)", None);
+                        self.r.error(
+                            an,
+                            "`during` needs `steps:` (the reads made while the operation runs)",
+                            None,
+                        );
                         return None;
                     }
                 };
                 for st in &steps {
                     if matches!(st.action, Action::During(_) | Action::Poll(_)) {
-                        self.r.error(an, "a `during` block holds reads: no `during` or `poll` inside it", None);
+                        self.r.error(
+                            an,
+                            "a `during` block holds reads: no `during` or `poll` inside it",
+                            None,
+                        );
                     }
                 }
                 Action::During(DuringSpec { follow, steps })

@@ -44,9 +44,9 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
             // nothing to judge here.
             let stated = sc.rules();
             if !stated.is_empty()
-                && stated.iter().all(|r| {
-                    crate::rules::lookup(r).is_some_and(|r| !target.declares(r.profile))
-                })
+                && stated
+                    .iter()
+                    .all(|r| crate::rules::lookup(r).is_some_and(|r| !target.declares(r.profile)))
             {
                 let mut ps: Vec<&str> = stated
                     .iter()

@@ -114,7 +114,11 @@ impl Target {
     pub fn address(&self, url: &str) -> Addressed<'_> {
         let path = path_of(url);
         let segs = segments(&path);
-        let is_ns = |s: &str| self.namespaces.iter().any(|n| n.name.eq_ignore_ascii_case(s));
+        let is_ns = |s: &str| {
+            self.namespaces
+                .iter()
+                .any(|n| n.name.eq_ignore_ascii_case(s))
+        };
         let Some(pi) = (0..segs.len().saturating_sub(1))
             .rev()
             .find(|&i| segs[i].eq_ignore_ascii_case("providers") && is_ns(segs[i + 1]))
@@ -328,17 +332,43 @@ types:
             (format!("{rg}/widgets/w"), "resource widgets"),
             (format!("{rg}/WIDGETS"), "collection widgets"),
             (format!("{rg}/widgets/w/gadgets/g"), "resource gadgets"),
-            (format!("{rg}/widgets/w/configurations/default"), "resource config"),
+            (
+                format!("{rg}/widgets/w/configurations/default"),
+                "resource config",
+            ),
             (format!("{rg}/widgets/w/skus"), "sub widgets skus"),
             (format!("{rg}/widgets/w/restart"), "sub widgets restart"),
-            ("/subscriptions/s/providers/Microsoft.Contoso/subscriptionWidgets/x".into(), "resource subs"),
-            ("/subscriptions/s/providers/Microsoft.Contoso/locations/westus/regionalWidgets/x".into(), "resource regional"),
-            ("/subscriptions/s/providers/Microsoft.Contoso/locations/westus/operationStatuses/1".into(), "provider"),
-            ("/providers/Microsoft.Contoso/tenantWidgets/x".into(), "resource tenant"),
-            (format!("{rg}/widgets/w/providers/Microsoft.Contoso/annotations/n"), "resource notes"),
-            ("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Fabrikam/gizmos/z".into(), "resource gizmos"),
+            (
+                "/subscriptions/s/providers/Microsoft.Contoso/subscriptionWidgets/x".into(),
+                "resource subs",
+            ),
+            (
+                "/subscriptions/s/providers/Microsoft.Contoso/locations/westus/regionalWidgets/x"
+                    .into(),
+                "resource regional",
+            ),
+            (
+                "/subscriptions/s/providers/Microsoft.Contoso/locations/westus/operationStatuses/1"
+                    .into(),
+                "provider",
+            ),
+            (
+                "/providers/Microsoft.Contoso/tenantWidgets/x".into(),
+                "resource tenant",
+            ),
+            (
+                format!("{rg}/widgets/w/providers/Microsoft.Contoso/annotations/n"),
+                "resource notes",
+            ),
+            (
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Fabrikam/gizmos/z".into(),
+                "resource gizmos",
+            ),
             ("/subscriptions/s/resourceGroups/rg".into(), "group"),
-            ("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Other/x/y".into(), "other"),
+            (
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Other/x/y".into(),
+                "other",
+            ),
         ] {
             assert_eq!(name(t.address(&path)), want, "{path}");
         }
@@ -357,23 +387,37 @@ types:
             "http://h/providers/Microsoft.Contoso/tenantWidgets"
         );
         assert_eq!(
-            t.collection_url(ty("notes"), Some("http://h/x/widgets/w")).unwrap(),
+            t.collection_url(ty("notes"), Some("http://h/x/widgets/w"))
+                .unwrap(),
             "http://h/x/widgets/w/providers/Microsoft.Contoso/annotations"
         );
         assert!(t.collection_url(ty("notes"), None).is_err());
-        assert_eq!(ty("regional").arm_type(&t), "Microsoft.Contoso/locations/regionalWidgets");
         assert_eq!(
-            t.arm_type_of("/subscriptions/s/providers/Microsoft.Contoso/locations/westus/regionalWidgets/x").as_deref(),
+            ty("regional").arm_type(&t),
+            "Microsoft.Contoso/locations/regionalWidgets"
+        );
+        assert_eq!(
+            t.arm_type_of(
+                "/subscriptions/s/providers/Microsoft.Contoso/locations/westus/regionalWidgets/x"
+            )
+            .as_deref(),
             Some("Microsoft.Contoso/locations/regionalWidgets")
         );
         assert_eq!(
-            t.api_version_for("/subscriptions/s/resourceGroups/rg/providers/Microsoft.Fabrikam/gizmos/z"),
+            t.api_version_for(
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Fabrikam/gizmos/z"
+            ),
             "2023-07-01"
         );
         assert_eq!(t.surface_of("http://h/tasks/abc"), Surface::Task);
-        assert_eq!(t.surface_of("http://h/subscriptions/s/databases/9"), Surface::Task);
         assert_eq!(
-            t.surface_of("http://h/subscriptions/s/resourceGroups/rg/providers/Microsoft.Contoso/widgets/w"),
+            t.surface_of("http://h/subscriptions/s/databases/9"),
+            Surface::Task
+        );
+        assert_eq!(
+            t.surface_of(
+                "http://h/subscriptions/s/resourceGroups/rg/providers/Microsoft.Contoso/widgets/w"
+            ),
             Surface::Arm
         );
         assert_eq!(t.surface_of("http://other/x"), Surface::Other);

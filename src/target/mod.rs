@@ -196,7 +196,9 @@ impl Lro {
     }
 
     pub fn any_async(&self) -> bool {
-        self.put.pattern.is_async() || self.patch.pattern.is_async() || self.delete.pattern.is_async()
+        self.put.pattern.is_async()
+            || self.patch.pattern.is_async()
+            || self.delete.pattern.is_async()
     }
 }
 

@@ -50,8 +50,12 @@ pub fn parse_checked(yaml: &str) -> Value {
     let problems = check_v2(&v);
     assert!(problems.is_empty(), "{}\n{yaml}", problems.join("\n"));
     // And the real target parser accepts it (what `rpconform check --target` runs).
-    if let Err(r) = rpconform::target::parse_target(Path::new("generated.yaml"), yaml, "generated") {
-        panic!("the target parser refuses the generated file:\n{}\n{yaml}", r.render());
+    if let Err(r) = rpconform::target::parse_target(Path::new("generated.yaml"), yaml, "generated")
+    {
+        panic!(
+            "the target parser refuses the generated file:\n{}\n{yaml}",
+            r.render()
+        );
     }
     v
 }

@@ -99,7 +99,10 @@ pub(super) fn api_version(r: &mut Reader, n: &Node, what: &str) -> Option<String
         r.error(
             n,
             format!("{what} `{v}` is not an ARM api-version"),
-            Some("YYYY-MM-DD, optionally with a suffix: \"2024-05-01\", \"2024-09-01-preview\"".into()),
+            Some(
+                "YYYY-MM-DD, optionally with a suffix: \"2024-05-01\", \"2024-09-01-preview\""
+                    .into(),
+            ),
         );
         return None;
     }
@@ -124,7 +127,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     let req = |r: &mut Reader, key: &str| -> Option<&Node> {
         let n = m.get(key);
         if n.is_none() {
-            r.error(root, format!("missing key `{key}` in the target file"), None);
+            r.error(
+                root,
+                format!("missing key `{key}` in the target file"),
+                None,
+            );
         }
         n
     };
@@ -185,7 +192,10 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             api_version: v.clone(),
         });
     }
-    if let Some(nm) = m.get("namespaces").and_then(|n| r.free_map(n, "namespaces")) {
+    if let Some(nm) = m
+        .get("namespaces")
+        .and_then(|n| r.free_map(n, "namespaces"))
+    {
         for (k, v) in nm.entries() {
             let Some(name) = namespace(r, &k, "namespace") else {
                 continue;
@@ -196,11 +206,18 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             let version = match vm.get("api_version") {
                 Some(x) => api_version(r, x, "api_version"),
                 None => {
-                    r.error(v, format!("namespace `{name}` needs an `api_version`"), None);
+                    r.error(
+                        v,
+                        format!("namespace `{name}` needs an `api_version`"),
+                        None,
+                    );
                     None
                 }
             };
-            if namespaces.iter().any(|x: &Namespace| x.name.eq_ignore_ascii_case(&name)) {
+            if namespaces
+                .iter()
+                .any(|x: &Namespace| x.name.eq_ignore_ascii_case(&name))
+            {
                 r.error(&k, format!("namespace `{name}` is declared twice"), None);
             } else if let Some(api_version) = version {
                 namespaces.push(Namespace { name, api_version });
@@ -292,7 +309,11 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         .unwrap_or_default();
     let tasks = m.get("tasks").and_then(|n| surfaces::read_tasks(r, n));
     if !has_types && !m.has("monitors") && !m.has("tasks") {
-        r.error(root, "declare at least one of `types`, `monitors` or `tasks`", None);
+        r.error(
+            root,
+            "declare at least one of `types`, `monitors` or `tasks`",
+            None,
+        );
     }
     let defaults = types::Defaults {
         namespace: ns.clone().unwrap_or_default(),
@@ -386,10 +407,22 @@ mod tests {
 
     #[test]
     fn api_versions_and_namespaces_are_checked() {
-        for ok in ["2024-05-01", "2024-09-01-preview", "2023-01-01-beta", "2022-10-01-privatepreview"] {
+        for ok in [
+            "2024-05-01",
+            "2024-09-01-preview",
+            "2023-01-01-beta",
+            "2022-10-01-privatepreview",
+        ] {
             assert!(api_version_ok(ok), "{ok}");
         }
-        for bad in ["1", "2024-5-1", "2024-13-01", "2024-05-01-", "v1", "2024-05-01preview"] {
+        for bad in [
+            "1",
+            "2024-5-1",
+            "2024-13-01",
+            "2024-05-01-",
+            "v1",
+            "2024-05-01preview",
+        ] {
             assert!(!api_version_ok(bad), "{bad}");
         }
         assert!(namespace_ok("Microsoft.Contoso"));
@@ -410,7 +443,10 @@ mod tests {
         let base = "base_url: http://h\nsubscription: 00000000-0000-0000-0000-000000000001\nresource_group: {name: g}\nnamespace: Microsoft.C\napi_version: \"2024-05-01\"\ntypes: {w: {create_body: {}}}\n";
         assert_eq!(errors(base), "");
         let e = errors(&base.replace("\"2024-05-01\"", "\"1.0\""));
-        assert!(e.contains("t.yaml:5:14") && e.contains("not an ARM api-version"), "{e}");
+        assert!(
+            e.contains("t.yaml:5:14") && e.contains("not an ARM api-version"),
+            "{e}"
+        );
         let e = errors(&base.replace("00000000-0000-0000-0000-000000000001", "sub1"));
         assert!(e.contains("t.yaml:2:15") && e.contains("not a GUID"), "{e}");
         let e = errors(&base.replace("Microsoft.C", "Contoso"));
@@ -418,6 +454,9 @@ mod tests {
         let e = errors(&base.replace("http://h", "http://u:p@h"));
         assert!(e.contains("credentials") && !e.contains("u:p@"), "{e}");
         let e = errors(&format!("{base}profiles: [arm, aro]\n"));
-        assert!(e.contains("unknown profile `aro`") && e.contains("aro-hcp"), "{e}");
+        assert!(
+            e.contains("unknown profile `aro`") && e.contains("aro-hcp"),
+            "{e}"
+        );
     }
 }

@@ -28,7 +28,10 @@ pub(super) fn read_monitors(r: &mut Reader, n: &Node) -> Vec<Monitor> {
         {
             r.error(
                 n,
-                format!("prerequisite `{p}` of `{}` is not a declared monitor", mon.name),
+                format!(
+                    "prerequisite `{p}` of `{}` is not a declared monitor",
+                    mon.name
+                ),
                 Some(names.join(", ")),
             );
         }

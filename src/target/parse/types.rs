@@ -99,7 +99,11 @@ fn cross_check(r: &mut Reader, types: &[(ResourceType, Node)]) {
         while let Some(p) = cur {
             hops += 1;
             if p == t.name || hops > types.len() {
-                r.error(&node_of(n, "parent"), format!("type `{}` is its own ancestor", t.name), None);
+                r.error(
+                    &node_of(n, "parent"),
+                    format!("type `{}` is its own ancestor", t.name),
+                    None,
+                );
                 break;
             }
             cur = types
@@ -131,7 +135,11 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
         let x = m.get(key)?;
         let v = to_json(x);
         if !v.is_object() {
-            r.error(x, format!("{key} must be a JSON object (a YAML mapping)"), None);
+            r.error(
+                x,
+                format!("{key} must be a JSON object (a YAML mapping)"),
+                None,
+            );
             return None;
         }
         Some(v)
@@ -143,7 +151,11 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
     let namespace = match m.get("namespace") {
         Some(x) => {
             let ns = r.string(x, "namespace")?;
-            match d.namespaces.iter().find(|n| n.name.eq_ignore_ascii_case(&ns)) {
+            match d
+                .namespaces
+                .iter()
+                .find(|n| n.name.eq_ignore_ascii_case(&ns))
+            {
                 Some(found) => found.name.clone(),
                 None => {
                     let known: Vec<&str> = d.namespaces.iter().map(|n| n.name.as_str()).collect();
@@ -233,7 +245,9 @@ fn read_scope(
     if nested && let Some(x) = scope_node {
         r.error(
             x,
-            format!("type `{name}` has a parent: it lives under its parent, not in a scope of its own"),
+            format!(
+                "type `{name}` has a parent: it lives under its parent, not in a scope of its own"
+            ),
             Some("drop `scope`, or drop `parent`".into()),
         );
         return None;
@@ -248,7 +262,10 @@ fn read_scope(
                 r.error(
                     n,
                     format!("type `{name}` is an extension resource: say what it `extends`"),
-                    Some("extends: <a type of this file> or \"/subscriptions/.../providers/X/y/z\"".into()),
+                    Some(
+                        "extends: <a type of this file> or \"/subscriptions/.../providers/X/y/z\""
+                            .into(),
+                    ),
                 );
                 return None;
             };
@@ -283,7 +300,11 @@ fn read_names(
 ) -> Option<Option<Vec<String>>> {
     match (m.get("names"), m.get("singleton")) {
         (Some(_), Some(x)) => {
-            r.error(x, format!("type `{name}` has both `names` and `singleton`"), None);
+            r.error(
+                x,
+                format!("type `{name}` has both `names` and `singleton`"),
+                None,
+            );
             None
         }
         (None, Some(x)) => Some(Some(vec![r.string(x, "singleton")?])),
@@ -306,7 +327,11 @@ fn pattern(r: &mut Reader, x: &Node, what: &str) -> Option<OpPattern> {
     let s = r.string(x, what)?;
     let p = OpPattern::from_name(&s);
     if p.is_none() {
-        r.error(x, format!("unknown {what} `{s}`"), Some(OpPattern::NAMES.join(", ")));
+        r.error(
+            x,
+            format!("unknown {what} `{s}`"),
+            Some(OpPattern::NAMES.join(", ")),
+        );
     }
     p
 }
@@ -372,7 +397,14 @@ fn read_action(r: &mut Reader, n: &Node) -> Option<Action> {
     let m = r.map(
         n,
         "an action",
-        &["name", "long_running", "lro", "final_state_via", "body", "result"],
+        &[
+            "name",
+            "long_running",
+            "lro",
+            "final_state_via",
+            "body",
+            "result",
+        ],
     )?;
     let name = match m.get("name") {
         Some(x) => r.string(x, "name")?,
@@ -400,7 +432,11 @@ fn read_action(r: &mut Reader, n: &Node) -> Option<Action> {
         .get("long_running")
         .and_then(|x| r.bool(x, "long_running"))
         .unwrap_or(true);
-    let mut lro = OpDecl::of(if long { OpPattern::Any } else { OpPattern::Sync });
+    let mut lro = OpDecl::of(if long {
+        OpPattern::Any
+    } else {
+        OpPattern::Sync
+    });
     if let Some(x) = m.get("lro") {
         lro.pattern = pattern(r, x, "lro")?;
     }
@@ -421,14 +457,18 @@ fn read_action(r: &mut Reader, n: &Node) -> Option<Action> {
 
 #[cfg(test)]
 mod tests {
-    use crate::target::{Extends, OpPattern, Scope, parse_target};
     use crate::lro::FinalStateVia;
+    use crate::target::{Extends, OpPattern, Scope, parse_target};
 
     const HEAD: &str = "base_url: http://h\nsubscription: 00000000-0000-0000-0000-000000000001\nresource_group: {name: g}\nnamespace: Microsoft.C\napi_version: \"2024-05-01\"\nnamespaces: {Microsoft.F: {api_version: \"2023-07-01\"}}\n";
 
     fn parse(types: &str) -> Result<crate::target::Target, String> {
-        parse_target(std::path::Path::new("t.yaml"), &format!("{HEAD}types:\n{types}"), "t")
-            .map_err(|r| r.render())
+        parse_target(
+            std::path::Path::new("t.yaml"),
+            &format!("{HEAD}types:\n{types}"),
+            "t",
+        )
+        .map_err(|r| r.render())
     }
 
     #[test]
@@ -452,27 +492,69 @@ mod tests {
             "  w: {create_body: {}}\n  cfg: {parent: w, singleton: default, create_body: {}}\n  s: {scope: subscription, create_body: {}}\n  x: {scope: extension, extends: w, create_body: {}}\n  y: {scope: extension, extends: /subscriptions/s/resourceGroups/g/providers/A.B/c/d, create_body: {}}\n  f: {namespace: microsoft.f, create_body: {}}\n",
         )
         .unwrap();
-        assert_eq!(t.type_named("cfg").unwrap().names, Some(vec!["default".to_string()]));
+        assert_eq!(
+            t.type_named("cfg").unwrap().names,
+            Some(vec!["default".to_string()])
+        );
         assert_eq!(t.type_named("s").unwrap().scope, Scope::Subscription);
-        assert_eq!(t.type_named("x").unwrap().scope, Scope::Extension(Extends::Type("w".into())));
-        assert!(matches!(t.type_named("y").unwrap().scope, Scope::Extension(Extends::Id(_))));
+        assert_eq!(
+            t.type_named("x").unwrap().scope,
+            Scope::Extension(Extends::Type("w".into()))
+        );
+        assert!(matches!(
+            t.type_named("y").unwrap().scope,
+            Scope::Extension(Extends::Id(_))
+        ));
         let f = t.type_named("f").unwrap();
-        assert_eq!((f.namespace.as_str(), f.api_version.as_str()), ("Microsoft.F", "2023-07-01"));
+        assert_eq!(
+            (f.namespace.as_str(), f.api_version.as_str()),
+            ("Microsoft.F", "2023-07-01")
+        );
     }
 
     #[test]
     fn inconsistent_types_are_positioned_errors() {
         for (types, want) in [
-            ("  w: {create_body: {}}\n  c: {parent: w, scope: subscription, create_body: {}}\n", "lives under its parent"),
-            ("  x: {scope: extension, create_body: {}}\n", "say what it `extends`"),
-            ("  x: {scope: extension, extends: nope, create_body: {}}\n", "extends `nope` is not a declared type"),
-            ("  x: {extends: w, create_body: {}}\n", "only for `scope: extension`"),
-            ("  x: {names: [a], singleton: b, create_body: {}}\n", "both `names` and `singleton`"),
-            ("  x: {namespace: Microsoft.Z, create_body: {}}\n", "not declared"),
-            ("  x: {lro: {put: sometimes}, create_body: {}}\n", "unknown lro.put `sometimes`"),
-            ("  x: {lro: {put: {pattern: location, final_state_via: nowhere}}, create_body: {}}\n", "unknown final_state_via"),
-            ("  x: {parent: y, create_body: {}}\n  y: {parent: x, create_body: {}}\n", "its own ancestor"),
-            ("  x: {api_version: \"v2\", create_body: {}}\n", "not an ARM api-version"),
+            (
+                "  w: {create_body: {}}\n  c: {parent: w, scope: subscription, create_body: {}}\n",
+                "lives under its parent",
+            ),
+            (
+                "  x: {scope: extension, create_body: {}}\n",
+                "say what it `extends`",
+            ),
+            (
+                "  x: {scope: extension, extends: nope, create_body: {}}\n",
+                "extends `nope` is not a declared type",
+            ),
+            (
+                "  x: {extends: w, create_body: {}}\n",
+                "only for `scope: extension`",
+            ),
+            (
+                "  x: {names: [a], singleton: b, create_body: {}}\n",
+                "both `names` and `singleton`",
+            ),
+            (
+                "  x: {namespace: Microsoft.Z, create_body: {}}\n",
+                "not declared",
+            ),
+            (
+                "  x: {lro: {put: sometimes}, create_body: {}}\n",
+                "unknown lro.put `sometimes`",
+            ),
+            (
+                "  x: {lro: {put: {pattern: location, final_state_via: nowhere}}, create_body: {}}\n",
+                "unknown final_state_via",
+            ),
+            (
+                "  x: {parent: y, create_body: {}}\n  y: {parent: x, create_body: {}}\n",
+                "its own ancestor",
+            ),
+            (
+                "  x: {api_version: \"v2\", create_body: {}}\n",
+                "not an ARM api-version",
+            ),
         ] {
             let e = parse(types).err().unwrap_or_default();
             assert!(e.contains(want) && e.contains("t.yaml:"), "{types}: {e}");
