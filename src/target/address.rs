@@ -226,10 +226,10 @@ impl Target {
         {
             return Surface::DataPlane;
         }
-        if self.address(&path).is_arm() {
-            Surface::Arm
-        } else {
-            Surface::Other
+        match self.address(&path) {
+            // Resource groups are ARM's own (Microsoft.Resources), not the RP's.
+            Addressed::ResourceGroup | Addressed::Other => Surface::Other,
+            _ => Surface::Arm,
         }
     }
 
