@@ -13,6 +13,7 @@ pub mod checks;
 pub mod cli;
 pub mod diag;
 pub mod http;
+pub mod replay;
 pub mod report;
 pub mod rules;
 pub mod runner;

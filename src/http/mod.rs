@@ -12,5 +12,6 @@ mod redact;
 
 pub use auth::TokenSource;
 pub use client::{Http, HttpOptions, OutRequest};
+pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
 pub use exchange::{Exchange, Response, Role, cut};
 pub use redact::{MASK, Redactor};
