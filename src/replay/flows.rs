@@ -92,8 +92,7 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
     let mut urls: HashMap<String, (usize, PollChannel)> = HashMap::new();
     // Resource path -> flow, for the final resource GET or provisioningState polling.
     let mut resources: HashMap<String, usize> = HashMap::new();
-    for i in 0..entries.len() {
-        let ex = &entries[i];
+    for (i, ex) in entries.iter_mut().enumerate() {
         let Some(resp) = &ex.response else { continue };
         let is_get = ex.method.eq_ignore_ascii_case("GET");
         if is_get && let Some(&(f, ch)) = urls.get(&norm(&ex.url)) {
@@ -120,7 +119,7 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
                 }
             }
             register(&mut urls, f, ex, false);
-            set_role(&mut entries[i], ch);
+            set_role(ex, ch);
             continue;
         }
         if is_get && let Some(&f) = resources.get(&path_key(&ex.url)) {
@@ -145,7 +144,7 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
             } else {
                 continue;
             }
-            set_role(&mut entries[i], PollChannel::Resource);
+            set_role(ex, PollChannel::Resource);
             continue;
         }
         if !(200..300).contains(&resp.status) {
@@ -158,7 +157,8 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
             .pointer("/properties/provisioningState")
             .and_then(|s| s.as_str())
             .is_some_and(|s| !is_terminal(s));
-        if !has_op && !(writes && running && matches!(resp.status, 200 | 201)) {
+        let pstate_flow = writes && running && matches!(resp.status, 200 | 201);
+        if !has_op && !pstate_flow {
             continue;
         }
         let f = flows.len();

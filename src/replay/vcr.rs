@@ -241,6 +241,7 @@ impl<R: BufRead> Events<'_, R> {
     /// The node starting with `first`, read whole (nesting bounded).
     fn node(&mut self, first: (Event, Marker), depth: usize) -> Result<Node, ReplayError> {
         let (ev, m) = first;
+        let mut start = m;
         if depth > MAX_DEPTH {
             return Err(self.err(
                 m,
@@ -281,6 +282,11 @@ impl<R: BufRead> Events<'_, R> {
                         Event::Scalar(k, ..) => k,
                         _ => return Err(self.err(km, "expected a plain mapping key")),
                     };
+                    // A block mapping's own mark is at its first `:`; its first key is
+                    // where a reader looks.
+                    if entries.is_empty() {
+                        start = km;
+                    }
                     let value = self.next()?;
                     entries.push((key, self.node(value, depth + 1)?));
                 }
@@ -293,8 +299,8 @@ impl<R: BufRead> Events<'_, R> {
         };
         Ok(Node {
             v,
-            line: m.line(),
-            col: m.col() + 1,
+            line: start.line(),
+            col: start.col() + 1,
         })
     }
 
