@@ -3,12 +3,14 @@
 
 use std::fmt;
 
+use base64::Engine;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::BodyState;
 use super::secrets::Scrubber;
+use super::stream::over_cap;
 use crate::http::{MAX_JSON_VALUES, REPORT_BODY_CHARS, cut, json_values_over};
 
 /// A body as a format holds it, before parsing, scrubbing and cutting.
@@ -17,8 +19,10 @@ pub(crate) enum RawBody {
     /// No body.
     Empty,
     Text(String),
-    /// Decoded bytes (HAR base64 content, YAML `!!binary`).
+    /// Decoded bytes (YAML `!!binary`).
     Bytes(Vec<u8>),
+    /// Base64 text (HAR `encoding: base64`), decoded only if the body is kept.
+    Base64(String),
     /// A JSON value embedded in the file (test-proxy).
     Json(Value),
     /// The format did not keep this body.
@@ -37,6 +41,10 @@ impl RawBody {
         }
     }
 }
+
+/// Largest body of a non-ARM exchange parsed to learn its secrets (token responses are a few
+/// KiB; portal scripts, which are not parsed, are megabytes).
+const LEARN_LIMIT: usize = 64 * 1024;
 
 /// A body after the first step: parsed (so its secrets can be learned), not yet scrubbed.
 pub(crate) struct Prepared {
@@ -95,6 +103,23 @@ impl Prepared {
             }
             RawBody::Text(s) => s.into_bytes(),
             RawBody::Bytes(b) => b,
+            RawBody::Base64(t) if !keep && t.len() > LEARN_LIMIT => {
+                // Not kept and too large to hold a token response: not even decoded.
+                p.bytes = t.len() / 4 * 3;
+                return p;
+            }
+            RawBody::Base64(t) => {
+                let compact: String = t.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+                match base64::engine::general_purpose::STANDARD.decode(compact.as_bytes()) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        p.bytes = t.len();
+                        p.json_error = Some(format!("the body is marked base64 but is not: {e}"));
+                        p.text = Some(t);
+                        return p;
+                    }
+                }
+            }
         };
         p.bytes = bytes.len();
         if p.bytes > cap {
@@ -105,7 +130,7 @@ impl Prepared {
             return p;
         }
         // Bodies not kept are parsed only to learn their secrets, and only when small.
-        let parse = keep || p.bytes <= 1024 * 1024;
+        let parse = keep || p.bytes <= LEARN_LIMIT;
         if parse && !bytes.iter().all(u8::is_ascii_whitespace) {
             if json_values_over(&bytes, MAX_JSON_VALUES) {
                 p.json_error = Some(format!(
@@ -223,14 +248,18 @@ impl<'de> Visitor<'de> for CappedText {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Capped, E> {
-        if s.len() > self.0 {
+        if let Some(n) = over_cap(s) {
+            Ok(Capped::Over(n))
+        } else if s.len() > self.0 {
             Ok(Capped::Over(s.len() as u64))
         } else {
             Ok(Capped::Text(s.to_string()))
         }
     }
     fn visit_string<E: de::Error>(self, s: String) -> Result<Capped, E> {
-        if s.len() > self.0 {
+        if let Some(n) = over_cap(&s) {
+            Ok(Capped::Over(n))
+        } else if s.len() > self.0 {
             Ok(Capped::Over(s.len() as u64))
         } else {
             Ok(Capped::Text(s))
@@ -341,7 +370,10 @@ impl<'de> Visitor<'de> for Bounded<'_> {
         Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        self.0.add(s.len() + 2);
+        self.0.add(over_cap(s).map_or(s.len(), |n| n as usize) + 2);
+        if over_cap(s).is_some() {
+            self.0.over = true;
+        }
         Ok(if self.0.over {
             Value::Null
         } else {
@@ -349,12 +381,7 @@ impl<'de> Visitor<'de> for Bounded<'_> {
         })
     }
     fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
-        self.0.add(s.len() + 2);
-        Ok(if self.0.over {
-            Value::Null
-        } else {
-            Value::String(s)
-        })
+        self.visit_str(&s)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         self.0.add(2);

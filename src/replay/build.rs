@@ -236,7 +236,11 @@ impl<'o> Builder<'o> {
                         .map(|(k, v)| (k.clone(), self.scrub.header(k, v)))
                         .collect(),
                     body: f.text,
-                    body_bytes: size.map_or(f.bytes, |s| s as usize).max(f.bytes),
+                    // The size the recording states wins (the text may be cut or masked),
+                    // unless it is 0 beside a body (some exporters write 0 for cached bodies).
+                    body_bytes: size
+                        .filter(|&s| s > 0 || f.bytes == 0)
+                        .map_or(f.bytes, |s| s as usize),
                     json: f.json,
                     json_error: f.json_error,
                 })

@@ -222,7 +222,16 @@ fn register(
     ex: &Exchange,
     initial: bool,
 ) {
-    for (ch, url) in operation_headers(ex, initial) {
+    // One URL can be handed out on several channels (AKS sends the same URL as AAO and
+    // Location): reads of it are operation-status reads, so AAO wins over Location.
+    let rank = |c: PollChannel| match c {
+        PollChannel::AzureAsyncOperation => 2,
+        PollChannel::OperationLocation => 1,
+        _ => 0,
+    };
+    let mut found: Vec<(PollChannel, String)> = operation_headers(ex, initial).collect();
+    found.sort_by_key(|(c, _)| rank(*c));
+    for (ch, url) in found {
         urls.insert(norm(&url), (flow, ch));
     }
 }

@@ -3,80 +3,22 @@
 
 use std::fmt;
 
-use base64::Engine;
 use serde::Deserialize;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::body::{Capped, CappedText, RawBody};
-use super::build::{Builder, OwnMeta, RawEntry, RawResponse};
+use super::build::{OwnMeta, RawEntry, RawResponse};
 use crate::http::Role;
 
 /// The creator name [`super::write_har`] writes, by which its files are known.
 pub(crate) const CREATOR: &str = "rpconform";
 
-/// `log`: its `creator` and `entries`.
-pub(crate) struct Log<'a, 'o>(pub &'a mut Builder<'o>);
-
-impl<'de> DeserializeSeed<'de> for Log<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Log<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the HAR `log` object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut entries = false;
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "creator" => {
-                    let c: Value = map.next_value()?;
-                    if c.get("name").and_then(Value::as_str) == Some(CREATOR) {
-                        self.0.own_file = true;
-                    }
-                }
-                "entries" => {
-                    map.next_value_seed(Entries(&mut *self.0))?;
-                    entries = true;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        if !entries {
-            return Err(de::Error::custom("the HAR `log` has no `entries` array"));
-        }
-        Ok(())
-    }
-}
-
-struct Entries<'a, 'o>(&'a mut Builder<'o>);
-
-impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Entries<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of HAR entries")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let cap = self.0.body_cap();
-        while let Some(entry) = seq.next_element_seed(EntrySeed { cap })? {
-            self.0.push(entry);
-        }
-        Ok(())
-    }
+/// One HAR entry, from its JSON text.
+pub(crate) fn entry(raw: &[u8], cap: usize) -> serde_json::Result<RawEntry> {
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let e = EntrySeed { cap }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(e)
 }
 
 #[derive(Deserialize)]
@@ -295,19 +237,12 @@ impl<'de> Visitor<'de> for Content {
             None if size == Some(0) => Some(RawBody::Empty),
             None => Some(RawBody::NotRecorded),
             Some(Capped::Over(n)) => Some(RawBody::OverCap(if base64 { n * 3 / 4 } else { n })),
-            Some(Capped::Text(t)) if base64 => {
-                let compact: String = t.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(compact.as_bytes())
-                    .map_err(|e| de::Error::custom(format!("`text` is not valid base64: {e}")))?;
-                Some(if bytes.len() > self.cap {
-                    RawBody::OverCap(bytes.len() as u64)
-                } else if bytes.is_empty() {
-                    RawBody::Empty
-                } else {
-                    RawBody::Bytes(bytes)
-                })
-            }
+            Some(Capped::Text(t)) if base64 => Some(if t.len() / 4 * 3 > self.cap {
+                RawBody::OverCap(t.len() as u64 / 4 * 3)
+            } else {
+                // Decoded later, and only if the body is kept.
+                RawBody::Base64(t)
+            }),
             Some(Capped::Text(t)) if t.len() > self.cap => Some(RawBody::OverCap(t.len() as u64)),
             Some(Capped::Text(t)) if self.request => Some(RawBody::Text(t)),
             Some(Capped::Text(t)) => Some(RawBody::text(t)),

@@ -2,34 +2,18 @@
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::body::{BoundedBody, RawBody};
-use super::build::{Builder, RawEntry, RawResponse, header_pairs};
+use super::build::{RawEntry, RawResponse, header_pairs};
 
-/// `Entries`.
-pub(crate) struct Entries<'a, 'o>(pub &'a mut Builder<'o>);
-
-impl<'de> DeserializeSeed<'de> for Entries<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Entries<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of test-proxy entries")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let cap = self.0.body_cap();
-        while let Some(e) = seq.next_element_seed(Entry { cap })? {
-            self.0.push(e);
-        }
-        Ok(())
-    }
+/// One test-proxy entry, from its JSON text.
+pub(crate) fn entry(raw: &[u8], cap: usize) -> serde_json::Result<RawEntry> {
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let e = Entry { cap }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(e)
 }
 
 struct Entry {

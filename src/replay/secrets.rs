@@ -74,6 +74,33 @@ pub(crate) fn secret_key(name: &str) -> bool {
         )
 }
 
+/// Is `value` a recorder's placeholder rather than a secret (`"access_token": "access_token"`,
+/// an all-zero GUID, `Sanitized`)? Registering one would mask it everywhere: subscription IDs in
+/// every URL, the member names of every body.
+fn placeholder(key: &str, value: &str) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let v = norm(value);
+    let distinct = {
+        let mut cs: Vec<char> = v.chars().collect();
+        cs.sort_unstable();
+        cs.dedup();
+        cs.len()
+    };
+    v.is_empty()
+        || v == norm(key)
+        || distinct < 4
+        || value.contains(MASK)
+        || matches!(
+            v.as_str(),
+            "sanitized" | "fake" | "fakekey" | "placeholder" | "secret" | "password"
+        )
+}
+
 /// The scrubber of one recording.
 #[derive(Debug)]
 pub(crate) struct Scrubber {
@@ -98,7 +125,9 @@ impl Scrubber {
         if lower == "cookie" || lower == "set-cookie" {
             // `a=1; b=2` (Cookie) or `a=1; Path=/; Secure` (Set-Cookie): the values are secret.
             for part in value.split(';') {
-                if let Some((_, v)) = part.split_once('=') {
+                if let Some((k, v)) = part.split_once('=')
+                    && !placeholder(k, v)
+                {
                     self.redactor.register(v);
                 }
             }
@@ -109,7 +138,9 @@ impl Scrubber {
             .filter(|(scheme, _)| !scheme.contains('='))
             .map(|(_, t)| t)
             .unwrap_or(value);
-        self.redactor.register(token);
+        if !placeholder(name, token) {
+            self.redactor.register(token);
+        }
     }
 
     /// Learn secrets of a body: form parameters and JSON members named like secrets.
@@ -118,7 +149,7 @@ impl Scrubber {
             self.learn_json(v, 0);
         } else if !text.contains(char::is_whitespace) && text.contains('=') {
             for (k, v) in url::form_urlencoded::parse(text.as_bytes()) {
-                if params_re().is_match(&format!("{k}=x")) {
+                if params_re().is_match(&format!("{k}=x")) && !placeholder(&k, &v) {
                     self.redactor.register(&v);
                 }
             }
@@ -133,7 +164,11 @@ impl Scrubber {
             Value::Object(m) => {
                 for (k, x) in m {
                     match x {
-                        Value::String(s) if secret_key(k) => self.redactor.register(s),
+                        Value::String(s) if secret_key(k) => {
+                            if !placeholder(k, s) {
+                                self.redactor.register(s);
+                            }
+                        }
                         _ => self.learn_json(x, depth + 1),
                     }
                 }
@@ -153,12 +188,22 @@ impl Scrubber {
 
     /// Scrub free text: a URL, a header value, a body.
     pub(crate) fn text(&self, s: &str) -> String {
-        let out = self.redactor.text(s);
-        let out = params_re().replace_all(&out, format!("${{1}}${{2}}={MASK}"));
-        let out = userinfo_re().replace_all(&out, format!("${{1}}:{MASK}@"));
-        connection_string_re()
-            .replace_all(&out, format!("${{1}}={MASK}"))
-            .into_owned()
+        let mut out = self.redactor.text(s);
+        // The shapes below all need `=` or `@`; most strings have neither.
+        if out.contains('=') {
+            out = params_re()
+                .replace_all(&out, format!("${{1}}${{2}}={MASK}"))
+                .into_owned();
+            out = connection_string_re()
+                .replace_all(&out, format!("${{1}}={MASK}"))
+                .into_owned();
+        }
+        if out.contains('@') {
+            out = userinfo_re()
+                .replace_all(&out, format!("${{1}}:{MASK}@"))
+                .into_owned();
+        }
+        out
     }
 
     /// Scrub parsed JSON: members named like secrets are masked, every string (and key) is
@@ -262,6 +307,25 @@ mod tests {
             "echo [REDACTED] and [REDACTED] and [REDACTED]"
         );
         assert_eq!(s.header("Ocp-Apim-Subscription-Key", "k"), MASK);
+    }
+
+    #[test]
+    fn recorder_placeholders_are_not_learned() {
+        let s = Scrubber::new();
+        let zero = "00000000-0000-0000-0000-000000000000";
+        s.learn_body(&format!("client_id={zero}&client_secret={zero}"), None);
+        s.learn_body(
+            "",
+            Some(&serde_json::json!({"access_token": "access_token", "accessSAS": "accessSAS"})),
+        );
+        s.learn_header("Authorization", "Sanitized");
+        let url = format!("https://management.azure.com/subscriptions/{zero}/x");
+        assert_eq!(s.text(&url), url);
+        assert_eq!(
+            s.text("{\"accessSAS\": 1, \"access_token\": 2}"),
+            "{\"accessSAS\": 1, \"access_token\": 2}"
+        );
+        assert_eq!(s.text("Sanitized"), "Sanitized");
     }
 
     #[test]

@@ -3,13 +3,12 @@
 //! structure serialised as JSON.
 
 use std::cell::RefCell;
-use std::fmt;
 use std::io::BufRead;
 use std::path::Path;
 use std::rc::Rc;
 
 use base64::Engine;
-use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+use serde::de;
 use serde_json::Value;
 use yaml_rust2::Event;
 use yaml_rust2::parser::Parser;
@@ -17,6 +16,7 @@ use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 use super::body::RawBody;
 use super::build::{Builder, RawEntry, RawResponse};
+use super::stream::over_cap;
 use super::{Format, ReplayError};
 
 /// Deepest nesting accepted inside one interaction (vcrpy's is 4).
@@ -69,6 +69,7 @@ impl Node {
         let too_big = |n: usize| n > cap;
         Ok(match &self.v {
             Kind::Null => None,
+            Kind::Str(s) if over_cap(s).is_some() => over_cap(s).map(RawBody::OverCap),
             Kind::Str(s) if too_big(s.len()) => Some(RawBody::OverCap(s.len() as u64)),
             Kind::Str(s) if s.is_empty() => None,
             Kind::Str(s) => Some(RawBody::Text(s.clone())),
@@ -391,30 +392,10 @@ pub(crate) fn read_yaml(
     Ok(Format::Vcrpy)
 }
 
-/// `interactions` of a vcrpy cassette serialised as JSON.
-pub(crate) struct JsonInteractions<'a, 'o>(pub &'a mut Builder<'o>);
-
-impl<'de> DeserializeSeed<'de> for JsonInteractions<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for JsonInteractions<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of vcrpy interactions")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let cap = self.0.body_cap();
-        while let Some(v) = seq.next_element::<Value>()? {
-            let entry =
-                interaction(&from_json(v), cap).map_err(|(_, _, m)| de::Error::custom(m))?;
-            self.0.push(entry);
-        }
-        Ok(())
-    }
+/// One interaction of a vcrpy cassette serialised as JSON, from its JSON text.
+pub(crate) fn json_interaction(raw: &[u8], cap: usize) -> serde_json::Result<RawEntry> {
+    let v: Value = serde_json::from_slice(raw)?;
+    interaction(&from_json(v), cap).map_err(|(_, _, m)| <serde_json::Error as de::Error>::custom(m))
 }
 
 fn from_json(v: Value) -> Node {
