@@ -326,6 +326,19 @@ impl<'o> Builder<'o> {
                 .map(|n| n.to_string())
                 .collect()
         };
+        let kept: BTreeSet<&str> = req
+            .iter()
+            .filter(|n| self.seen_request.contains(**n))
+            .chain(resp.iter().filter(|n| self.seen_response.contains(**n)))
+            .copied()
+            .collect();
+        if !kept.is_empty() {
+            notes.push(format!(
+                "present in this file although the {format} recorder usually strips them, so \
+                 judged: {}",
+                kept.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
         Stripped {
             request: pick(req, &self.seen_request),
             response: pick(resp, &self.seen_response),
@@ -335,7 +348,16 @@ impl<'o> Builder<'o> {
     pub(crate) fn finish(mut self, path: &Path, format: Format) -> Recording {
         let mut notes = Vec::new();
         let stripped = self.stripped(format, &mut notes);
+        // rpconform's own files say what each exchange was; pairing must not relabel a step.
+        let recorded: Option<Vec<Role>> = self
+            .own_file
+            .then(|| self.entries.iter().map(|e| e.role).collect());
         let flows = flows::pair_flows(&mut self.entries);
+        if let Some(roles) = recorded {
+            for (e, r) in self.entries.iter_mut().zip(roles) {
+                e.role = r;
+            }
+        }
         for f in &flows {
             let provider = self.meta[f.initial].provider.clone();
             for &(i, _) in f.polls.iter().chain(&f.finals) {

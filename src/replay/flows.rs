@@ -15,7 +15,7 @@
 //! Roles: AAO polls become [`Role::OperationStatus`], Location polls [`Role::LocationPoll`],
 //! Operation-Location polls [`Role::MonitorPoll`] (a status monitor, not an ARM operation
 //! resource), resource reads [`Role::ResourcePoll`]. Only exchanges still [`Role::Step`] are
-//! changed: roles a file recorded (rpconform's own HAR) stay.
+//! changed (and the reader keeps every role an rpconform HAR recorded).
 
 use std::collections::HashMap;
 

@@ -371,3 +371,5 @@ pub fn provider_namespace(url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
