@@ -126,16 +126,18 @@ impl<'o> Builder<'o> {
         self.push_inner(raw, None);
     }
 
-    fn push_inner(&mut self, mut raw: RawEntry, batch_of: Option<usize>) {
-        let before =
-            raw.request_headers.len() + raw.response.as_ref().map_or(0, |r| r.headers.len());
+    /// Drop HTTP/2 pseudo-headers; note which header names the file has, its user agents, and
+    /// the secret values of its headers.
+    fn observe_headers(&mut self, raw: &mut RawEntry) {
+        let count = |r: &RawEntry| {
+            r.request_headers.len() + r.response.as_ref().map_or(0, |x| x.headers.len())
+        };
+        let before = count(raw);
         raw.request_headers.retain(|(k, _)| !k.starts_with(':'));
         if let Some(r) = raw.response.as_mut() {
             r.headers.retain(|(k, _)| !k.starts_with(':'));
         }
-        let after =
-            raw.request_headers.len() + raw.response.as_ref().map_or(0, |r| r.headers.len());
-        self.counts.pseudo_headers += before - after;
+        self.counts.pseudo_headers += before - count(raw);
         for (k, v) in &raw.request_headers {
             self.seen_request.insert(k.to_ascii_lowercase());
             self.scrub.learn_header(k, v);
@@ -150,6 +152,10 @@ impl<'o> Builder<'o> {
                 self.scrub.learn_header(k, v);
             }
         }
+    }
+
+    fn push_inner(&mut self, mut raw: RawEntry, batch_of: Option<usize>) {
+        self.observe_headers(&mut raw);
         let foreign = raw.own.as_ref().is_some_and(|o| o.foreign);
         let arm = !foreign
             && if self.own_file {

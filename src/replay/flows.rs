@@ -82,6 +82,8 @@ struct State {
     done: bool,
     /// The flow had an Azure-AsyncOperation (so a later Location GET is the final one).
     aao: bool,
+    /// No operation header: the resource's provisioningState is what is polled.
+    by_resource: bool,
 }
 
 /// Find the operation flows of a recording and set the roles of their polls.
@@ -129,11 +131,7 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
             if state[f].done {
                 flows[f].finals.push((i, PollChannel::Resource));
                 resources.remove(&path_key(&ex.url));
-            } else if flows[f]
-                .polls
-                .iter()
-                .all(|(_, c)| *c == PollChannel::Resource)
-            {
+            } else if state[f].by_resource {
                 // provisioningState polling: this read is a poll; a terminal state ends it.
                 flows[f].polls.push((i, PollChannel::Resource));
                 if resp.status != 200 || pstate.is_none_or(is_terminal) {
@@ -172,7 +170,11 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
             terminal: None,
         });
         let aao = operation_headers(ex, true).any(|(c, _)| c == PollChannel::AzureAsyncOperation);
-        state.push(State { done: false, aao });
+        state.push(State {
+            done: false,
+            aao,
+            by_resource: !has_op,
+        });
         register(&mut urls, f, ex, true);
         if writes {
             resources.insert(path_key(&ex.url), f);

@@ -10,14 +10,18 @@
 //!
 //! - **HAR 1.2** (`{"log": {"entries": [...]}}`, browser, mitmproxy or Fiddler exports, and
 //!   [`write_har`]): HTTP/2 pseudo-headers (`:authority`...) are dropped; `content.encoding:
-//!   base64` is decoded; a response without `content.text` is a body the export did not keep
+//!   base64` is decoded (for bodies that are kept); a response without `content.text` is a body the export did not keep
 //!   ([`BodyState::NotRecorded`]), not an empty one; `startedDateTime` and `time` give
 //!   [`Exchange::started_at`] and [`Exchange::elapsed_ms`]; status 0 is a request without a
 //!   response. Portal `POST https://management.azure.com/batch` calls are unpacked: the inner
 //!   `requests[]` (`httpMethod`, `url` or `relativeUrl`, `name`, `requestHeaderDetails`,
 //!   `content`) are paired with the response's `responses[]` (`httpStatusCode`, `headers`,
 //!   `content`, `name`) by `name`, else by position, and appended after the batch entry. A batch
-//!   answered 202 is unpacked when a later GET of its Location returns the `responses`.
+//!   answered 202 is unpacked when a later GET of its Location returns the `responses`. Inner
+//!   exchanges take the batch's start time; [`EntryMeta::batch`] points at the batch entry.
+//!   rpconform's own HAR entries carry `_rpconform: {seq, role, foreign}`, restored on reading;
+//!   in those files an ARM-shaped path on any host is ARM traffic (rpconform only talks to its
+//!   target).
 //! - **Azure SDK test-proxy JSON** (`{"Entries": [...], "Variables": {...}}`): header values are
 //!   strings or arrays (one pair per element); bodies are JSON values, strings (the string
 //!   `"null"` is a literal JSON null body), `null` (no body), or .NET's array of text lines
@@ -45,7 +49,8 @@
 //!   Files written by [`write_har`] strip nothing (secrets are masked, not removed).
 //! - Evidence wins: a header name that appears on a side anywhere in the file was not stripped
 //!   by this recorder (the 2017 AKS cassette keeps `x-ms-request-id`), so it is removed from the
-//!   set.
+//!   set (and a note says so). Recorders strip by name whatever the host, so one occurrence is
+//!   enough.
 //!
 //! # Secrets
 //!
@@ -54,15 +59,18 @@
 //! `client_secret=`, tokens and passwords in query strings and form bodies, passwords in URL
 //! userinfo, `AccountKey=`/`Password=` in connection strings, and JSON members named like
 //! secrets (`password`, `client_secret`, `access_token`, `primaryKey`...). Secret values found
-//! are also registered, so an echo elsewhere in the file is masked too.
+//! are also registered, so an echo elsewhere in the file is masked too, except recorders'
+//! placeholders (a value equal to its name, an all-zero GUID, `Sanitized`): registering those
+//! would mask every subscription ID. Values under other names (a storage key listed as
+//! `{"value": ...}`) are out of reach of these shapes.
 //!
 //! # Limits
 //!
 //! Files are streamed entry by entry: JSON through a small structural scanner (`stream`) that
 //! hands each entry's text to serde_json, and replaces any string longer than the cap with a
-//! marker before it is held; YAML through yaml-rust2's event parser, one interaction at a time.
-//! Memory follows the body cap, not the file (a generated 200 MB HAR peaks near 65 MB of RSS,
-//! see `tests/replay_formats.rs`). Bodies over [`ReadOptions::body_cap`] are dropped
+//! marker before it is held; YAML through yaml-rust2's event parser, one interaction at a time
+//! (its memory follows the largest interaction). JSON memory follows the body cap, not the file
+//! (a generated 200 MB HAR peaks near 65 MB of RSS, see `tests/replay_large_har.rs`). Bodies over [`ReadOptions::body_cap`] are dropped
 //! ([`BodyState::OverCap`]); kept bodies are cut to the report size like live ones; JSON is
 //! parsed only under the live client's value limit and while the recording's
 //! [`ReadOptions::json_budget`] lasts. Bodies of non-ARM exchanges (a portal HAR is mostly

@@ -81,6 +81,36 @@ fn location_chains_relative_locations_and_raw_spaces() {
 }
 
 #[test]
+fn a_resource_read_while_the_operation_runs_is_neither_poll_nor_final() {
+    let res =
+        format!("{SUB}/resourceGroups/rg/providers/Microsoft.Network/natGateways/n?api-version=1");
+    let op =
+        format!("{SUB}/providers/Microsoft.Network/locations/eastus/operations/o?api-version=1");
+    let running = json!({"properties": {"provisioningState": "Updating"}});
+    let (r, flows) = flows_of(vec![
+        (
+            "PUT",
+            res.clone(),
+            201,
+            vec![("Azure-AsyncOperation", op.clone())],
+            running.clone(),
+        ),
+        ("GET", res.clone(), 200, vec![], running),
+        ("GET", op, 200, vec![], json!({"status": "Succeeded"})),
+        (
+            "GET",
+            res,
+            200,
+            vec![],
+            json!({"properties": {"provisioningState": "Succeeded"}}),
+        ),
+    ]);
+    assert_eq!(flows[0].polls, vec![(2, PollChannel::AzureAsyncOperation)]);
+    assert_eq!(flows[0].finals, vec![(3, PollChannel::Resource)]);
+    assert_eq!(r.entries[1].role, Role::Step);
+}
+
+#[test]
 fn operation_location_polls_are_status_monitor_reads() {
     let res = format!(
         "{SUB}/resourceGroups/rg/providers/Contoso.Widgets/widgets/w?api-version=2024-01-01"
