@@ -55,13 +55,13 @@ pub struct Http {
 }
 
 /// Most of a response body kept in reports.
-const REPORT_BODY_CHARS: usize = 64 * 1024;
+pub(crate) const REPORT_BODY_CHARS: usize = 64 * 1024;
 
 /// Most JSON values (scalars and containers) a body may hold to be parsed. A parsed value
 /// costs some 80 bytes, so without this a 16 MiB body of `[0,0,0,...]` (8 million values)
 /// would take over a gigabyte; ARM bodies hold thousands of values, a large page a few
 /// hundred thousand.
-const MAX_JSON_VALUES: usize = 1_000_000;
+pub(crate) const MAX_JSON_VALUES: usize = 1_000_000;
 
 impl Http {
     pub fn new(
@@ -276,7 +276,7 @@ impl Http {
 /// Does `body` hold more than `limit` JSON values? A cheap upper-bound count, no parse: one
 /// value, plus one per `,` outside strings, plus one per `[` or `{` (an empty container holds
 /// none, which only overcounts).
-fn json_values_over(body: &[u8], limit: usize) -> bool {
+pub(crate) fn json_values_over(body: &[u8], limit: usize) -> bool {
     let mut count: usize = 1;
     let mut in_string = false;
     let mut escaped = false;

@@ -1,0 +1,460 @@
+//! From format-neutral raw entries to redacted [`Exchange`]s, their [`EntryMeta`], and at the end
+//! a [`Recording`] with what the recorder stripped and the operation flows.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::body::{JsonBudget, Prepared, RawBody};
+use super::secrets::Scrubber;
+use super::{BodyState, EntryMeta, Format, ReadOptions, Recording, Stripped};
+use super::{batch, flows, is_arm_url, provider_namespace};
+use crate::http::{Exchange, REPORT_BODY_CHARS, Response, Role, cut};
+
+/// One request and its response as a format holds them.
+#[derive(Debug)]
+pub(crate) struct RawEntry {
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<(String, String)>,
+    /// `None`: no request body.
+    pub request_body: Option<RawBody>,
+    /// `None`: no response was recorded (see `error`).
+    pub response: Option<RawResponse>,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub elapsed_ms: u64,
+    /// What rpconform's HAR writer recorded about the exchange (`_rpconform`).
+    pub own: Option<OwnMeta>,
+}
+
+#[derive(Debug)]
+pub(crate) struct RawResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: RawBody,
+    /// The size the recording states for the body (HAR `content.size`), when given.
+    pub size: Option<u64>,
+}
+
+/// Fields of an [`Exchange`] that only rpconform's own HAR files carry.
+#[derive(Debug, Clone)]
+pub(crate) struct OwnMeta {
+    pub seq: u64,
+    pub role: Role,
+    pub foreign: bool,
+}
+
+impl RawEntry {
+    pub(crate) fn new(method: String, url: String) -> Self {
+        RawEntry {
+            method,
+            url,
+            request_headers: Vec::new(),
+            request_body: None,
+            response: None,
+            error: None,
+            started_at: String::new(),
+            elapsed_ms: 0,
+            own: None,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    pseudo_headers: usize,
+    bodies_not_recorded: usize,
+    bodies_over_cap: usize,
+    request_bodies_over_cap: usize,
+    non_arm_bodies_dropped: usize,
+    batches: usize,
+    batch_inner: usize,
+}
+
+/// Accumulates one recording's entries.
+pub(crate) struct Builder<'o> {
+    opts: &'o ReadOptions,
+    scrub: Scrubber,
+    entries: Vec<Exchange>,
+    meta: Vec<EntryMeta>,
+    budget: JsonBudget,
+    seen_request: BTreeSet<String>,
+    seen_response: BTreeSet<String>,
+    /// Provider namespaces by lower-case name, spelled as first seen.
+    providers: HashMap<String, String>,
+    agent_net: bool,
+    agent_python: bool,
+    /// Keys of test-proxy `Variables`.
+    pub variables: Vec<String>,
+    /// The file was written by rpconform ([`super::write_har`]).
+    pub own_file: bool,
+    counts: Counts,
+    batches: batch::Pending,
+}
+
+impl<'o> Builder<'o> {
+    pub(crate) fn new(opts: &'o ReadOptions) -> Self {
+        Builder {
+            opts,
+            scrub: Scrubber::new(),
+            entries: Vec::new(),
+            meta: Vec::new(),
+            budget: JsonBudget {
+                left: opts.json_budget,
+                refused: 0,
+            },
+            seen_request: BTreeSet::new(),
+            seen_response: BTreeSet::new(),
+            providers: HashMap::new(),
+            agent_net: false,
+            agent_python: false,
+            variables: Vec::new(),
+            own_file: false,
+            counts: Counts::default(),
+            batches: batch::Pending::default(),
+        }
+    }
+
+    pub(crate) fn body_cap(&self) -> usize {
+        self.opts.body_cap
+    }
+
+    /// Add one entry (and, for a portal `/batch` call, the requests it carried).
+    pub(crate) fn push(&mut self, raw: RawEntry) {
+        self.push_inner(raw, None);
+    }
+
+    /// Drop HTTP/2 pseudo-headers; note which header names the file has, its user agents, and
+    /// the secret values of its headers.
+    fn observe_headers(&mut self, raw: &mut RawEntry) {
+        let count = |r: &RawEntry| {
+            r.request_headers.len() + r.response.as_ref().map_or(0, |x| x.headers.len())
+        };
+        let before = count(raw);
+        raw.request_headers.retain(|(k, _)| !k.starts_with(':'));
+        if let Some(r) = raw.response.as_mut() {
+            r.headers.retain(|(k, _)| !k.starts_with(':'));
+        }
+        self.counts.pseudo_headers += before - count(raw);
+        for (k, v) in &raw.request_headers {
+            self.seen_request.insert(k.to_ascii_lowercase());
+            self.scrub.learn_header(k, v);
+            if k.eq_ignore_ascii_case("user-agent") {
+                self.agent_net |= v.contains("azsdk-net-");
+                self.agent_python |= v.contains("azsdk-python-");
+            }
+        }
+        if let Some(r) = &raw.response {
+            for (k, v) in &r.headers {
+                self.seen_response.insert(k.to_ascii_lowercase());
+                self.scrub.learn_header(k, v);
+            }
+        }
+    }
+
+    fn push_inner(&mut self, mut raw: RawEntry, batch_of: Option<usize>) {
+        self.observe_headers(&mut raw);
+        let foreign = raw.own.as_ref().is_some_and(|o| o.foreign);
+        let arm = !foreign
+            && if self.own_file {
+                // rpconform only talks to its target: an ARM-shaped path there is ARM traffic.
+                super::arm_shaped_path(&raw.url)
+            } else {
+                is_arm_url(&raw.url, &self.opts.arm_hosts)
+            };
+        let is_batch = batch::is_batch_call(&raw.method, &raw.url);
+        let is_batch_result =
+            raw.method.eq_ignore_ascii_case("GET") && self.batches.awaits(&raw.url);
+        let keep = arm || self.own_file || is_batch || is_batch_result;
+        let cap = self.opts.body_cap;
+        let req = raw
+            .request_body
+            .take()
+            // Request JSON is parsed only to find and mask its secrets (no budget: it is dropped).
+            .map(|b| {
+                let mut unbounded = JsonBudget {
+                    left: usize::MAX,
+                    refused: 0,
+                };
+                Prepared::new(b, cap, true, &mut unbounded)
+            });
+        let (status, headers, size, resp) = match raw.response.take() {
+            Some(r) => (
+                Some(r.status),
+                r.headers,
+                r.size,
+                Some(Prepared::new(r.body, cap, keep, &mut self.budget)),
+            ),
+            None => (None, Vec::new(), None, None),
+        };
+        if let Some(p) = &req {
+            p.learn(&self.scrub);
+        }
+        if let Some(p) = &resp {
+            p.learn(&self.scrub);
+        }
+        // Portal batches: the inner requests, unpacked from the unscrubbed bodies.
+        let inner = if is_batch || is_batch_result {
+            let inner = self.batches.unpack(
+                &raw.url,
+                req.as_ref().and_then(Prepared::raw_text),
+                status,
+                &headers,
+                resp.as_ref().and_then(Prepared::json),
+            );
+            if is_batch {
+                self.counts.batches += 1;
+            }
+            inner
+        } else {
+            Vec::new()
+        };
+        let seq = raw
+            .own
+            .as_ref()
+            .map_or(self.entries.len() as u64 + 1, |o| o.seq);
+        let role = raw.own.as_ref().map_or(Role::Step, |o| o.role);
+        let request_body = req.map(|p| p.finish(&self.scrub)).and_then(|f| {
+            if let BodyState::OverCap { .. } = f.state {
+                self.counts.request_bodies_over_cap += 1;
+                None
+            } else {
+                Some(f.text)
+            }
+        });
+        let mut state = BodyState::Recorded;
+        let response = match (status, resp) {
+            (Some(status), Some(p)) => {
+                let f = p.finish(&self.scrub);
+                state = f.state;
+                match state {
+                    BodyState::NotRecorded if keep => self.counts.bodies_not_recorded += 1,
+                    BodyState::NotRecorded => self.counts.non_arm_bodies_dropped += 1,
+                    BodyState::OverCap { .. } => self.counts.bodies_over_cap += 1,
+                    BodyState::Recorded => {}
+                }
+                Some(Response {
+                    status,
+                    headers: headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), self.scrub.header(k, v)))
+                        .collect(),
+                    body: f.text,
+                    // The size the recording states wins (the text may be cut or masked),
+                    // unless it is 0 beside a body (some exporters write 0 for cached bodies).
+                    body_bytes: size
+                        .filter(|&s| s > 0 || f.bytes == 0)
+                        .map_or(f.bytes, |s| s as usize),
+                    json: f.json,
+                    json_error: f.json_error,
+                })
+            }
+            _ => None,
+        };
+        let provider = provider_namespace(&raw.url).map(|ns| {
+            self.providers
+                .entry(ns.to_ascii_lowercase())
+                .or_insert(ns)
+                .clone()
+        });
+        self.entries.push(Exchange {
+            seq,
+            role,
+            method: raw.method.to_ascii_uppercase(),
+            url: self.scrub.text(&raw.url),
+            request_headers: raw
+                .request_headers
+                .iter()
+                .map(|(k, v)| (k.clone(), self.scrub.header(k, v)))
+                .collect(),
+            request_body,
+            error: raw
+                .error
+                .as_deref()
+                .map(|e| cut(&self.scrub.text(e), REPORT_BODY_CHARS)),
+            response,
+            started_at: raw.started_at,
+            elapsed_ms: raw.elapsed_ms,
+            foreign,
+        });
+        self.meta.push(EntryMeta {
+            arm,
+            provider,
+            response_body: state,
+            batch: batch_of,
+        });
+        let outer = self.entries.len() - 1;
+        for mut e in inner {
+            self.counts.batch_inner += 1;
+            e.started_at = self.entries[outer].started_at.clone();
+            self.push_inner(e, Some(outer));
+        }
+    }
+
+    /// What the recorder strips, from the format, its flavour and the file's own evidence.
+    fn stripped(&self, format: Format, notes: &mut Vec<String>) -> Stripped {
+        let (req, resp): (&[&str], &[&str]) = match format {
+            Format::Vcrpy => (VCRPY_FILTER, VCRPY_FILTER),
+            Format::Har if self.own_file => (&[], &[]),
+            Format::Har => (&["authorization", "cookie"], &["set-cookie"]),
+            Format::TestProxy => {
+                let net_vars = self
+                    .variables
+                    .iter()
+                    .any(|k| NET_VARIABLES.contains(&k.as_str()));
+                let net = (net_vars || self.agent_net) && !self.agent_python;
+                notes.push(if net {
+                    "test-proxy flavour: .NET (Variables keys or User-Agent); nothing stripped"
+                        .into()
+                } else if self.agent_python {
+                    "test-proxy flavour: Python (User-Agent); request Authorization and \
+                     x-ms-client-request-id, response x-ms-request-id stripped"
+                        .into()
+                } else {
+                    "test-proxy flavour: unknown; Python's stripping assumed".into()
+                });
+                if net {
+                    (&[], &[])
+                } else {
+                    (
+                        &["authorization", "x-ms-client-request-id"],
+                        &["x-ms-request-id"],
+                    )
+                }
+            }
+        };
+        let pick = |names: &[&str], seen: &BTreeSet<String>| -> BTreeSet<String> {
+            names
+                .iter()
+                .filter(|n| !seen.contains(**n))
+                .map(|n| n.to_string())
+                .collect()
+        };
+        let kept: BTreeSet<&str> = req
+            .iter()
+            .filter(|n| self.seen_request.contains(**n))
+            .chain(resp.iter().filter(|n| self.seen_response.contains(**n)))
+            .copied()
+            .collect();
+        if !kept.is_empty() {
+            notes.push(format!(
+                "present in this file although the {format} recorder usually strips them, so \
+                 judged: {}",
+                kept.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        Stripped {
+            request: pick(req, &self.seen_request),
+            response: pick(resp, &self.seen_response),
+        }
+    }
+
+    pub(crate) fn finish(mut self, path: &Path, format: Format) -> Recording {
+        let mut notes = Vec::new();
+        let stripped = self.stripped(format, &mut notes);
+        // rpconform's own files say what each exchange was; pairing must not relabel a step.
+        let recorded: Option<Vec<Role>> = self
+            .own_file
+            .then(|| self.entries.iter().map(|e| e.role).collect());
+        let flows = flows::pair_flows(&mut self.entries);
+        if let Some(roles) = recorded {
+            for (e, r) in self.entries.iter_mut().zip(roles) {
+                e.role = r;
+            }
+        }
+        for f in &flows {
+            let provider = self.meta[f.initial].provider.clone();
+            for &(i, _) in f.polls.iter().chain(&f.finals) {
+                if provider.is_some() {
+                    self.meta[i].provider = provider.clone();
+                }
+            }
+        }
+        let c = &self.counts;
+        let mut say = |n: usize, what: &str| {
+            if n > 0 {
+                notes.push(format!("{n} {what}"));
+            }
+        };
+        say(c.pseudo_headers, "HTTP/2 pseudo-headers dropped");
+        say(
+            c.bodies_not_recorded,
+            "response bodies not recorded in the file",
+        );
+        say(
+            c.bodies_over_cap,
+            "response bodies over the body cap dropped",
+        );
+        say(
+            c.request_bodies_over_cap,
+            "request bodies over the body cap dropped",
+        );
+        say(
+            c.non_arm_bodies_dropped,
+            "bodies of non-ARM exchanges not kept",
+        );
+        say(c.batches, "portal /batch calls");
+        say(c.batch_inner, "requests unpacked from /batch calls");
+        say(self.budget.refused, "bodies not parsed: JSON budget spent");
+        Recording {
+            path: path.to_path_buf(),
+            format,
+            entries: self.entries,
+            meta: self.meta,
+            stripped,
+            flows,
+            notes,
+        }
+    }
+}
+
+/// Headers the azure-devtools vcrpy recorder removes from requests and responses.
+const VCRPY_FILTER: &[&str] = &[
+    "authorization",
+    "client-request-id",
+    "retry-after",
+    "x-ms-authorization-auxiliary",
+    "x-ms-client-request-id",
+    "x-ms-correlation-request-id",
+    "x-ms-gateway-service-instanceid",
+    "x-ms-ratelimit-remaining-subscription-reads",
+    "x-ms-ratelimit-remaining-tenant-reads",
+    "x-ms-request-id",
+    "x-ms-routing-request-id",
+    "x-ms-served-by",
+];
+
+/// `Variables` keys only .NET's test framework writes.
+const NET_VARIABLES: &[&str] = &[
+    "SUBSCRIPTION_ID",
+    "RandomSeed",
+    "RESOURCE_MANAGER_URL",
+    "AZURE_AUTHORITY_HOST",
+];
+
+/// Header pairs from a JSON object whose values are strings or arrays of strings (one pair per
+/// element); other scalars are written as JSON.
+pub(crate) fn header_pairs(v: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Value::Object(m) = v {
+        for (k, x) in m {
+            match x {
+                Value::Array(items) => {
+                    out.extend(items.iter().map(|i| (k.clone(), scalar_text(i))));
+                }
+                other => out.push((k.clone(), scalar_text(other))),
+            }
+        }
+    }
+    out
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
