@@ -12,12 +12,8 @@ mod redact;
 
 pub use auth::TokenSource;
 pub use client::{Http, HttpOptions, OutRequest};
-<<<<<<< HEAD
-pub use exchange::{Exchange, Response, Role, Surface, cut};
-=======
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
-pub use exchange::{Exchange, Response, Role, cut};
->>>>>>> h-replay
+pub use exchange::{Exchange, Response, Role, Surface, cut};
 pub use redact::{MASK, Redactor};
 
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,

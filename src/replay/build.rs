@@ -262,6 +262,11 @@ impl<'o> Builder<'o> {
         self.entries.push(Exchange {
             seq,
             role,
+            surface: if arm {
+                crate::http::Surface::Arm
+            } else {
+                crate::http::Surface::Other
+            },
             method: raw.method.to_ascii_uppercase(),
             url: self.scrub.text(&raw.url),
             request_headers: raw

@@ -271,6 +271,7 @@ fn written_har_reads_back_the_same() {
     exchanges.push(crate::http::Exchange {
         seq: 99,
         role: Role::Cleanup,
+        surface: crate::http::Surface::Other,
         method: "DELETE".into(),
         url: format!("{SUB}/resourceGroups/rg?api-version=2021-04-01"),
         request_headers: vec![("x-ms-client-request-id".into(), "c1".into())],
