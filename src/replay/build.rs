@@ -44,6 +44,7 @@ pub(crate) struct OwnMeta {
     pub seq: u64,
     pub role: Role,
     pub foreign: bool,
+    pub surface: crate::http::Surface,
 }
 
 impl RawEntry {
@@ -262,10 +263,10 @@ impl<'o> Builder<'o> {
         self.entries.push(Exchange {
             seq,
             role,
-            surface: if arm {
-                crate::http::Surface::Arm
-            } else {
-                crate::http::Surface::Other
+            surface: match &raw.own {
+                Some(o) => o.surface,
+                None if arm => crate::http::Surface::Arm,
+                None => crate::http::Surface::Other,
             },
             method: raw.method.to_ascii_uppercase(),
             url: self.scrub.text(&raw.url),

@@ -38,6 +38,9 @@ struct Own {
     role: Role,
     #[serde(default)]
     foreign: bool,
+    /// The declared surface (absent: the ARM surface, as rpconform writes it).
+    #[serde(default)]
+    surface: crate::http::Surface,
     /// The exchange had no start time (`startedDateTime` is a placeholder).
     #[serde(default, rename = "noTime")]
     no_time: bool,
@@ -82,6 +85,7 @@ impl<'de> Visitor<'de> for EntrySeed {
                         seq: o.seq,
                         role: o.role,
                         foreign: o.foreign,
+                        surface: o.surface,
                     });
                 }
                 _ => {

@@ -86,7 +86,8 @@ fn entry(ex: &Exchange) -> Value {
             "_error": ex.error.clone().unwrap_or_default(),
         }),
     };
-    let mut own = json!({"seq": ex.seq, "role": ex.role, "foreign": ex.foreign});
+    let mut own =
+        json!({"seq": ex.seq, "role": ex.role, "foreign": ex.foreign, "surface": ex.surface});
     if ex.started_at.is_empty() {
         own["noTime"] = Value::Bool(true);
     }
