@@ -479,3 +479,48 @@ fn same_namespace_in_two_api_versions() {
             .any(|t| t.starts_with("types.sprockets.create_body") && t.contains("no body"))
     );
 }
+
+/// The command a new user runs: `init` writes a file that `check` accepts.
+#[test]
+fn init_then_check_from_the_command_line() {
+    let dir = scratch_dir("cli");
+    let out = dir.join("target.yaml");
+    let spec = fixture("contoso/resource-manager/Microsoft.Contoso/stable/2024-05-01/contoso.json");
+    let bin = env!("CARGO_BIN_EXE_rpconform");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin)
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+    };
+    let init = run(&[
+        "init",
+        "--openapi",
+        spec.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&init.stderr);
+    assert!(init.status.success(), "{err}");
+    assert!(
+        err.contains("resource type(s)") && err.contains("TODO"),
+        "{err}"
+    );
+    // A second run does not overwrite without --force.
+    let again = run(&[
+        "init",
+        "--openapi",
+        spec.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    let check = run(&["check", "suites", "--target", out.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}

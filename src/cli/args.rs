@@ -28,6 +28,29 @@ pub enum Command {
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Write a target file from the RP's OpenAPI spec(s).
+    Init(InitArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// OpenAPI 2.0 (azure-rest-api-specs style) or OpenAPI 3 (TypeSpec) files, JSON or YAML.
+    #[arg(long = "openapi", value_name = "SPEC", num_args = 1.., required = true)]
+    pub openapi: Vec<PathBuf>,
+    /// Where to write the target file (`-` for standard output).
+    #[arg(short = 'o', long = "output", default_value = "target.yaml")]
+    pub output: PathBuf,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    pub force: bool,
+    /// The subscription to put in the file (default: a placeholder with a TODO).
+    #[arg(long)]
+    pub subscription: Option<String>,
+    #[arg(long, default_value = "eastus")]
+    pub location: String,
+    /// The resource group name (the run creates it, with a unique suffix).
+    #[arg(long, default_value = "rpconform-ci")]
+    pub resource_group: String,
 }
 
 #[derive(Debug, Clone, Args)]

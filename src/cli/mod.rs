@@ -7,6 +7,7 @@ mod check;
 mod commands;
 mod common;
 mod embedded;
+mod init;
 mod matrix;
 mod rules;
 mod run;

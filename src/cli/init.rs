@@ -1,0 +1,71 @@
+//! `rpconform init --openapi SPEC...`: write a target file from the RP's OpenAPI spec(s), with a
+//! `# TODO` wherever the spec could not decide, then check that the result parses.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::args::InitArgs;
+use super::common::usage;
+use super::{EXIT_FAILED, EXIT_OK};
+use crate::init::{InitOptions, target_from_openapi};
+
+pub(super) fn init(a: InitArgs) -> u8 {
+    let to_stdout = a.output == Path::new("-");
+    if !to_stdout && a.output.exists() && !a.force {
+        return usage(format!(
+            "{} exists; pass --force to overwrite it",
+            a.output.display()
+        ));
+    }
+    let opts = InitOptions {
+        location: a.location.clone(),
+        resource_group: a.resource_group.clone(),
+        subscription: a.subscription.clone(),
+    };
+    let out = match target_from_openapi(&a.openapi, &opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_FAILED;
+        }
+    };
+    // What `check` would say: a generated file the parser refuses is a bug, said plainly.
+    if let Err(r) =
+        crate::target::parse_target(Path::new("generated-target.yaml"), &out.yaml, "generated")
+    {
+        eprint!("{}", r.render());
+        eprintln!(
+            "error: the generated target file does not parse (please report this); not written"
+        );
+        return EXIT_FAILED;
+    }
+    if to_stdout {
+        let _ = std::io::stdout().write_all(out.yaml.as_bytes());
+    } else if let Err(e) = std::fs::write(&a.output, &out.yaml) {
+        return usage(format!("cannot write {}: {e}", a.output.display()));
+    }
+    for w in &out.warnings {
+        eprintln!("warning: {w}");
+    }
+    let dest = if to_stdout {
+        "standard output".to_string()
+    } else {
+        a.output.display().to_string()
+    };
+    eprintln!(
+        "wrote {dest}: {} resource type(s) ({}), {} TODO(s) to review",
+        out.types.len(),
+        out.types.join(", "),
+        out.todos.len()
+    );
+    for t in &out.todos {
+        eprintln!("  TODO {t}");
+    }
+    if !to_stdout {
+        eprintln!(
+            "next: rpconform check suites --target {}",
+            a.output.display()
+        );
+    }
+    EXIT_OK
+}
