@@ -140,7 +140,16 @@ impl Strategy {
         let ok = matches!(resp.status, 200 | 201 | 202 | 204);
         match self {
             _ if !ok => State::Done(Outcome::Failed, format!("HTTP {}", resp.status)),
-            Strategy::Operation { .. } | Strategy::Location { .. } => State::Running(None),
+            // An initial body that carries the operation's own status is read as the SDK reads
+            // it (an action answered 202 with {"status": "Succeeded"} is done); anything else
+            // is running until the first poll says otherwise.
+            Strategy::Operation { vocabulary, .. } => {
+                match vocabulary.state_of(resp.json.as_ref()) {
+                    s @ State::Done(..) => s,
+                    _ => State::Running(None),
+                }
+            }
+            Strategy::Location { .. } => State::Running(None),
             Strategy::Body { .. } => match resp.status {
                 202 => State::Running(None),
                 204 => State::Done(Outcome::Succeeded, String::new()),
@@ -224,9 +233,10 @@ pub fn final_url(
     {
         return Some(rl);
     }
+    // `original-uri` needs no rule of its own: PUT and PATCH read the request URL anyway, and
+    // for a POST the SDK treats it as absent (it reads Location).
     match method {
         "PUT" | "PATCH" => Some(request_url.to_string()),
-        "POST" if via == Some(FinalStateVia::OriginalUri) => Some(request_url.to_string()),
         "POST" => location.clone(),
         _ => None,
     }
