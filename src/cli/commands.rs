@@ -442,7 +442,8 @@ pub(super) fn run_suites(
     }
     let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
-    let base_url = target.base();
+    // Shown in every report: without the userinfo of `https://user:password@host`.
+    let base_url = redactor.text(&target.base());
     let ctx = Arc::new(RunCtx::new(
         target,
         http,
@@ -488,6 +489,7 @@ pub(super) fn run_suites(
                 "\ninterrupted: finishing teardown and cleanup (press Ctrl-C again to abort)"
             );
             ctx.cancel.cancel();
+            ctx.http.cancel_auth();
             wait_for_signal().await;
             std::process::exit(130);
         });

@@ -69,9 +69,15 @@ impl Http {
         options: HttpOptions,
         fixed_headers: Vec<(String, String)>,
     ) -> Result<Http, String> {
-        for (_, v) in &fixed_headers {
-            redactor.register(v);
+        for (k, v) in &fixed_headers {
+            // A secret header's value is a secret whatever its length; another header's
+            // value is scrubbed too when it is long enough not to be ordinary text.
+            if redactor.is_secret_header(k) || v.trim().len() >= super::redact::SHORT_SECRET {
+                redactor.register_header_value(v);
+            }
         }
+        // `https://user:password@host`: the userinfo is a credential.
+        redactor.register_userinfo(&origin);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(options.connect_timeout)
@@ -89,6 +95,12 @@ impl Http {
             seq: AtomicU64::new(0),
             fixed_headers,
         })
+    }
+
+    /// The run is interrupted: stop a token command that is running (its whole process
+    /// group is killed; requests waiting for it fail).
+    pub fn cancel_auth(&self) {
+        self.tokens.cancel();
     }
 
     fn same_origin(&self, url: &url::Url) -> bool {
@@ -180,8 +192,7 @@ impl Http {
             let value =
                 HeaderValue::from_str(v).map_err(|_| format!("invalid value for header `{k}`"))?;
             hm.append(name, value);
-            ex.request_headers
-                .push((k.clone(), self.redactor.header(k, v)));
+            ex.request_headers.push(self.redactor.header_pair(k, v));
         }
         let mut builder = self.client.request(method, url).headers(hm);
         if let Some(body) = &req.body {
@@ -204,10 +215,9 @@ impl Http {
                 .headers()
                 .iter()
                 .map(|(k, v)| {
-                    let name = k.as_str().to_string();
-                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                    let value = self.redactor.header(&name, &value);
-                    (name, value)
+                    // The name too: a target may echo a secret in a header name.
+                    let value = String::from_utf8_lossy(v.as_bytes());
+                    self.redactor.header_pair(k.as_str(), &value)
                 })
                 .collect();
             if let Some(len) = resp.content_length()
