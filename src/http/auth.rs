@@ -15,6 +15,8 @@
 //! - One fetch at a time: callers that need a token while a fetch runs wait for that fetch and
 //!   all get its outcome (single flight). A failure is also handed to callers arriving within
 //!   [`FAILURE_REUSE`] after it, so a failing or hanging command is not run once per request.
+//!   Once the run is interrupted, a failure is the answer for the rest of the run, and a new
+//!   fetch (teardown and cleanup need a token) is given at most [`INTERRUPTED_TIMEOUT`].
 //! - A failure is one message that says why (exit status, timeout, output too long, output
 //!   that is not a bare token: JSON, several lines, `Bearer ...`) and ends with the last
 //!   [`STDERR_TAIL`] bytes of the command's stderr (`az: command not found`, `Please run 'az
@@ -54,6 +56,8 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 pub const STDERR_TAIL: usize = 4 * 1024;
 /// A failed fetch is the answer for callers arriving this soon after it.
 pub const FAILURE_REUSE: Duration = Duration::from_secs(5);
+/// Once the run is interrupted, a fetch (for teardown and cleanup) may take at most this long.
+pub const INTERRUPTED_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Read a target file's `auth` value into an [`Auth`]:
 ///
@@ -225,8 +229,11 @@ impl Inner {
             {
                 return Ok(t.clone());
             }
+            // After an interruption a failure stands for the rest of the run: teardown and
+            // cleanup must not wait for the command again.
+            let interrupted = self.epoch.load(Ordering::SeqCst) > 0;
             if let Some((e, at)) = &st.failure
-                && at.elapsed() < FAILURE_REUSE
+                && (interrupted || at.elapsed() < FAILURE_REUSE)
             {
                 return Err(e.clone());
             }
@@ -236,6 +243,11 @@ impl Inner {
                     let (tx, rx) = watch::channel(None);
                     st.flight = Some(rx.clone());
                     let epoch = self.epoch.load(Ordering::SeqCst);
+                    let timeout = if interrupted {
+                        timeout.min(INTERRUPTED_TIMEOUT)
+                    } else {
+                        timeout
+                    };
                     tokio::spawn(fetch(self.clone(), command.to_string(), timeout, epoch, tx));
                     rx
                 }

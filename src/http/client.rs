@@ -179,6 +179,17 @@ impl Http {
             }
         }
         headers.extend(req.headers.iter().cloned());
+        // A Referer never carries userinfo (RFC 9110, 10.1.3), even when the base URL does.
+        for (k, v) in headers.iter_mut() {
+            if k.eq_ignore_ascii_case("referer")
+                && let Ok(mut u) = url::Url::parse(v)
+                && (!u.username().is_empty() || u.password().is_some())
+            {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                *v = u.to_string();
+            }
+        }
         let method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| format!("invalid method `{}`", req.method))?;
         let mut hm = reqwest::header::HeaderMap::new();

@@ -65,8 +65,10 @@ const DECODE_ROUNDS: usize = 3;
 /// reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Check {
-    /// The bytes must match exactly (base64: case is meaning).
-    exact_case: bool,
+    /// A base64 form: the bytes must match exactly (case is meaning in base64), and the
+    /// mask covers the whole run of base64 characters around it (the encoded text holds a
+    /// secret; its edges would otherwise still decode to the secret's first or last bytes).
+    base64: bool,
     /// Only as a whole value (short secrets).
     whole: bool,
 }
@@ -119,7 +121,7 @@ fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
     let b = v.as_bytes();
     let long = b.len() >= SHORT_SECRET;
     let loose = Check {
-        exact_case: false,
+        base64: false,
         whole: !long,
     };
     let mut out = vec![(b.to_vec(), loose)];
@@ -138,7 +140,7 @@ fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
     // 3-byte group; the groups made only of the value's bytes encode the same whatever
     // surrounds them.
     let exact = Check {
-        exact_case: true,
+        base64: true,
         whole: false,
     };
     for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
@@ -156,7 +158,7 @@ fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
     // Base64 of the value alone, as a whole value (covers short secrets and values whose
     // cores above are too short to search for).
     let whole_exact = Check {
-        exact_case: true,
+        base64: true,
         whole: true,
     };
     for engine in [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD] {
@@ -250,7 +252,10 @@ impl Redactor {
             self.register(&v);
         }
         if let Some(p) = pass {
-            self.register(&format!("{user}:{p}"));
+            // And the Basic credential as sent: base64 of `user:password`.
+            let pair = format!("{user}:{p}");
+            self.register(&STANDARD.encode(&pair));
+            self.register(&pair);
         }
     }
 
@@ -345,19 +350,40 @@ fn scan(m: &Matcher, h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
         for found in ac.find_overlapping_iter(h) {
             let (a, b) = (found.start(), found.end());
             let check = m.checks[found.pattern().as_usize()];
-            if check.exact_case && h[a..b] != m.patterns[found.pattern().as_usize()][..] {
+            if check.base64 && h[a..b] != m.patterns[found.pattern().as_usize()][..] {
                 continue;
             }
             if check.whole && !whole_at(h, a, b) {
                 continue;
             }
-            hit(a, b);
+            if check.base64 {
+                let (a, b) = base64_word(h, a, b);
+                hit(a, b);
+            } else {
+                hit(a, b);
+            }
         }
     }
     for found in jwt().find_iter(h) {
         hit(found.start(), found.end());
     }
     userinfo(h, hit);
+}
+
+/// `h[a..b]` widened to the run of base64 characters (either alphabet, with padding) around
+/// it.
+fn base64_word(h: &[u8], mut a: usize, mut b: usize) -> (usize, usize) {
+    let is_b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+    while a > 0 && is_b64(h[a - 1]) {
+        a -= 1;
+    }
+    while b < h.len() && is_b64(h[b]) {
+        b += 1;
+    }
+    while b < h.len() && h[b] == b'=' {
+        b += 1;
+    }
+    (a, b)
 }
 
 /// Is `h[a..b]` a whole value (see the module docs)?
@@ -635,6 +661,9 @@ mod tests {
                 assert!(out.contains(MASK), "{prefix:?}: {enc} → {out}");
             }
         }
+        // The whole encoded word goes, not only the part that encodes the secret alone.
+        let enc = STANDARD.encode(format!("Bearer {secret}"));
+        assert_eq!(r.text(&format!("h: {enc};")), "h: [REDACTED];");
         // Case matters for base64: a case-changed encoding is another text.
         let enc = STANDARD.encode(secret);
         assert_eq!(r.text(&enc.to_ascii_lowercase()), enc.to_ascii_lowercase());

@@ -18,7 +18,7 @@ pub const MAX_DIRS: usize = 10_000;
 /// Most suite files loaded in one run.
 pub const MAX_SUITE_FILES: usize = 10_000;
 /// Most bytes of suite files loaded in one run.
-pub const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
 
 fn is_suite(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "yaml" || e == "yml")
