@@ -507,6 +507,8 @@ pub(super) fn run_suites(
         // Deletes are operations too: bound cleanup by the operation deadline, within reason.
         (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(300)),
     ));
+    // URLs shown on the console and in reports: without userinfo or echoed secrets.
+    let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
     if let Some(s) = server {
         rt.block_on(s.shutdown());
     }

@@ -346,6 +346,19 @@ fn is_scheme(s: &str) -> bool {
 
 /// Report every span of `h` to mask: registered secrets, JWT shapes, URL userinfo.
 fn scan(m: &Matcher, h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
+    if m.automaton.is_none() {
+        // The automaton could not be built (never seen: it would take millions of
+        // patterns): fall back to a plain search for each value, case-insensitively.
+        for v in m.values.iter().map(String::as_bytes) {
+            for (i, w) in h.windows(v.len()).enumerate() {
+                if w.eq_ignore_ascii_case(v)
+                    && (v.len() >= SHORT_SECRET || whole_at(h, i, i + v.len()))
+                {
+                    hit(i, i + v.len());
+                }
+            }
+        }
+    }
     if let Some(ac) = &m.automaton {
         for found in ac.find_overlapping_iter(h) {
             let (a, b) = (found.start(), found.end());
