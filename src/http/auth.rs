@@ -56,6 +56,8 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 pub const STDERR_TAIL: usize = 4 * 1024;
 /// A failed fetch is the answer for callers arriving this soon after it.
 pub const FAILURE_REUSE: Duration = Duration::from_secs(5);
+/// How long the output pipes are read after the command's shell has exited.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// Once the run is interrupted, a fetch (for teardown and cleanup) may take at most this long.
 pub const INTERRUPTED_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -463,13 +465,23 @@ async fn run_command(
             s = child.wait(), if status.is_none() => {
                 status = Some(s);
                 // The shell is done: whatever it left running in its group (holding the
-                // pipes open, say) goes too, so the pipes end.
+                // pipes open, say) goes too, so the pipes end. A process that left the group
+                // and holds them gets a moment, not the whole timeout.
                 group.kill();
+                let grace = tokio::time::Instant::now() + DRAIN_GRACE;
+                if grace < deadline.deadline() {
+                    deadline.as_mut().reset(grace);
+                }
             },
-            _ = &mut deadline => break Some(format!(
-                "did not finish within {} s (auth `timeout`); it was killed with its process group",
-                timeout.as_secs()
-            )),
+            _ = &mut deadline => {
+                if status.is_some() {
+                    break None;
+                }
+                break Some(format!(
+                    "did not finish within {} s (auth `timeout`); it was killed with its process group",
+                    timeout.as_secs()
+                ));
+            },
             _ = &mut cancelled => break Some(
                 "was stopped: the run was interrupted".to_string()
             ),
@@ -649,6 +661,66 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("more than 64 KiB"), "{e}");
         assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_daemon_holding_the_pipe_does_not_hold_the_fetch() {
+        // The child leaves the process group (setsid) and keeps stdout open; the shell
+        // printed the token and exited.
+        let started = Instant::now();
+        let out = rt()
+            .block_on(run_command(
+                "echo tok-123; setsid sleep 5 &",
+                Duration::from_secs(20),
+                std::future::pending(),
+            ))
+            .unwrap();
+        assert_eq!(out.trim(), "tok-123");
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    fn parse(text: &str) -> (Option<Auth>, Vec<String>) {
+        let file: Arc<Path> = Arc::from(Path::new("/etc/rp/target.yaml"));
+        let root = crate::yaml::parse(&file, text).unwrap();
+        let node = root.as_mapping().unwrap().get_node("auth").unwrap().clone();
+        let mut r = Reader::new(file);
+        let a = parse_auth(&mut r, &node);
+        (
+            a,
+            r.diags
+                .iter()
+                .map(|d| format!("{}: {}", d.pos, d.message))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn auth_keys() {
+        assert_eq!(
+            parse("auth: {command: az x, timeout: 5}").0,
+            Some(Auth::Command {
+                command: "az x".into(),
+                refresh: DEFAULT_COMMAND_REFRESH,
+                timeout: Duration::from_secs(5),
+            })
+        );
+        assert_eq!(
+            parse("auth: {token_file: tok, refresh: 9}").0,
+            Some(Auth::TokenFile {
+                path: PathBuf::from("/etc/rp/tok"),
+                refresh: Duration::from_secs(9),
+            })
+        );
+        assert_eq!(parse("auth: none").0, Some(Auth::None));
+        let (_, d) = parse("auth: {bearer_env: T, timeout: 5}");
+        assert!(
+            d[0].contains(":1:32: `timeout` applies only to `command`"),
+            "{d:?}"
+        );
+        let (_, d) = parse("auth: {command: x, timeout: 0}");
+        assert!(d[0].contains("at least 1 second"), "{d:?}");
+        let (a, d) = parse("auth: {command: x, token_file: y}");
+        assert!(a.is_none() && d[0].contains("exactly one of"), "{d:?}");
     }
 
     #[test]

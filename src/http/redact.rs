@@ -60,6 +60,13 @@ const MIN_BASE64_CORE: usize = 16;
 
 /// Rounds of decoding for nested encodings (a JSON-escaped, percent-encoded value).
 const DECODE_ROUNDS: usize = 3;
+/// Text decoded into a view at once (see [`Redactor::find`]).
+const VIEW_WINDOW: usize = 256 * 1024;
+/// How far before its window a view starts decoding, to be in step with the text.
+const VIEW_LEAD: usize = 256;
+/// Most bytes an escaped form takes per byte of the value (`\u0041` is six, a surrogate
+/// pair twelve for four).
+const ESCAPE_GROWTH: usize = 12;
 
 /// How one automaton pattern must be confirmed once the automaton (ASCII case-insensitive)
 /// reports it.
@@ -77,6 +84,8 @@ struct Check {
 #[derive(Debug, Default)]
 struct Matcher {
     values: Vec<String>,
+    /// Length of the longest value, in bytes.
+    longest: usize,
     patterns: Vec<Vec<u8>>,
     checks: Vec<Check>,
     automaton: Option<AhoCorasick>,
@@ -108,6 +117,7 @@ impl Matcher {
                 .ok()
         };
         Matcher {
+            longest: values.iter().map(String::len).max().unwrap_or(0),
             values,
             patterns,
             checks,
@@ -332,8 +342,25 @@ impl Redactor {
         let m = self.current();
         let mut ranges = Vec::new();
         scan(&m, h, &mut |a, b| ranges.push((a, b)));
-        if let Some(view) = View::decode(h) {
-            scan(&m, &view.bytes, &mut |a, b| ranges.push(view.span(a, b)));
+        if h.iter().any(|b| matches!(b, b'%' | b'\\' | b'&')) {
+            // The decoded view costs nine bytes per byte of text: build it a window at a time
+            // (a 16 MiB body would otherwise take 150 MB). Windows overlap by more than the
+            // longest escaped form of a registered value, so no such form is cut in two, and
+            // each starts a little early, so its decoding is in step with the text's.
+            let reach = ESCAPE_GROWTH * m.longest + VIEW_LEAD;
+            let window = (4 * reach).max(VIEW_WINDOW);
+            let mut start = 0;
+            while start < h.len() {
+                let lo = start.saturating_sub(VIEW_LEAD);
+                let hi = (start + window + reach).min(h.len());
+                if let Some(view) = View::decode(&h[lo..hi]) {
+                    scan(&m, &view.bytes, &mut |a, b| {
+                        let (x, y) = view.span(a, b);
+                        ranges.push((x + lo, y + lo));
+                    });
+                }
+                start += window;
+            }
         }
         merge(ranges)
     }
@@ -430,10 +457,12 @@ fn whole_at(h: &[u8], a: usize, b: usize) -> bool {
 
 /// The userinfo of every `scheme://userinfo@host` in `h`.
 fn userinfo(h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
-    let mut from = 0;
-    while let Some(i) = find_bytes(&h[from..], b"://") {
-        let start = from + i + 3;
-        let scheme_ok = from + i > 0 && h[from + i - 1].is_ascii_alphanumeric();
+    static SEP: OnceLock<Regex> = OnceLock::new();
+    let sep = SEP.get_or_init(|| Regex::new("://").expect("valid regex"));
+    for found in sep.find_iter(h) {
+        let i = found.start();
+        let start = found.end();
+        let scheme_ok = i > 0 && h[i - 1].is_ascii_alphanumeric();
         let mut j = start;
         while j < h.len()
             && !matches!(
@@ -447,12 +476,7 @@ fn userinfo(h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
         if scheme_ok && j < h.len() && h[j] == b'@' && j > start {
             hit(start, j);
         }
-        from = start;
     }
-}
-
-fn find_bytes(h: &[u8], needle: &[u8]) -> Option<usize> {
-    h.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Sort and merge overlapping or touching spans.
@@ -659,6 +683,27 @@ mod tests {
         );
         assert_eq!(r.text("OPAQUE-SECRET-42"), MASK);
         assert_eq!(r.text(r"a \u00e9 % & \x"), r"a \u00e9 % & \x");
+    }
+
+    #[test]
+    fn escaped_forms_across_view_windows() {
+        let r = Redactor::new(&[]);
+        let secret = "opaque-secret-across-windows";
+        r.register(secret);
+        let escaped: String = secret.bytes().map(|b| format!("%{b:02X}")).collect();
+        for at in [
+            VIEW_WINDOW - 40,
+            VIEW_WINDOW - 3,
+            VIEW_WINDOW,
+            2 * VIEW_WINDOW + 7,
+        ] {
+            let mut text = "&x".repeat(at / 2);
+            text.push_str(&escaped);
+            text.push_str(&"y&".repeat(VIEW_WINDOW));
+            let out = r.text(&text);
+            assert_eq!(out.matches(MASK).count(), 1, "at {at}");
+            assert!(!out.contains(&escaped[..30]), "at {at}");
+        }
     }
 
     #[test]
