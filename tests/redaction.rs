@@ -345,16 +345,21 @@ fn redacting_a_64_kib_body_is_cheap() {
             assert_eq!(out.matches("[REDACTED]").count(), 2, "both echoes masked");
             assert!(!out.contains(TOKEN));
         }
-        let n = 40;
-        let started = Instant::now();
-        for _ in 0..n {
-            std::hint::black_box(r.text(std::hint::black_box(text)));
-        }
-        let per = started.elapsed() / n;
+        // The median of 41 timed calls: the machine may be shared.
+        let mut times: Vec<Duration> = (0..41)
+            .map(|_| {
+                let started = Instant::now();
+                std::hint::black_box(r.text(std::hint::black_box(text)));
+                started.elapsed()
+            })
+            .collect();
+        times.sort();
+        let (per, best) = (times[times.len() / 2], times[0]);
         figures.push(format!(
-            "{label} ({} KiB): {:.3} ms",
+            "{label} ({} KiB): median {:.3} ms, best {:.3} ms",
             text.len() / 1024,
-            per.as_secs_f64() * 1e3
+            per.as_secs_f64() * 1e3,
+            best.as_secs_f64() * 1e3
         ));
         // Generous for an unoptimised build on a shared machine; an optimised one is ~10x
         // faster.

@@ -342,7 +342,7 @@ impl Redactor {
         let m = self.current();
         let mut ranges = Vec::new();
         scan(&m, h, &mut |a, b| ranges.push((a, b)));
-        if h.iter().any(|b| matches!(b, b'%' | b'\\' | b'&')) {
+        if h.iter().any(is_escape_start) {
             // The decoded view costs nine bytes per byte of text: build it a window at a time
             // (a 16 MiB body would otherwise take 150 MB). Windows overlap by more than the
             // longest escaped form of a registered value, so no such form is cut in two, and
@@ -507,7 +507,7 @@ impl View {
     /// Decode percent-encoding, JSON escapes and HTML character references, for up to
     /// [`DECODE_ROUNDS`] rounds; `None` when there is nothing to decode.
     fn decode(h: &[u8]) -> Option<View> {
-        if h.len() >= u32::MAX as usize || !h.iter().any(|b| matches!(b, b'%' | b'\\' | b'&')) {
+        if h.len() >= u32::MAX as usize {
             return None;
         }
         let mut view = decode_once(h)?;
@@ -605,31 +605,61 @@ fn escape_at(h: &[u8], i: usize) -> Option<(Vec<u8>, usize)> {
     }
 }
 
+fn is_escape_start(b: &u8) -> bool {
+    matches!(b, b'%' | b'\\' | b'&')
+}
+
+/// One round of decoding; `None` when nothing in `h` decodes. Runs of plain bytes are copied
+/// (and their spans recorded) in bulk.
 fn decode_once(h: &[u8]) -> Option<View> {
-    let mut bytes = Vec::with_capacity(h.len());
-    let mut from = Vec::with_capacity(h.len());
-    let mut to = Vec::with_capacity(h.len());
-    let mut changed = false;
+    // The first escape that decodes, if any: most texts have none and cost only this scan.
     let mut i = 0;
-    while i < h.len() {
-        if matches!(h[i], b'%' | b'\\' | b'&')
-            && let Some((dec, len)) = escape_at(h, i)
-        {
-            changed = true;
-            for d in dec {
-                bytes.push(d);
-                from.push(i as u32);
-                to.push((i + len) as u32);
-            }
-            i += len;
-            continue;
+    let first = loop {
+        let at = i + h[i..].iter().position(is_escape_start)?;
+        if let Some(e) = escape_at(h, at) {
+            break (at, e);
         }
-        bytes.push(h[i]);
-        from.push(i as u32);
-        to.push(i as u32 + 1);
-        i += 1;
+        i = at + 1;
+    };
+    let mut bytes = Vec::with_capacity(h.len());
+    let mut from: Vec<u32> = Vec::with_capacity(h.len());
+    let mut to: Vec<u32> = Vec::with_capacity(h.len());
+    let copy = |bytes: &mut Vec<u8>, from: &mut Vec<u32>, to: &mut Vec<u32>, a: usize, b: usize| {
+        bytes.extend_from_slice(&h[a..b]);
+        from.extend(a as u32..b as u32);
+        to.extend(a as u32 + 1..b as u32 + 1);
+    };
+    let (mut at, mut next) = (first.0, Some(first.1));
+    let mut done = 0;
+    loop {
+        copy(&mut bytes, &mut from, &mut to, done, at);
+        match next.take() {
+            Some((dec, len)) => {
+                for d in dec {
+                    bytes.push(d);
+                    from.push(at as u32);
+                    to.push((at + len) as u32);
+                }
+                done = at + len;
+            }
+            None => {
+                // An escape character that does not decode: a plain byte.
+                copy(&mut bytes, &mut from, &mut to, at, at + 1);
+                done = at + 1;
+            }
+        }
+        match h[done..].iter().position(is_escape_start) {
+            Some(p) => {
+                at = done + p;
+                next = escape_at(h, at);
+            }
+            None => {
+                copy(&mut bytes, &mut from, &mut to, done, h.len());
+                break;
+            }
+        }
     }
-    changed.then_some(View { bytes, from, to })
+    Some(View { bytes, from, to })
 }
 
 #[cfg(test)]
