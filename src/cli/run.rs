@@ -182,7 +182,8 @@ pub(super) fn run_suites(
     }
     let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
-    let base_url = target.base();
+    // Shown in every report: without the userinfo of `https://user:password@host`.
+    let base_url = redactor.text(&target.base());
     let ctx = Arc::new(RunCtx::new(
         target,
         http,
@@ -228,6 +229,7 @@ pub(super) fn run_suites(
                 "\ninterrupted: finishing teardown and cleanup (press Ctrl-C again to abort)"
             );
             ctx.cancel.cancel();
+            ctx.http.cancel_auth();
             wait_for_signal().await;
             std::process::exit(130);
         });
@@ -245,6 +247,8 @@ pub(super) fn run_suites(
         // Deletes are operations too: bound cleanup by the operation deadline, within reason.
         (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(300)),
     ));
+    // URLs shown on the console and in reports: without userinfo or echoed secrets.
+    let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
     if let Some(s) = server {
         rt.block_on(s.shutdown());
     }

@@ -71,9 +71,15 @@ impl Http {
         options: HttpOptions,
         fixed_headers: Vec<(String, String)>,
     ) -> Result<Http, String> {
-        for (_, v) in &fixed_headers {
-            redactor.register(v);
+        for (k, v) in &fixed_headers {
+            // A secret header's value is a secret whatever its length; another header's
+            // value is scrubbed too when it is long enough not to be ordinary text.
+            if redactor.is_secret_header(k) || v.trim().len() >= super::redact::SHORT_SECRET {
+                redactor.register_header_value(v);
+            }
         }
+        // `https://user:password@host`: the userinfo is a credential.
+        redactor.register_userinfo(&origin);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(options.connect_timeout)
@@ -91,6 +97,12 @@ impl Http {
             seq: AtomicU64::new(0),
             fixed_headers,
         })
+    }
+
+    /// The run is interrupted: stop a token command that is running (its whole process
+    /// group is killed; requests waiting for it fail).
+    pub fn cancel_auth(&self) {
+        self.tokens.cancel();
     }
 
     fn same_origin(&self, url: &url::Url) -> bool {
@@ -170,6 +182,17 @@ impl Http {
             }
         }
         headers.extend(req.headers.iter().cloned());
+        // A Referer never carries userinfo (RFC 9110, 10.1.3), even when the base URL does.
+        for (k, v) in headers.iter_mut() {
+            if k.eq_ignore_ascii_case("referer")
+                && let Ok(mut u) = url::Url::parse(v)
+                && (!u.username().is_empty() || u.password().is_some())
+            {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+                *v = u.to_string();
+            }
+        }
         let method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| format!("invalid method `{}`", req.method))?;
         let mut hm = reqwest::header::HeaderMap::new();
@@ -183,8 +206,7 @@ impl Http {
             let value =
                 HeaderValue::from_str(v).map_err(|_| format!("invalid value for header `{k}`"))?;
             hm.append(name, value);
-            ex.request_headers
-                .push((k.clone(), self.redactor.header(k, v)));
+            ex.request_headers.push(self.redactor.header_pair(k, v));
         }
         let mut builder = self.client.request(method, url).headers(hm);
         if let Some(body) = &req.body {
@@ -207,10 +229,9 @@ impl Http {
                 .headers()
                 .iter()
                 .map(|(k, v)| {
-                    let name = k.as_str().to_string();
-                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                    let value = self.redactor.header(&name, &value);
-                    (name, value)
+                    // The name too: a target may echo a secret in a header name.
+                    let value = String::from_utf8_lossy(v.as_bytes());
+                    self.redactor.header_pair(k.as_str(), &value)
                 })
                 .collect();
             if let Some(len) = resp.content_length()

@@ -10,7 +10,9 @@ mod client;
 mod exchange;
 mod redact;
 
-pub use auth::TokenSource;
+pub use auth::{
+    DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
+};
 pub use client::{Http, HttpOptions, OutRequest};
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
 pub use exchange::{Exchange, Response, Role, Surface, cut};

@@ -1,20 +1,180 @@
 //! Secret scrubbing at the HTTP boundary: nothing that leaves `http/` (exchanges, transcripts,
 //! reports, console lines) carries a credential.
 //!
-//! Secrets are removed by header name (Authorization, Cookie, headers the target marks
-//! secret), by value (every token and secret header value registered at run time, wherever
-//! it appears: a hostile target may echo it in a body or another header), and by shape
-//! (JWT-like strings).
+//! Secrets are removed
+//! - by header name: the value of Authorization, Cookie and the headers the target marks secret
+//!   is masked whole ([`Redactor::header`]);
+//! - by value: every token and secret header value registered at run time
+//!   ([`Redactor::register`]), wherever it appears (a hostile target may echo it in a body, a
+//!   header value, a header *name*, a URL) and in every form a target can reflect it back:
+//!   raw, with its letters' case changed, percent-encoded (any subset of characters, upper or
+//!   lower hex), JSON-escaped (`\uXXXX` for any subset of characters, `\/`), HTML/XML
+//!   character references, hexadecimal, and base64 (standard and URL-safe, padded or not, on
+//!   its own or inside a longer encoded text such as `base64("Bearer " + token)` or a Basic
+//!   credential);
+//! - by shape: JWT-like strings, and the userinfo (`user:password@`) of any URL.
+//!
+//! # How it is found
+//!
+//! Registering a secret precomputes its variants once (raw; the claims and signature of a
+//! JWT; hex; base64 of the value at each of the three byte alignments it can have inside a
+//! longer encoded text, keeping only the characters that depend on the value alone) and
+//! compiles all variants of all secrets into one Aho-Corasick automaton with ASCII
+//! case-insensitivity. Variants whose case matters (base64) are checked exactly after the
+//! automaton reports them. Scrubbing a text is then one pass of the automaton over it (plus a
+//! JWT regex with a literal prefix and a scan for `://`), whatever the number of secrets.
+//!
+//! Encodings whose subset of escaped characters is the target's choice (percent-encoding, JSON
+//! and HTML escapes) cannot be precomputed. For those, a text that holds `%`, `\` or `&` is
+//! also decoded into a *view* (up to three rounds, for nested encodings) that records, for
+//! every decoded byte, the span of the original text it came from. The view is searched like
+//! the original; a hit in the view is mapped back through those spans and the mask is applied
+//! to the original text, so the escaped form (`\u0065\u0079…`, `%2E`) is what gets replaced
+//! and the rest of the text is left exactly as it was.
+//!
+//! # Short secrets
+//!
+//! A secret shorter than [`SHORT_SECRET`] bytes (a 4-character API key, say) is still
+//! registered, but masking every occurrence of `ab` in ordinary text would wreck reports. A
+//! short secret (and the base64 of one) is masked only where it stands as a whole value: the
+//! whole text (a header value, a parsed JSON string), a whole quoted string (`"ab"`, `'ab'`,
+//! so a JSON string value in a raw body), a whole query or form value (`=ab` followed by `&`,
+//! `#`, `;`, a quote, whitespace or the end), or the credential after `Bearer ` / `Basic `. The
+//! same checks run on the decoded view, so `%61b` and `\u0061b` count too.
 
-use regex::Regex;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use regex::bytes::Regex;
 
 pub const MASK: &str = "[REDACTED]";
 
+/// Secrets shorter than this many bytes are masked only as whole values (see the module docs).
+pub const SHORT_SECRET: usize = 6;
+
+/// Base64 fragments shorter than this are not searched for inside longer text: a handful of
+/// base64 characters occurs by chance in ordinary text.
+const MIN_BASE64_CORE: usize = 16;
+
+/// Rounds of decoding for nested encodings (a JSON-escaped, percent-encoded value).
+const DECODE_ROUNDS: usize = 3;
+/// Text decoded into a view at once (see [`Redactor::find`]).
+const VIEW_WINDOW: usize = 256 * 1024;
+/// How far before its window a view starts decoding, to be in step with the text.
+const VIEW_LEAD: usize = 256;
+/// Most bytes an escaped form takes per byte of the value (`\u0041` is six, a surrogate
+/// pair twelve for four).
+const ESCAPE_GROWTH: usize = 12;
+
+/// How one automaton pattern must be confirmed once the automaton (ASCII case-insensitive)
+/// reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Check {
+    /// A base64 form: the bytes must match exactly (case is meaning in base64), and the
+    /// mask covers the whole run of base64 characters around it (the encoded text holds a
+    /// secret; its edges would otherwise still decode to the secret's first or last bytes).
+    base64: bool,
+    /// Only as a whole value (short secrets).
+    whole: bool,
+}
+
+/// The compiled form of every registered secret.
 #[derive(Debug, Default)]
-pub struct Redactor {
-    names: Vec<String>,
-    values: RwLock<Vec<String>>,
+struct Matcher {
+    values: Vec<String>,
+    /// Length of the longest value, in bytes.
+    longest: usize,
+    patterns: Vec<Vec<u8>>,
+    checks: Vec<Check>,
+    automaton: Option<AhoCorasick>,
+}
+
+impl Matcher {
+    fn build(values: Vec<String>) -> Matcher {
+        let mut patterns: Vec<Vec<u8>> = Vec::new();
+        let mut checks: Vec<Check> = Vec::new();
+        for v in &values {
+            for (p, c) in variants(v) {
+                if !patterns
+                    .iter()
+                    .zip(&checks)
+                    .any(|(q, d)| *q == p && *d == c)
+                {
+                    patterns.push(p);
+                    checks.push(c);
+                }
+            }
+        }
+        let automaton = if patterns.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .ok()
+        };
+        Matcher {
+            longest: values.iter().map(String::len).max().unwrap_or(0),
+            values,
+            patterns,
+            checks,
+            automaton,
+        }
+    }
+}
+
+/// The variants of one secret to search for, each with how a hit is confirmed.
+fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
+    let b = v.as_bytes();
+    let long = b.len() >= SHORT_SECRET;
+    let loose = Check {
+        base64: false,
+        whole: !long,
+    };
+    let mut out = vec![(b.to_vec(), loose)];
+    if long {
+        // A JWT's claims and signature segments are secret on their own too: a target may
+        // echo one segment, which the JWT shape alone no longer matches.
+        if jwt().is_match(b) {
+            for seg in v.split('.').skip(1).filter(|p| p.len() >= 16) {
+                out.push((seg.as_bytes().to_vec(), loose));
+            }
+        }
+        let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        out.push((hex.into_bytes(), loose));
+    }
+    // Base64 inside a longer encoded text: the value starts at byte offset 0, 1 or 2 of a
+    // 3-byte group; the groups made only of the value's bytes encode the same whatever
+    // surrounds them.
+    let exact = Check {
+        base64: true,
+        whole: false,
+    };
+    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+        for shift in 0..3 {
+            let mut input = vec![0u8; shift];
+            input.extend_from_slice(b);
+            let enc = engine.encode(&input);
+            let first = if shift == 0 { 0 } else { 1 };
+            let end = input.len() / 3;
+            if end > first && 4 * (end - first) >= MIN_BASE64_CORE {
+                out.push((enc.as_bytes()[4 * first..4 * end].to_vec(), exact));
+            }
+        }
+    }
+    // Base64 of the value alone, as a whole value (covers short secrets and values whose
+    // cores above are too short to search for).
+    let whole_exact = Check {
+        base64: true,
+        whole: true,
+    };
+    for engine in [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD] {
+        out.push((engine.encode(b).into_bytes(), whole_exact));
+    }
+    out
 }
 
 fn jwt() -> &'static Regex {
@@ -22,6 +182,19 @@ fn jwt() -> &'static Regex {
     RE.get_or_init(|| {
         Regex::new(r"eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*").expect("valid regex")
     })
+}
+
+/// Scrubs secrets from text. Shared by the HTTP client, the token source and whoever prints.
+#[derive(Debug)]
+pub struct Redactor {
+    names: Vec<String>,
+    matcher: RwLock<Arc<Matcher>>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new(&[])
+    }
 }
 
 impl Redactor {
@@ -39,30 +212,61 @@ impl Redactor {
         names.extend(secret_headers.iter().map(|s| s.to_ascii_lowercase()));
         Redactor {
             names,
-            values: RwLock::new(Vec::new()),
+            matcher: RwLock::new(Arc::new(Matcher::default())),
         }
     }
 
-    /// Remember a secret value (a token); short values are ignored to avoid scrubbing noise.
+    /// Remember a secret value (a token, a secret header value, a password). Every value is
+    /// kept, short ones too (they are masked only as whole values). Registering a value
+    /// already known costs a lookup; a new one recompiles the automaton (microseconds).
     pub fn register(&self, value: &str) {
         let v = value.trim();
-        if v.len() < 6 {
+        if v.is_empty() {
             return;
         }
-        let mut vals = self.values.write().unwrap_or_else(|e| e.into_inner());
-        let mut parts = vec![v];
-        // A JWT's claims and signature segments are secret on their own too: a target may
-        // echo one segment, which the JWT shape alone no longer matches.
-        if jwt().is_match(v) {
-            parts.extend(v.split('.').skip(1).filter(|p| p.len() >= 16));
+        if self.current().values.iter().any(|x| x == v) {
+            return;
         }
-        for p in parts {
-            if !vals.iter().any(|x| x == p) {
-                vals.push(p.to_string());
-            }
+        let mut m = self.matcher.write().unwrap_or_else(|e| e.into_inner());
+        if m.values.iter().any(|x| x == v) {
+            return;
         }
-        // Longest first, so a token is removed before any of its parts or prefixes.
-        vals.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let mut values = m.values.clone();
+        values.push(v.to_string());
+        *m = Arc::new(Matcher::build(values));
+    }
+
+    /// Remember the value of header `name`: with an auth scheme (`Basic xyz`), the
+    /// credential after it too.
+    pub fn register_header_value(&self, value: &str) {
+        self.register(value);
+        if let Some((scheme, cred)) = value.trim().split_once(' ')
+            && is_scheme(scheme)
+        {
+            self.register(cred);
+        }
+    }
+
+    /// Remember the userinfo of a URL (`https://user:password@host/`): the password, the
+    /// user name and `user:password` (the text a Basic credential encodes), all decoded.
+    pub fn register_userinfo(&self, url: &url::Url) {
+        let dec = |s: &str| {
+            url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        };
+        let user = dec(url.username());
+        let pass = url.password().map(dec);
+        for v in [Some(user.clone()), pass.clone()].into_iter().flatten() {
+            self.register(&v);
+        }
+        if let Some(p) = pass {
+            // And the Basic credential as sent: base64 of `user:password`.
+            let pair = format!("{user}:{p}");
+            self.register(&STANDARD.encode(&pair));
+            self.register(&pair);
+        }
     }
 
     pub fn is_secret_header(&self, name: &str) -> bool {
@@ -70,36 +274,400 @@ impl Redactor {
         self.names.contains(&n)
     }
 
-    /// Scrub a free text (body, URL, header value).
+    fn current(&self) -> Arc<Matcher> {
+        self.matcher
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Scrub a free text (body, URL, header value or name, error message).
     pub fn text(&self, s: &str) -> String {
-        let mut out = s.to_string();
-        for v in self.values.read().unwrap_or_else(|e| e.into_inner()).iter() {
-            if out.contains(v.as_str()) {
-                out = out.replace(v.as_str(), MASK);
+        let ranges = self.find(s.as_bytes());
+        if ranges.is_empty() {
+            return s.to_string();
+        }
+        let mut out = String::with_capacity(s.len());
+        let mut at = 0;
+        for (a, b) in ranges {
+            // Mapped spans are widened to character boundaries.
+            let mut a = a.max(at);
+            while !s.is_char_boundary(a) {
+                a -= 1;
             }
+            let mut b = b.min(s.len());
+            while !s.is_char_boundary(b) {
+                b += 1;
+            }
+            if a < at {
+                a = at;
+            }
+            if b <= a {
+                continue;
+            }
+            out.push_str(&s[at..a]);
+            out.push_str(MASK);
+            at = b;
         }
-        if jwt().is_match(&out) {
-            out = jwt().replace_all(&out, MASK).into_owned();
-        }
+        out.push_str(&s[at..]);
         out
     }
 
-    /// Scrub one header: by name first, then by value.
+    /// Does `s` hold anything [`Redactor::text`] would mask?
+    pub fn has_secret(&self, s: &str) -> bool {
+        !self.find(s.as_bytes()).is_empty()
+    }
+
+    /// Scrub one header value: masked whole when the name is secret (keeping an auth scheme
+    /// word: `Bearer [REDACTED]`), else scrubbed like any text.
     pub fn header(&self, name: &str, value: &str) -> String {
         if self.is_secret_header(name) {
-            if let Some(rest) = value.strip_prefix("Bearer ") {
-                let _ = rest;
-                return format!("Bearer {MASK}");
+            if let Some((scheme, _)) = value.trim_start().split_once(' ')
+                && is_scheme(scheme)
+            {
+                return format!("{scheme} {MASK}");
             }
             return MASK.to_string();
         }
         self.text(value)
     }
+
+    /// Scrub a header as it is recorded: the name too (a target may put a secret in it).
+    pub fn header_pair(&self, name: &str, value: &str) -> (String, String) {
+        (self.text(name), self.header(name, value))
+    }
+
+    /// Sorted, merged byte spans of `h` to mask.
+    fn find(&self, h: &[u8]) -> Vec<(usize, usize)> {
+        let m = self.current();
+        let mut ranges = Vec::new();
+        scan(&m, h, &mut |a, b| ranges.push((a, b)));
+        if h.iter().any(is_escape_start) {
+            // The decoded view costs nine bytes per byte of text: build it a window at a time
+            // (a 16 MiB body would otherwise take 150 MB). Windows overlap by more than the
+            // longest escaped form of a registered value, so no such form is cut in two, and
+            // each starts a little early, so its decoding is in step with the text's.
+            let reach = ESCAPE_GROWTH * m.longest + VIEW_LEAD;
+            let window = (4 * reach).max(VIEW_WINDOW);
+            let mut start = 0;
+            while start < h.len() {
+                let lo = start.saturating_sub(VIEW_LEAD);
+                let hi = (start + window + reach).min(h.len());
+                if let Some(view) = View::decode(&h[lo..hi]) {
+                    scan(&m, &view.bytes, &mut |a, b| {
+                        let (x, y) = view.span(a, b);
+                        ranges.push((x + lo, y + lo));
+                    });
+                }
+                start += window;
+            }
+        }
+        merge(ranges)
+    }
+}
+
+/// An HTTP auth scheme word (`Bearer`, `Basic`...).
+fn is_scheme(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 16 && s.bytes().all(|b| b.is_ascii_alphabetic())
+}
+
+/// Report every span of `h` to mask: registered secrets, JWT shapes, URL userinfo.
+fn scan(m: &Matcher, h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
+    if m.automaton.is_none() {
+        // The automaton could not be built (never seen: it would take millions of
+        // patterns): fall back to a plain search for each value, case-insensitively.
+        for v in m.values.iter().map(String::as_bytes) {
+            for (i, w) in h.windows(v.len()).enumerate() {
+                if w.eq_ignore_ascii_case(v)
+                    && (v.len() >= SHORT_SECRET || whole_at(h, i, i + v.len()))
+                {
+                    hit(i, i + v.len());
+                }
+            }
+        }
+    }
+    if let Some(ac) = &m.automaton {
+        for found in ac.find_overlapping_iter(h) {
+            let (a, b) = (found.start(), found.end());
+            let check = m.checks[found.pattern().as_usize()];
+            if check.base64 && h[a..b] != m.patterns[found.pattern().as_usize()][..] {
+                continue;
+            }
+            if check.whole && !whole_at(h, a, b) {
+                continue;
+            }
+            if check.base64 {
+                let (a, b) = base64_word(h, a, b);
+                hit(a, b);
+            } else {
+                hit(a, b);
+            }
+        }
+    }
+    for found in jwt().find_iter(h) {
+        hit(found.start(), found.end());
+    }
+    userinfo(h, hit);
+}
+
+/// `h[a..b]` widened to the run of base64 characters (either alphabet, with padding) around
+/// it.
+fn base64_word(h: &[u8], mut a: usize, mut b: usize) -> (usize, usize) {
+    let is_b64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+    while a > 0 && is_b64(h[a - 1]) {
+        a -= 1;
+    }
+    while b < h.len() && is_b64(h[b]) {
+        b += 1;
+    }
+    while b < h.len() && h[b] == b'=' {
+        b += 1;
+    }
+    (a, b)
+}
+
+/// Is `h[a..b]` a whole value (see the module docs)?
+fn whole_at(h: &[u8], a: usize, b: usize) -> bool {
+    let after = h.get(b).copied();
+    let ends_value = |c: Option<u8>| {
+        matches!(
+            c,
+            None | Some(b'&' | b'#' | b';' | b'"' | b'\'' | b'<' | b' ' | b'\t' | b'\r' | b'\n')
+        )
+    };
+    if a == 0 {
+        return after.is_none() || after.is_some_and(|c| c.is_ascii_whitespace());
+    }
+    match h[a - 1] {
+        b'"' => after == Some(b'"'),
+        b'\'' => after == Some(b'\''),
+        b'=' => ends_value(after),
+        b' ' => {
+            let before = &h[..a - 1];
+            let word = before
+                .iter()
+                .rposition(|c| !c.is_ascii_alphabetic())
+                .map_or(before, |i| &before[i + 1..]);
+            (word.eq_ignore_ascii_case(b"bearer") || word.eq_ignore_ascii_case(b"basic"))
+                && (after.is_none() || ends_value(after))
+        }
+        _ => false,
+    }
+}
+
+/// The userinfo of every `scheme://userinfo@host` in `h`.
+fn userinfo(h: &[u8], hit: &mut dyn FnMut(usize, usize)) {
+    static SEP: OnceLock<Regex> = OnceLock::new();
+    let sep = SEP.get_or_init(|| Regex::new("://").expect("valid regex"));
+    for found in sep.find_iter(h) {
+        let i = found.start();
+        let start = found.end();
+        let scheme_ok = i > 0 && h[i - 1].is_ascii_alphanumeric();
+        let mut j = start;
+        while j < h.len()
+            && !matches!(
+                h[j],
+                b'/' | b'?' | b'#' | b'@' | b'"' | b'\'' | b'<' | b'>' | b'\\' | b'`'
+            )
+            && !h[j].is_ascii_whitespace()
+        {
+            j += 1;
+        }
+        if scheme_ok && j < h.len() && h[j] == b'@' && j > start {
+            hit(start, j);
+        }
+    }
+}
+
+/// Sort and merge overlapping or touching spans.
+fn merge(mut r: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    if r.len() < 2 {
+        return r;
+    }
+    r.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(r.len());
+    for (a, b) in r {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// A decoded copy of a text, for detection only: every byte knows the span of the original
+/// text it came from (`from[i]..to[i]`), so a hit in the copy masks the original.
+struct View {
+    bytes: Vec<u8>,
+    from: Vec<u32>,
+    to: Vec<u32>,
+}
+
+impl View {
+    /// Decode percent-encoding, JSON escapes and HTML character references, for up to
+    /// [`DECODE_ROUNDS`] rounds; `None` when there is nothing to decode.
+    fn decode(h: &[u8]) -> Option<View> {
+        if h.len() >= u32::MAX as usize {
+            return None;
+        }
+        let mut view = decode_once(h)?;
+        for _ in 1..DECODE_ROUNDS {
+            let Some(next) = decode_once(&view.bytes) else {
+                break;
+            };
+            // Compose: a byte of `next` came from `view.bytes[f..t]`, which came from the
+            // original span `view.from[f]..view.to[t - 1]`.
+            let from = next.from.iter().map(|&f| view.from[f as usize]).collect();
+            let to = next.to.iter().map(|&t| view.to[t as usize - 1]).collect();
+            view = View {
+                bytes: next.bytes,
+                from,
+                to,
+            };
+        }
+        Some(view)
+    }
+
+    /// The original span of the view's `a..b`.
+    fn span(&self, a: usize, b: usize) -> (usize, usize) {
+        (self.from[a] as usize, self.to[b - 1] as usize)
+    }
+}
+
+fn hex_val(c: u8) -> Option<u32> {
+    (c as char).to_digit(16)
+}
+
+/// `\uXXXX` at `h[i..]`: its code unit.
+fn json_unit(h: &[u8], i: usize) -> Option<u32> {
+    if h.get(i) != Some(&b'\\') || h.get(i + 1) != Some(&b'u') || i + 6 > h.len() {
+        return None;
+    }
+    h[i + 2..i + 6]
+        .iter()
+        .try_fold(0u32, |acc, &c| Some(acc * 16 + hex_val(c)?))
+}
+
+/// One escape at `h[i..]`: the decoded bytes and the escape's length.
+fn escape_at(h: &[u8], i: usize) -> Option<(Vec<u8>, usize)> {
+    let push_char = |c: char| {
+        let mut buf = [0u8; 4];
+        c.encode_utf8(&mut buf).as_bytes().to_vec()
+    };
+    match h[i] {
+        b'%' => {
+            let hi = hex_val(*h.get(i + 1)?)?;
+            let lo = hex_val(*h.get(i + 2)?)?;
+            Some((vec![(hi * 16 + lo) as u8], 3))
+        }
+        b'\\' => match *h.get(i + 1)? {
+            b'u' => {
+                let u = json_unit(h, i)?;
+                if (0xD800..0xDC00).contains(&u) {
+                    let lo = json_unit(h, i + 6).filter(|l| (0xDC00..0xE000).contains(l))?;
+                    let c = char::from_u32(0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00))?;
+                    Some((push_char(c), 12))
+                } else {
+                    Some((push_char(char::from_u32(u)?), 6))
+                }
+            }
+            c @ (b'/' | b'\\' | b'"' | b'\'') => Some((vec![c], 2)),
+            b'n' => Some((vec![b'\n'], 2)),
+            b't' => Some((vec![b'\t'], 2)),
+            b'r' => Some((vec![b'\r'], 2)),
+            b'b' => Some((vec![8], 2)),
+            b'f' => Some((vec![12], 2)),
+            _ => None,
+        },
+        b'&' => {
+            let end = h[i..].iter().take(12).position(|&c| c == b';')?;
+            let name = &h[i + 1..i + end];
+            let c = match name {
+                b"amp" => '&',
+                b"quot" => '"',
+                b"apos" => '\'',
+                b"lt" => '<',
+                b"gt" => '>',
+                [b'#', b'x' | b'X', hex @ ..] if !hex.is_empty() => char::from_u32(
+                    hex.iter()
+                        .try_fold(0u32, |a, &c| Some(a.checked_mul(16)? + hex_val(c)?))?,
+                )?,
+                [b'#', dec @ ..] if !dec.is_empty() => {
+                    char::from_u32(dec.iter().try_fold(0u32, |a, &c| {
+                        Some(a.checked_mul(10)? + (c as char).to_digit(10)?)
+                    })?)?
+                }
+                _ => return None,
+            };
+            Some((push_char(c), end + 1))
+        }
+        _ => None,
+    }
+}
+
+fn is_escape_start(b: &u8) -> bool {
+    matches!(b, b'%' | b'\\' | b'&')
+}
+
+/// One round of decoding; `None` when nothing in `h` decodes. Runs of plain bytes are copied
+/// (and their spans recorded) in bulk.
+fn decode_once(h: &[u8]) -> Option<View> {
+    // The first escape that decodes, if any: most texts have none and cost only this scan.
+    let mut i = 0;
+    let first = loop {
+        let at = i + h[i..].iter().position(is_escape_start)?;
+        if let Some(e) = escape_at(h, at) {
+            break (at, e);
+        }
+        i = at + 1;
+    };
+    let mut bytes = Vec::with_capacity(h.len());
+    let mut from: Vec<u32> = Vec::with_capacity(h.len());
+    let mut to: Vec<u32> = Vec::with_capacity(h.len());
+    let copy = |bytes: &mut Vec<u8>, from: &mut Vec<u32>, to: &mut Vec<u32>, a: usize, b: usize| {
+        bytes.extend_from_slice(&h[a..b]);
+        from.extend(a as u32..b as u32);
+        to.extend(a as u32 + 1..b as u32 + 1);
+    };
+    let (mut at, mut next) = (first.0, Some(first.1));
+    let mut done = 0;
+    loop {
+        copy(&mut bytes, &mut from, &mut to, done, at);
+        match next.take() {
+            Some((dec, len)) => {
+                for d in dec {
+                    bytes.push(d);
+                    from.push(at as u32);
+                    to.push((at + len) as u32);
+                }
+                done = at + len;
+            }
+            None => {
+                // An escape character that does not decode: a plain byte.
+                copy(&mut bytes, &mut from, &mut to, at, at + 1);
+                done = at + 1;
+            }
+        }
+        match h[done..].iter().position(is_escape_start) {
+            Some(p) => {
+                at = done + p;
+                next = escape_at(h, at);
+            }
+            None => {
+                copy(&mut bytes, &mut from, &mut to, done, h.len());
+                break;
+            }
+        }
+    }
+    Some(View { bytes, from, to })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TOKEN: &str =
+        "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWdtZW50LXRlc3QifQ.c2lnbmF0dXJlLXNlZ21lbnQ";
 
     #[test]
     fn scrubs_by_name_value_and_shape() {
@@ -119,13 +687,131 @@ mod tests {
     #[test]
     fn a_jwt_segment_alone_is_scrubbed() {
         let r = Redactor::new(&[]);
-        let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWdtZW50LXRlc3QifQ.c2lnbmF0dXJlLXNlZ21lbnQ";
-        r.register(token);
+        r.register(TOKEN);
         let (claims, sig) = ("eyJzdWIiOiJzZWdtZW50LXRlc3QifQ", "c2lnbmF0dXJlLXNlZ21lbnQ");
         assert_eq!(r.text(&format!("claims={claims}")), "claims=[REDACTED]");
         assert_eq!(r.text(&format!("sig {sig}.")), "sig [REDACTED].");
-        assert_eq!(r.text(&format!("t={token}")), "t=[REDACTED]");
+        assert_eq!(r.text(&format!("t={token}", token = TOKEN)), "t=[REDACTED]");
         // A short, common header segment is not a secret of its own.
         assert_eq!(r.text("eyJhbGciOiJSUzI1NiJ9"), "eyJhbGciOiJSUzI1NiJ9");
+    }
+
+    #[test]
+    fn the_escaped_form_is_masked_in_place() {
+        let r = Redactor::new(&[]);
+        r.register("opaque-secret-42");
+        // JSON escapes of some characters, `\/`: the mask replaces the escaped span only.
+        let body = r#"{"a":"x \u006fpaque-s\u0065cret-42 y","b":1}"#;
+        assert_eq!(r.text(body), r#"{"a":"x [REDACTED] y","b":1}"#);
+        let url = "http://h/p?t=opaque%2Dsecret%2d42&n=1";
+        assert_eq!(r.text(url), "http://h/p?t=[REDACTED]&n=1");
+        // Nested: a percent-encoded JSON escape.
+        assert_eq!(r.text("v=%5Cu006fpaque-secret-42."), "v=[REDACTED].");
+        assert_eq!(
+            r.text("<p>op&#97;que-secret&#x2D;42</p>"),
+            "<p>[REDACTED]</p>"
+        );
+        assert_eq!(r.text("OPAQUE-SECRET-42"), MASK);
+        assert_eq!(r.text(r"a \u00e9 % & \x"), r"a \u00e9 % & \x");
+    }
+
+    #[test]
+    fn escaped_forms_across_view_windows() {
+        let r = Redactor::new(&[]);
+        let secret = "opaque-secret-across-windows";
+        r.register(secret);
+        let escaped: String = secret.bytes().map(|b| format!("%{b:02X}")).collect();
+        for at in [
+            VIEW_WINDOW - 40,
+            VIEW_WINDOW - 3,
+            VIEW_WINDOW,
+            2 * VIEW_WINDOW + 7,
+        ] {
+            let mut text = "&x".repeat(at / 2);
+            text.push_str(&escaped);
+            text.push_str(&"y&".repeat(VIEW_WINDOW));
+            let out = r.text(&text);
+            assert_eq!(out.matches(MASK).count(), 1, "at {at}");
+            assert!(!out.contains(&escaped[..30]), "at {at}");
+        }
+    }
+
+    #[test]
+    fn base64_at_every_alignment() {
+        let r = Redactor::new(&[]);
+        let secret = "opaque-secret-value-42";
+        r.register(secret);
+        for prefix in ["", "B", "Be", "Bearer ", "user:"] {
+            let whole = format!("{prefix}{secret}");
+            for engine in [STANDARD, URL_SAFE_NO_PAD] {
+                let enc = engine.encode(whole.as_bytes());
+                let out = r.text(&format!("x {enc} y"));
+                assert!(out.contains(MASK), "{prefix:?}: {enc} → {out}");
+            }
+        }
+        // The whole encoded word goes, not only the part that encodes the secret alone.
+        let enc = STANDARD.encode(format!("Bearer {secret}"));
+        assert_eq!(r.text(&format!("h: {enc};")), "h: [REDACTED];");
+        // Case matters for base64: a case-changed encoding is another text.
+        let enc = STANDARD.encode(secret);
+        assert_eq!(r.text(&enc.to_ascii_lowercase()), enc.to_ascii_lowercase());
+    }
+
+    #[test]
+    fn short_secrets_only_as_whole_values() {
+        let r = Redactor::new(&["x-key".into()]);
+        r.register("ab1");
+        assert_eq!(r.text("ab1"), MASK);
+        assert_eq!(
+            r.text(r#"{"k":"ab1","n":"cab1"}"#),
+            r#"{"k":"[REDACTED]","n":"cab1"}"#
+        );
+        assert_eq!(r.text("/x?k=ab1&j=ab12"), "/x?k=[REDACTED]&j=ab12");
+        assert_eq!(r.text("/x?k=%61b1"), "/x?k=[REDACTED]");
+        assert_eq!(r.text(r#"{"k":"\u0061b1"}"#), r#"{"k":"[REDACTED]"}"#);
+        assert_eq!(r.text("Bearer AB1"), "Bearer [REDACTED]");
+        assert_eq!(r.text("cab1 and ab1 in prose"), "cab1 and ab1 in prose");
+        assert_eq!(r.text("YWIx"), MASK);
+        assert_eq!(r.header("x-other", "ab1"), MASK);
+    }
+
+    #[test]
+    fn userinfo_of_any_url() {
+        let r = Redactor::new(&[]);
+        assert_eq!(
+            r.text("see https://alice:pw@host:8/p?q=1 and ftp://bob@h/"),
+            "see https://[REDACTED]@host:8/p?q=1 and ftp://[REDACTED]@h/"
+        );
+        assert_eq!(r.text("mailto:x@y https://h/@x"), "mailto:x@y https://h/@x");
+        assert_eq!(
+            r.text("https%3A%2F%2Fu%3Ap%40h"),
+            "https%3A%2F%2F[REDACTED]%40h"
+        );
+        let u = url::Url::parse("https://alice:p%40ss-w0rd!@h/").unwrap();
+        r.register_userinfo(&u);
+        assert_eq!(r.text("p@ss-w0rd!"), MASK);
+        assert_eq!(r.text(&STANDARD.encode("alice:p@ss-w0rd!")), MASK);
+    }
+
+    #[test]
+    fn header_names_and_schemes() {
+        let r = Redactor::new(&[]);
+        r.register(TOKEN);
+        let (n, v) = r.header_pair(&format!("x-echo-{}", TOKEN.to_ascii_lowercase()), "1");
+        assert_eq!((n.as_str(), v.as_str()), ("x-echo-[REDACTED]", "1"));
+        assert_eq!(r.header("cookie", "a=b"), MASK);
+        assert_eq!(r.header("Authorization", "Basic xyz"), "Basic [REDACTED]");
+    }
+
+    #[test]
+    fn merge_and_view_spans() {
+        assert_eq!(
+            merge(vec![(5, 8), (0, 2), (1, 3), (8, 9)]),
+            vec![(0, 3), (5, 9)]
+        );
+        let v = View::decode(b"a%41\\u0042c").unwrap();
+        assert_eq!(v.bytes, b"aABc");
+        assert_eq!(v.span(1, 3), (1, 10));
+        assert!(View::decode(b"plain").is_none());
     }
 }

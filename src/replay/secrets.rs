@@ -277,7 +277,7 @@ mod tests {
         );
         assert_eq!(
             s.text("https://user:pa55word@example.com/x"),
-            "https://user:[REDACTED]@example.com/x"
+            "https://[REDACTED]@example.com/x"
         );
         assert_eq!(
             s.text("DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFy==;"),

@@ -5,10 +5,12 @@
 //! them statically; `plan` expands scenarios over target types and table rows into tests.
 
 mod ast;
+mod files;
 mod parse;
 mod plan;
 
 pub use ast::*;
 pub use ast::{StartSpec, TaskOp, TaskSpec};
-pub use parse::{LoadOptions, load_suites, parse_suite, suite_files};
+pub use files::{MAX_DEPTH, MAX_DIRS, MAX_SUITE_FILES, MAX_TOTAL_BYTES, suite_files};
+pub use parse::{LoadOptions, load_suites, parse_suite};
 pub use plan::{Instance, expand};

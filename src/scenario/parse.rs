@@ -12,6 +12,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::ast::*;
+use super::files::{MAX_TOTAL_BYTES, suite_files};
 use crate::diag::{Diagnostic, Pos, Report, did_you_mean};
 use crate::target::{TARGET_SCOPE_KEYS, TYPE_FEATURES, TYPE_SCOPE_KEYS};
 use crate::template::{JsonTemplate, Template, VarRef};
@@ -122,35 +123,6 @@ pub struct LoadOptions {
     pub schema_dir: PathBuf,
 }
 
-/// Every `*.yaml` under the given paths (files or directories), sorted.
-pub fn suite_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut stack = vec![p.clone()];
-            while let Some(dir) = stack.pop() {
-                let rd = std::fs::read_dir(&dir)
-                    .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-                for entry in rd.flatten() {
-                    let path = entry.path();
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                        out.push(path);
-                    }
-                }
-            }
-        } else if p.is_file() {
-            out.push(p.clone());
-        } else {
-            return Err(format!("{}: no such file or directory", p.display()));
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
 /// Load and check suites; all diagnostics of all files, or the suites.
 pub fn load_suites(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Suite>, Report> {
     let mut report = Report::default();
@@ -174,18 +146,31 @@ pub fn load_suites(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Suite>, 
     }
     let mut suites = Vec::new();
     let mut names = BTreeSet::new();
+    let mut total: u64 = 0;
     for f in files {
-        let text = match std::fs::read_to_string(&f) {
+        let text = match crate::yaml::read_text(&f, crate::yaml::MAX_SOURCE_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 let file: Arc<Path> = Arc::from(f.as_path());
                 report.push(Diagnostic::new(
-                    Pos::new(&file, 1, 1),
+                    Pos::new(&file, e.line, e.col),
                     format!("cannot read suite: {e}"),
                 ));
                 continue;
             }
         };
+        total += text.len() as u64;
+        if total > MAX_TOTAL_BYTES {
+            let file: Arc<Path> = Arc::from(f.as_path());
+            report.push(Diagnostic::new(
+                Pos::new(&file, 1, 1),
+                format!(
+                    "the suite files read so far pass {} in all; load fewer at once",
+                    crate::yaml::human_bytes(MAX_TOTAL_BYTES)
+                ),
+            ));
+            return Err(report);
+        }
         report.add_source(&f, Arc::from(text.as_str()));
         match parse_suite(&f, &text, opts) {
             Ok(s) => {
@@ -822,7 +807,7 @@ impl<'o> SuiteParser<'o> {
             let rel = self.r.string(n, "body_file")?;
             let base = self.r.file.parent().unwrap_or(Path::new("."));
             let path = base.join(&rel);
-            match std::fs::read_to_string(&path) {
+            match crate::yaml::read_text(&path, crate::yaml::MAX_SOURCE_BYTES) {
                 Ok(text) => match serde_json::from_str::<Value>(&text) {
                     Ok(v) => match JsonTemplate::parse(&v) {
                         Ok(jt) => {
@@ -1405,8 +1390,16 @@ impl<'o> SuiteParser<'o> {
 
     fn schema(&mut self, file: &str, node: &Node) -> Option<Arc<jsonschema::Validator>> {
         let path = self.opts.schema_dir.join(file);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::yaml::read_text(&path, crate::yaml::MAX_SOURCE_BYTES) {
             Ok(t) => t,
+            Err(e) if !e.not_found() => {
+                self.r.error(
+                    node,
+                    format!("cannot read schema {}: {e}", path.display()),
+                    None,
+                );
+                return None;
+            }
             Err(_) => {
                 let known: Vec<String> = std::fs::read_dir(&self.opts.schema_dir)
                     .map(|rd| {

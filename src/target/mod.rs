@@ -33,9 +33,17 @@ pub enum Auth {
     None,
     /// Token in this environment variable.
     BearerEnv(String),
-    /// Token printed by this shell command; refreshed after `refresh`.
+    /// Token printed by this shell command; refreshed after `refresh`; the command is
+    /// killed (with its process group) after `timeout`.
     Command {
         command: String,
+        refresh: Duration,
+        timeout: Duration,
+    },
+    /// Token in this file (kept fresh by someone else); read again when it changes and at
+    /// least every `refresh`.
+    TokenFile {
+        path: std::path::PathBuf,
         refresh: Duration,
     },
 }

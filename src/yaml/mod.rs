@@ -6,6 +6,10 @@
 //! [`Reader`] is the cursor that owns the diagnostics; [`Map`] checks a mapping's keys against
 //! the ones a node accepts (unknown keys are errors, with a did-you-mean).
 
+mod file;
+
+pub use file::{FileError, MAX_SOURCE_BYTES, human_bytes, read_text};
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -15,6 +19,17 @@ use crate::diag::{Diagnostic, Pos, did_you_mean};
 
 /// Parse YAML text whose top level must be a mapping.
 pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
+    // Files are read within this bound; text from elsewhere is held to it too.
+    if text.len() > MAX_SOURCE_BYTES {
+        return Err(Diagnostic::new(
+            Pos::new(file, 1, 1),
+            format!(
+                "the YAML text is {}, over the limit of {}",
+                human_bytes(text.len() as u64),
+                human_bytes(MAX_SOURCE_BYTES as u64)
+            ),
+        ));
+    }
     // Guard the recursive loader against pathological nesting (a fuzz finding class).
     if let Some(line) = too_deep(text, 200) {
         return Err(Diagnostic::new(

@@ -38,12 +38,12 @@ const TOP_KEYS: &[&str] = &[
 /// Read and parse a target file from disk.
 pub fn load_target(path: &Path) -> Result<Target, Report> {
     let mut report = Report::default();
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::yaml::read_text(path, crate::yaml::MAX_SOURCE_BYTES) {
         Ok(t) => t,
         Err(e) => {
             let file: Arc<Path> = Arc::from(path);
             report.push(Diagnostic::new(
-                crate::diag::Pos::new(&file, 1, 1),
+                crate::diag::Pos::new(&file, e.line, e.col),
                 format!("cannot read target file: {e}"),
             ));
             return Err(report);
@@ -346,29 +346,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
 }
 
 fn read_auth(r: &mut Reader, n: &Node) -> Option<Auth> {
-    if n.as_scalar().is_some_and(|s| s.as_str() == "none") {
-        return Some(Auth::None);
-    }
-    let m = r.map(n, "auth", &["bearer_env", "command", "refresh"])?;
-    let refresh = m
-        .get("refresh")
-        .and_then(|x| r.u64(x, "refresh (seconds)"))
-        .unwrap_or(45 * 60);
-    match (m.get("bearer_env"), m.get("command")) {
-        (Some(e), None) => r.string(e, "bearer_env").map(Auth::BearerEnv),
-        (None, Some(c)) => r.string(c, "command").map(|command| Auth::Command {
-            command,
-            refresh: Duration::from_secs(refresh),
-        }),
-        _ => {
-            r.error(
-                n,
-                "auth needs exactly one of `bearer_env` or `command`",
-                Some("auth: {bearer_env: RP_TOKEN}".into()),
-            );
-            None
-        }
-    }
+    crate::http::parse_auth(r, n)
 }
 
 fn read_rg(r: &mut Reader, n: &Node) -> Option<ResourceGroup> {
