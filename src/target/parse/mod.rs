@@ -138,21 +138,15 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     let base_url = req(r, "base_url").and_then(|n| {
         let b = r.string(n, "base_url")?;
         match url::Url::parse(&b) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
-                if !u.username().is_empty() || u.password().is_some() {
-                    r.error(
-                        n,
-                        "base_url carries credentials (user:password@): they would be printed in every report",
-                        Some("put credentials in `auth` or `headers` with `secret_headers`".into()),
-                    );
-                    return None;
-                }
-                Some(u)
-            }
+            // Userinfo is allowed (reqwest sends it as Basic); the redactor masks it everywhere.
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u),
             _ => {
                 r.error(
                     n,
-                    format!("base_url `{}` is not an absolute http(s) URL", crate::http::strip_userinfo(&b)),
+                    format!(
+                        "base_url `{}` is not an absolute http(s) URL",
+                        crate::http::strip_userinfo(&b)
+                    ),
                     Some("https://host[:port]".into()),
                 );
                 None
@@ -429,8 +423,13 @@ mod tests {
         assert!(e.contains("t.yaml:2:15") && e.contains("not a GUID"), "{e}");
         let e = errors(&base.replace("Microsoft.C", "Contoso"));
         assert!(e.contains("not a provider namespace"), "{e}");
-        let e = errors(&base.replace("http://h", "http://u:p@h"));
-        assert!(e.contains("credentials") && !e.contains("u:p@"), "{e}");
+        // Userinfo is accepted (sent as Basic, masked in every output).
+        assert_eq!(errors(&base.replace("http://h", "http://u:p@h")), "");
+        let e = errors(&base.replace("http://h", "ftp://u:p@h"));
+        assert!(
+            e.contains("not an absolute http(s) URL") && !e.contains("u:p@"),
+            "{e}"
+        );
         let e = errors(&format!("{base}profiles: [arm, aro]\n"));
         assert!(
             e.contains("unknown profile `aro`") && e.contains("aro-hcp"),
