@@ -9,6 +9,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Run(a) => {
             if a.fault_matrix {
                 super::matrix::fault_matrix(a)
+            } else if a.variant_matrix {
+                super::matrix::variant_matrix(a)
             } else {
                 super::run::run(a)
             }
