@@ -32,12 +32,38 @@ const SCENARIO_KEYS: &[&str] = &[
     "teardown",
 ];
 const STEP_KEYS: &[&str] = &[
-    "name", "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start",
-    "task", "during", "if", "unless", "expect", "capture", "exempt",
+    "name",
+    "request",
+    "poll",
+    "create",
+    "fresh",
+    "settle",
+    "sleep",
+    "sweep",
+    "inspect",
+    "start",
+    "task",
+    "during",
+    "not_applicable",
+    "if",
+    "unless",
+    "expect",
+    "capture",
+    "exempt",
 ];
 const ACTIONS: &[&str] = &[
-    "request", "poll", "create", "fresh", "settle", "sleep", "sweep", "inspect", "start", "task",
+    "request",
+    "poll",
+    "create",
+    "fresh",
+    "settle",
+    "sleep",
+    "sweep",
+    "inspect",
+    "start",
+    "task",
     "during",
+    "not_applicable",
 ];
 const REQUEST_KEYS: &[&str] = &[
     "method",
@@ -102,6 +128,7 @@ const STEP_FIELDS: &[&str] = &[
     "task_id",
     "resource_id",
     "resource_url",
+    "etag",
 ];
 const RESOURCE_FIELDS: &[&str] = &[
     "url",
@@ -114,6 +141,7 @@ const RESOURCE_FIELDS: &[&str] = &[
     "dependency",
     "body",
     "sent",
+    "replace",
     "type",
 ];
 
@@ -635,6 +663,15 @@ impl<'o> SuiteParser<'o> {
                     );
                 }
                 Action::Task(TaskSpec { op, body, of })
+            }
+            "not_applicable" => {
+                let t = self.template(an)?;
+                self.check_vars(&t.vars().collect::<Vec<_>>(), an, def);
+                if t.as_literal().is_some_and(|l| l.trim().is_empty()) {
+                    self.r
+                        .error(an, "`not_applicable` needs the reason, for the reports", None);
+                }
+                Action::NotApplicable(t)
             }
             "inspect" => {
                 let name = self.r.string(an, "inspect")?;

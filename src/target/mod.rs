@@ -396,6 +396,23 @@ impl ResourceType {
         self.replace_body.as_ref().unwrap_or(&self.create_body)
     }
 
+    /// The part of `update_body` the RP answers back as sent: its `echoes` fields when
+    /// declared, else all of it (null without an update body).
+    pub fn update_echo(&self) -> Value {
+        let Some(Value::Object(body)) = &self.update_body else {
+            return Value::Null;
+        };
+        match &self.echoes {
+            None => Value::Object(body.clone()),
+            Some(fields) => Value::Object(
+                body.iter()
+                    .filter(|(k, _)| fields.iter().any(|f| f == *k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// The scope value `${type}` for this type.
     pub fn scope_value(&self, target: &Target) -> Value {
         let first_child = target
@@ -426,6 +443,7 @@ impl ResourceType {
             "update_body": self.update_body.clone().unwrap_or(Value::Null),
             "replace_body": self.replace_body(),
             "tags_body": self.tags_body.clone().unwrap_or(Value::Null),
+            "update_echo": self.update_echo(),
             "failing_body": self.failing_body.clone().unwrap_or(Value::Null),
             "failing_update_body": self.failing_update_body.clone().unwrap_or(Value::Null),
             "echoes": self.echoes.clone().map(Value::from).unwrap_or(Value::Null),
@@ -459,6 +477,7 @@ pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "update_body",
     "replace_body",
     "tags_body",
+    "update_echo",
     "failing_body",
     "failing_update_body",
     "echoes",

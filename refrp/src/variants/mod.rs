@@ -157,7 +157,7 @@ impl Variant {
     }
 
     /// Rules the behaviour is at odds with although real RPs ship it: SHOULD rules
-    /// (OPRES-04, DEL-02, LOC-09) whose failure does not fail a run, and PUT-02 for
+    /// (OPRES-04, OPRES-09, DEL-02, LOC-09) whose failure does not fail a run, and PUT-02 for
     /// `fast-operations`, whose wording real-rps.md recommends relaxing. Empty for most.
     pub fn departs_from(self) -> &'static [&'static str] {
         self.row().departs_from
