@@ -375,6 +375,8 @@ impl<'a> Exec<'a> {
                 "task_id": Value::Null,
                 "resource_id": Value::Null,
                 "resource_url": Value::Null,
+                "cancel_url": Value::Null,
+                "cancel_method": Value::Null,
             });
             for (k, x) in &out.extra {
                 v[k] = x.clone();

@@ -129,6 +129,8 @@ const STEP_FIELDS: &[&str] = &[
     "resource_id",
     "resource_url",
     "etag",
+    "cancel_url",
+    "cancel_method",
 ];
 const RESOURCE_FIELDS: &[&str] = &[
     "url",
@@ -895,6 +897,10 @@ impl<'o> SuiteParser<'o> {
         let api_version = match m.get("api_version") {
             None => ApiVersion::Default,
             Some(n) if n.as_scalar().is_some_and(|s| s.as_str() == "omit") => ApiVersion::Omit,
+            // A URL the server handed out is sent exactly as given (nothing added).
+            Some(n) if n.as_scalar().is_some_and(|s| s.as_str() == "as_given") => {
+                ApiVersion::AsGiven
+            }
             Some(n) => ApiVersion::Value(self.template(n)?),
         };
         let all_pages = match m.get("pages") {

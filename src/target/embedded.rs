@@ -152,6 +152,7 @@ types:
 monitors:
   widget-put:
     request: {method: PUT, url: "/dataplane/widgets/dp${unique}", body: {size: 1}}
+    cancel: {method: DELETE, url: "/dataplane/widgets/dp${unique}"}
     failing_body: {size: 1, fail: true}
     api_version: "2024-05-01"
     operation_id_header: {OPERATION_ID_HEADER}
@@ -160,6 +161,7 @@ monitors:
     final_state_via: operation-location
   widget-export:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:export", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
@@ -169,6 +171,7 @@ monitors:
     canceled: [Aborted]
   widget-analyze:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:analyze", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
@@ -177,6 +180,7 @@ monitors:
     error_field: failure
   widget-restart:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:restart", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
@@ -184,6 +188,7 @@ monitors:
     link: location
   widget-rebuild:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:rebuild", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
@@ -191,6 +196,7 @@ monitors:
     link: azure-async-operation
   widget-snapshot:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:snapshot", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
