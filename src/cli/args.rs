@@ -18,7 +18,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run suites against a target and write reports.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check suites (and a target file) without sending a request.
     Check(CheckArgs),
     /// Print the rule catalogue.
@@ -89,9 +89,13 @@ pub struct RunArgs {
     /// the fault matrix with them on; write reports/variant-matrix.md.
     #[arg(long, conflicts_with = "fault_matrix")]
     pub variant_matrix: bool,
-    /// Matrix runs at once (each in its own process; default 3).
+    /// Matrix runs at once (each in its own process; default: cores + 1).
     #[arg(long, value_name = "N")]
     pub matrix_jobs: Option<usize>,
+    /// Run only the scenarios that state one of these rules (repeatable); ambient rules are
+    /// still judged on every exchange those scenarios make.
+    #[arg(long = "rule", value_name = "ID")]
+    pub rules: Vec<String>,
 
     // cargo-test flags.
     /// Run only tests whose name contains FILTER (exactly, with --exact).

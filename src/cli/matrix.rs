@@ -40,6 +40,8 @@ struct Job {
     key: String,
     faults: Vec<Fault>,
     variants: Vec<Variant>,
+    /// Run only the scenarios stating these rules (empty: every scenario).
+    rules: Vec<String>,
     dir: PathBuf,
 }
 
@@ -103,6 +105,9 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, job: &Job) -
     }
     for x in &job.variants {
         v.extend(["--variant".into(), x.name().into()]);
+    }
+    for r in &job.rules {
+        v.extend(["--rule".into(), r.clone()]);
     }
     v
 }
@@ -242,6 +247,11 @@ fn join(set: impl IntoIterator<Item = impl AsRef<str>>) -> String {
 
 /// A fault row: caught when every named rule failed.
 fn fault_row(fault: Option<Fault>, f: &Found) -> (String, bool) {
+    fault_row_with(fault, f, "")
+}
+
+/// A fault row with a note on how it was run (targeted, or why it could not be observed).
+fn fault_row_with(fault: Option<Fault>, f: &Found, note: &str) -> (String, bool) {
     let failed = f.failed();
     let (name, named): (&str, BTreeSet<String>) = match fault {
         Some(x) => (x.name(), x.rules().iter().map(|s| s.to_string()).collect()),
@@ -264,7 +274,7 @@ fn fault_row(fault: Option<Fault>, f: &Found) -> (String, bool) {
             )
         }
     } else if named.is_subset(&failed) {
-        ("✅".to_string(), true)
+        (format!("✅{note}"), true)
     } else {
         let missed: Vec<&String> = named.difference(&failed).collect();
         (format!("❌ missed {}", join(missed)), false)
@@ -318,9 +328,52 @@ fn variant_row(key: &str, departs: &BTreeSet<String>, f: &Found) -> (String, boo
     )
 }
 
+/// What the matrices need to know besides the arguments.
+struct Prepared {
+    paths: Vec<PathBuf>,
+    filter: Option<String>,
+    /// Every rule some scenario states.
+    stated: BTreeSet<String>,
+    /// The embedded target's declarations (default variants).
+    target: crate::target::Target,
+}
+
+/// Faults that act only on a kind of resource type the embedded target file does not declare
+/// (the reference RP serves it; the file has no type for it yet): nothing can observe them.
+fn unobservable(fault: Fault, t: &crate::target::Target) -> Option<String> {
+    use crate::target::Scope;
+    let has_scope = |want: fn(&Scope) -> bool| {
+        t.types
+            .iter()
+            .any(|ty| ty.parent.is_none() && want(&ty.scope))
+    };
+    let (ok, what) = match fault {
+        Fault::SubscriptionLevelWrongId => (
+            has_scope(|s| *s == Scope::Subscription),
+            "a subscription-level type",
+        ),
+        Fault::ExtensionWrongType => (
+            has_scope(|s| matches!(s, Scope::Extension(_))),
+            "an extension type",
+        ),
+        Fault::LocationTypeNoRequestId => (
+            has_scope(|s| *s == Scope::Location),
+            "a location-based type",
+        ),
+        Fault::NamespaceApiVersionMixup => (
+            t.types.iter().any(|ty| ty.namespace != t.namespace),
+            "a type in a second namespace",
+        ),
+        _ => (true, ""),
+    };
+    (!ok).then(|| {
+        format!("the embedded target file declares no {what}, the only place this fault acts")
+    })
+}
+
 /// Shared preparation: matrix defaults, the plan, the suites (checked once here so a broken
 /// suite is one usage error, not a failed row per run).
-fn prepare(a: &mut RunArgs) -> Result<(Vec<PathBuf>, Option<String>), u8> {
+fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
     if a.target != "embedded" {
         eprintln!("error: the matrices run against --target embedded only");
         return Err(EXIT_USAGE);
@@ -335,8 +388,104 @@ fn prepare(a: &mut RunArgs) -> Result<(Vec<PathBuf>, Option<String>), u8> {
         a.hold_reads = MATRIX_HOLD_READS;
     }
     let plan = plan(a)?;
-    load(&plan.paths, &a.schemas)?;
-    Ok((plan.paths, plan.filter))
+    let suites = load(&plan.paths, &a.schemas)?;
+    let stated = suites
+        .iter()
+        .flat_map(|s| s.scenarios.iter().flat_map(|sc| sc.rules()))
+        .map(str::to_string)
+        .collect();
+    let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
+    let target = match crate::target::parse_target(Path::new("embedded.yaml"), &yaml, "embedded") {
+        Ok(t) => t,
+        Err(r) => {
+            eprint!("{}", r.render());
+            return Err(EXIT_USAGE);
+        }
+    };
+    Ok(Prepared {
+        paths: plan.paths,
+        filter: plan.filter,
+        stated,
+        target,
+    })
+}
+
+/// The fault rows of one matrix: every fault that can be observed, first run on the scenarios
+/// that state its rules (when each of them is stated somewhere), and again on every scenario
+/// when that targeted run did not catch it. Returns the rows and whether all were caught.
+fn fault_rows(
+    a: &RunArgs,
+    p: &Prepared,
+    dir: &Path,
+    with: &[Variant],
+    prefix: &str,
+    skip: &BTreeSet<Fault>,
+) -> (Vec<String>, bool) {
+    let faults: Vec<Fault> = Fault::all()
+        .into_iter()
+        .filter(|f| !skip.contains(f))
+        .collect();
+    let job = |f: Fault, targeted: bool| {
+        let named: Vec<String> = f.rules().iter().map(|r| r.to_string()).collect();
+        let targeted = targeted && named.iter().all(|r| p.stated.contains(r));
+        Job {
+            key: format!(
+                "{prefix}{}{}",
+                f.name(),
+                if targeted { " (targeted)" } else { "" }
+            ),
+            faults: vec![f],
+            variants: with.to_vec(),
+            rules: if targeted { named } else { Vec::new() },
+            dir: dir.join(if targeted {
+                format!("{}-targeted", f.name())
+            } else {
+                f.name().to_string()
+            }),
+        }
+    };
+    let observable: Vec<Fault> = faults
+        .iter()
+        .copied()
+        .filter(|f| unobservable(*f, &p.target).is_none())
+        .collect();
+    let first: Vec<Job> = observable.iter().map(|f| job(*f, true)).collect();
+    let found = run_all(a, &p.paths, p.filter.as_deref(), &first);
+    let caught = |f: Fault, x: &Found| {
+        x.broken.is_none() && f.rules().iter().all(|r| x.failed().contains(*r))
+    };
+    // A targeted run that missed: the whole suites decide.
+    let again: Vec<Job> = observable
+        .iter()
+        .zip(&first)
+        .zip(&found)
+        .filter(|((f, j), x)| !j.rules.is_empty() && !caught(**f, x))
+        .map(|((f, _), _)| job(*f, false))
+        .collect();
+    let found_again = run_all(a, &p.paths, p.filter.as_deref(), &again);
+    let mut rows = Vec::new();
+    let mut ok = true;
+    for f in &faults {
+        if let Some(why) = unobservable(*f, &p.target) {
+            let named: Vec<&str> = f.rules().to_vec();
+            rows.push(format!(
+                "| `{}` | {} | | ⏳ not observable: {why} | |",
+                f.name(),
+                named.join(" ")
+            ));
+            continue;
+        }
+        let i = observable.iter().position(|x| x == f).unwrap_or(0);
+        let (x, note) = match again.iter().position(|j| j.faults.first() == Some(f)) {
+            Some(k) => (&found_again[k], " (all scenarios)"),
+            None if !first[i].rules.is_empty() => (&found[i], " (scenarios stating its rules)"),
+            None => (&found[i], " (all scenarios)"),
+        };
+        let (row, good) = fault_row_with(Some(*f), x, note);
+        ok &= good;
+        rows.push(row);
+    }
+    (rows, ok)
 }
 
 fn write(base_dir: &Path, file: &str, md: &str) -> bool {
@@ -354,45 +503,40 @@ fn write(base_dir: &Path, file: &str, md: &str) -> bool {
     }
 }
 
-fn fault_jobs(dir: &Path, with: &[Variant], prefix: &str) -> Vec<Job> {
-    Fault::all()
-        .into_iter()
-        .map(|f| Job {
-            key: format!("{prefix}{}", f.name()),
-            faults: vec![f],
-            variants: with.to_vec(),
-            dir: dir.join(f.name()),
-        })
-        .collect()
-}
-
 const FAULT_HEAD: &str = "| fault | named | failed | caught | extra |\n|---|---|---|---|---|\n";
 
 pub fn fault_matrix(mut a: RunArgs) -> u8 {
-    let (paths, filter) = match prepare(&mut a) {
+    let p = match prepare(&mut a) {
         Ok(p) => p,
         Err(c) => return c,
     };
     let base_dir = a.report_dir.clone();
     let dir = base_dir.join("fault-matrix");
-    let mut jobs = vec![Job {
+    let clean = Job {
         key: "none".into(),
         faults: Vec::new(),
         variants: Vec::new(),
+        rules: Vec::new(),
         dir: dir.join("none"),
-    }];
-    jobs.extend(fault_jobs(&dir, &[], ""));
-    let found = run_all(&a, &paths, filter.as_deref(), &jobs);
+    };
+    let found = run_all(
+        &a,
+        &p.paths,
+        p.filter.as_deref(),
+        std::slice::from_ref(&clean),
+    );
+    let (clean_row, mut ok) = fault_row(None, &found[0]);
+    let (rows, faults_ok) = fault_rows(&a, &p, &dir, &[], "", &BTreeSet::new());
+    ok &= faults_ok;
     let mut md = format!(
         "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on \
-         (`--strict`, `--hold-reads {}`).\n`named` are the rules the knob claims to break; `caught` says whether all of \
-         them failed; `extra` lists other rules that failed.\n\n{FAULT_HEAD}",
+         (`--strict`, `--hold-reads {}`): first only the scenarios that state the fault's rules, then, if that \
+         did not catch it, every scenario.\n`named` are the rules the knob claims to break; `caught` says whether \
+         all of them failed; `extra` lists other rules that failed.\n\n{FAULT_HEAD}",
         a.hold_reads
     );
-    let mut ok = true;
-    for (job, f) in jobs.iter().zip(&found) {
-        let (row, good) = fault_row(job.faults.first().copied(), f);
-        ok &= good;
+    let _ = writeln!(md, "{clean_row}");
+    for row in rows {
         let _ = writeln!(md, "{row}");
     }
     if !write(&base_dir, "fault-matrix.md", &md) {
@@ -402,7 +546,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
 }
 
 pub fn variant_matrix(mut a: RunArgs) -> u8 {
-    let (paths, filter) = match prepare(&mut a) {
+    let p = match prepare(&mut a) {
         Ok(p) => p,
         Err(c) => return c,
     };
@@ -413,39 +557,39 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         .iter()
         .flat_map(|v| v.hides_faults().iter().copied())
         .collect();
-    let mut jobs: Vec<Job> = Variant::all()
-        .into_iter()
-        .map(|v| Job {
-            key: v.name().into(),
-            faults: Vec::new(),
-            variants: vec![v],
-            dir: dir.join(v.name()),
-        })
-        .collect();
+    let mut jobs: Vec<Job> = vec![Job {
+        key: "none".into(),
+        faults: Vec::new(),
+        variants: Vec::new(),
+        rules: Vec::new(),
+        dir: dir.join("none"),
+    }];
+    jobs.extend(Variant::all().into_iter().map(|v| Job {
+        key: v.name().into(),
+        faults: Vec::new(),
+        variants: vec![v],
+        rules: Vec::new(),
+        dir: dir.join(v.name()),
+    }));
     jobs.push(Job {
         key: "compatible-set".into(),
         faults: Vec::new(),
         variants: combined.clone(),
+        rules: Vec::new(),
         dir: dir.join("compatible-set"),
     });
-    let variant_count = jobs.len();
-    jobs.extend(
-        fault_jobs(&dir.join("faults"), &combined, "compatible-set+")
-            .into_iter()
-            .filter(|j| !j.faults.iter().any(|f| hidden.contains(f))),
-    );
-    let found = run_all(&a, &paths, filter.as_deref(), &jobs);
+    let found = run_all(&a, &p.paths, p.filter.as_deref(), &jobs);
 
     let mut ok = true;
     let mut md = format!(
         "# Variant matrix\n\nThe suites against the embedded reference RP with legal variant knobs on (`--strict`, \
          `--hold-reads {}`). A row passes when no MUST rule fails, no test ends in a runner error, and no SHOULD \
          rule fails beyond the ones the variant is documented to depart from (`departs from`, from \
-         `Variant::departs_from`).\n\n## Each variant alone, then all compatible variants at once\n\n\
+         `Variant::departs_from`).\n\n## No variant, each variant alone, then all compatible variants at once\n\n\
          | variants | departs from | SHOULD failed | verdict | time |\n|---|---|---|---|---|\n",
         a.hold_reads
     );
-    for (job, f) in jobs.iter().zip(&found).take(variant_count) {
+    for (job, f) in jobs.iter().zip(&found) {
         let departs: BTreeSet<String> = job
             .variants
             .iter()
@@ -458,12 +602,20 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
     let _ = writeln!(
         md,
         "\n`compatible-set` = {}.\n\n## The fault matrix with the compatible set on\n\n\
-         Each fault must still fail every rule it names.\n\n{FAULT_HEAD}",
+         Each fault must still fail every rule it names (first on the scenarios stating its rules, then, if \
+         needed, on all).\n\n{FAULT_HEAD}",
         join(combined.iter().map(|v| v.name()))
     );
-    for (job, f) in jobs.iter().zip(&found).skip(variant_count) {
-        let (row, good) = fault_row(job.faults.first().copied(), f);
-        ok &= good;
+    let (rows, faults_ok) = fault_rows(
+        &a,
+        &p,
+        &dir.join("faults"),
+        &combined,
+        "compatible-set+",
+        &hidden,
+    );
+    ok &= faults_ok;
+    for row in rows {
         let _ = writeln!(md, "{row}");
     }
     if !hidden.is_empty() {
@@ -529,6 +681,29 @@ mod tests {
     }
 
     #[test]
+    fn only_faults_on_undeclared_shapes_are_unobservable() {
+        let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
+        let t = crate::target::parse_target(Path::new("e.yaml"), &yaml, "embedded").unwrap();
+        for f in Fault::all() {
+            let shape_fault = matches!(
+                f,
+                Fault::SubscriptionLevelWrongId
+                    | Fault::ExtensionWrongType
+                    | Fault::LocationTypeNoRequestId
+                    | Fault::NamespaceApiVersionMixup
+            );
+            if let Some(why) = unobservable(f, &t) {
+                assert!(shape_fault && why.contains("declares no"), "{f}: {why}");
+            }
+        }
+        // A target without any type observes none of the shape faults.
+        let mut bare = t.clone();
+        bare.types.clear();
+        assert!(unobservable(Fault::ExtensionWrongType, &bare).is_some());
+        assert!(unobservable(Fault::FlatError, &bare).is_none());
+    }
+
+    #[test]
     fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
         let a = RunArgs {
             paths: vec![],
@@ -550,6 +725,7 @@ mod tests {
             fault_matrix: false,
             variant_matrix: true,
             matrix_jobs: None,
+            rules: vec![],
             filter: None,
             exact: false,
             skip: vec![],
@@ -563,6 +739,7 @@ mod tests {
             key: "k".into(),
             faults: vec![Fault::FlatError],
             variants: vec![Variant::SyncPatch, Variant::WeakEtags],
+            rules: vec!["ETAG-07".into()],
             dir: "r/x".into(),
         };
         let v = child_args(&a, &[PathBuf::from("suites")], None, &job).join(" ");
@@ -579,6 +756,7 @@ mod tests {
             v.contains("--hold-reads 3") && v.contains("--deadline 10"),
             "{v}"
         );
+        assert!(v.contains("--rule ETAG-07"), "{v}");
         assert!(!v.contains("matrix"), "{v}");
     }
 }

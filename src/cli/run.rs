@@ -75,6 +75,11 @@ pub(super) fn run(a: RunArgs) -> u8 {
     if let Err(e) = parse_variants(&a.variants) {
         return usage(e);
     }
+    for r in &a.rules {
+        if crate::rules::lookup(r).is_none() {
+            return usage(format!("unknown rule `{r}`; `rpconform rules` lists them"));
+        }
+    }
     if (!a.variants.is_empty() || a.hold_reads > 0) && a.target != "embedded" {
         return usage("--variant and --hold-reads only apply to --target embedded");
     }
@@ -188,6 +193,29 @@ pub(super) fn run_suites(
             )));
         }
     }
+    let all = if a.rules.is_empty() {
+        all
+    } else {
+        let kept: Vec<_> = all
+            .into_iter()
+            .filter(|i| {
+                let stated = i.scenario().rules();
+                a.rules
+                    .iter()
+                    .any(|r| stated.iter().any(|s| s.eq_ignore_ascii_case(r)))
+            })
+            .collect();
+        if kept.is_empty() {
+            if let Some(s) = server {
+                rt.block_on(s.shutdown());
+            }
+            return Err(usage(format!(
+                "no scenario states {}; `rpconform rules` shows which suites check a rule",
+                a.rules.join(", ")
+            )));
+        }
+        kept
+    };
     let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
     let base_url = target.base();
