@@ -350,19 +350,18 @@ fn unobservable(fault: Fault, t: &crate::target::Target) -> Option<String> {
     let (ok, what) = match fault {
         Fault::SubscriptionLevelWrongId => (
             has_scope(|s| *s == Scope::Subscription),
-            "a subscription-level type",
+            "subscription-level type",
         ),
         Fault::ExtensionWrongType => (
             has_scope(|s| matches!(s, Scope::Extension(_))),
-            "an extension type",
+            "extension type",
         ),
-        Fault::LocationTypeNoRequestId => (
-            has_scope(|s| *s == Scope::Location),
-            "a location-based type",
-        ),
+        Fault::LocationTypeNoRequestId => {
+            (has_scope(|s| *s == Scope::Location), "location-based type")
+        }
         Fault::NamespaceApiVersionMixup => (
             t.types.iter().any(|ty| ty.namespace != t.namespace),
-            "a type in a second namespace",
+            "type in a second namespace",
         ),
         _ => (true, ""),
     };

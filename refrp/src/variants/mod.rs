@@ -232,8 +232,9 @@ impl Variant {
             Variant::DeleteSync200 => &[DeleteKeepsAncestors],
             // A create answered 202 is invisible: there is no GET to omit the state from.
             Variant::Put202Location => &[NoStateWhileProvisioning],
-            // Without the header, which id it echoes cannot be seen.
-            Variant::MonNoOperationId => &[MonOperationIdIgnored],
+            // Without the header, which id it echoes cannot be seen; and with the header
+            // declared absent a tester has no header to send a client id in (MON-08).
+            Variant::MonNoOperationId => &[MonOperationIdIgnored, MonRepeatStartsNew],
             _ => &[],
         }
     }
