@@ -272,7 +272,7 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
         "location-202::action-flow::engines::action-1",
         "headers-and-errors::skus-none-valid::pistons",
         "resource-group-delete::refused-then-accepted::mounts",
-        "propagation::parent-update::engines",
+        "propagation::parent-update::engines::patch",
         "lro-patterns::succeeds::engine-reboot",
         "tasks::lifecycle",
     ] {

@@ -4,7 +4,7 @@
 /// A parsed `If-Match` or `If-None-Match` header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cond {
-    /// Header absent, empty, or `""`.
+    /// Header absent or empty. (`""` is an entity-tag, RFC 7232, that matches nothing.)
     Absent,
     /// `*`.
     Any,
@@ -17,7 +17,7 @@ impl Cond {
     pub fn parse(raw: Option<&str>) -> Cond {
         let Some(raw) = raw else { return Cond::Absent };
         let raw = raw.trim();
-        if raw.is_empty() || raw == "\"\"" {
+        if raw.is_empty() {
             return Cond::Absent;
         }
         if raw == "*" {
@@ -162,7 +162,7 @@ mod tests {
     fn parsing() {
         assert_eq!(Cond::parse(None), Cond::Absent);
         assert_eq!(c(""), Cond::Absent);
-        assert_eq!(c("\"\""), Cond::Absent);
+        assert_eq!(c("\"\""), Cond::Tags(vec!["\"\"".into()]));
         assert_eq!(c(" * "), Cond::Any);
         assert_eq!(
             c("\"a\", W/\"b\""),
@@ -176,7 +176,8 @@ mod tests {
         let absent = Cond::Absent;
         // does not exist
         assert_eq!(put(&absent, &absent, None), Proceed);
-        assert_eq!(put(&c("\"\""), &absent, None), Proceed);
+        assert_eq!(put(&c(""), &absent, None), Proceed);
+        assert_eq!(put(&c("\"\""), &absent, None), Failed);
         assert_eq!(put(&c("*"), &absent, None), Failed);
         assert_eq!(put(&c("\"xyz\""), &absent, None), Failed);
         assert_eq!(put(&absent, &c("*"), None), Proceed);
@@ -185,6 +186,8 @@ mod tests {
         assert_eq!(put(&c("*"), &absent, Some(CUR)), Proceed);
         assert_eq!(put(&c(CUR), &absent, Some(CUR)), Proceed);
         assert_eq!(put(&c("\"xyz\""), &absent, Some(CUR)), Failed);
+        assert_eq!(put(&c("\"\""), &absent, Some(CUR)), Failed);
+        assert_eq!(put(&c(""), &absent, Some(CUR)), Proceed);
         assert_eq!(put(&c("W/\"abc\""), &absent, Some(CUR)), Failed);
         assert_eq!(put(&absent, &c("*"), Some(CUR)), Failed);
     }
@@ -199,6 +202,8 @@ mod tests {
         assert_eq!(patch(&c("*"), &absent, Some(CUR)), Proceed);
         assert_eq!(patch(&c(CUR), &absent, Some(CUR)), Proceed);
         assert_eq!(patch(&c("\"xyz\""), &absent, Some(CUR)), Failed);
+        assert_eq!(patch(&c("\"\""), &absent, Some(CUR)), Failed);
+        assert_eq!(patch(&c(""), &absent, Some(CUR)), Proceed);
     }
 
     #[test]
@@ -210,6 +215,8 @@ mod tests {
         assert_eq!(delete(&c("*"), Some(CUR)), Proceed);
         assert_eq!(delete(&c(CUR), Some(CUR)), Proceed);
         assert_eq!(delete(&c("\"xyz\""), Some(CUR)), Failed);
+        assert_eq!(delete(&c("\"\""), Some(CUR)), Failed);
+        assert_eq!(delete(&c(""), Some(CUR)), Proceed);
     }
 
     #[test]

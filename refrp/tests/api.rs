@@ -281,11 +281,15 @@ async fn etag_put_table() {
         201
     );
     assert_eq!(
-        rp.send(Method::PUT, &p("a2"), Some(&body), &hdr("if-match", "\"\""))
+        rp.send(Method::PUT, &p("a2"), Some(&body), &hdr("if-match", ""))
             .await
             .status,
         201
     );
+    // `""` is an entity-tag that matches nothing (RFC 7232): the "xyz" row.
+    rp.send(Method::PUT, &p("a5"), Some(&body), &hdr("if-match", "\"\""))
+        .await
+        .assert_error(412, "PreconditionFailed");
     rp.send(Method::PUT, &p("a3"), Some(&body), &hdr("if-match", "*"))
         .await
         .assert_error(412, "PreconditionFailed");
@@ -337,7 +341,10 @@ async fn etag_put_table() {
     rp.send(Method::PUT, &w, Some(&body), &[("if-match", e0.as_str())])
         .await
         .assert_error(412, "PreconditionFailed");
-    for h in [&hdr("if-match", "*")[..], &hdr("if-match", "\"\"")[..], &[]] {
+    rp.send(Method::PUT, &w, Some(&body), &hdr("if-match", "\"\""))
+        .await
+        .assert_error(412, "PreconditionFailed");
+    for h in [&hdr("if-match", "*")[..], &hdr("if-match", "")[..], &[]] {
         let r = rp.send(Method::PUT, &w, Some(&body), h).await;
         assert_eq!(r.status, 200, "{h:?}");
         assert!(
@@ -372,19 +379,22 @@ async fn etag_patch_and_delete_tables() {
     }
     assert_eq!(rp.get(&widget("rg1", "missing")).await.status, 404);
     let e0 = rp.get(&w).await.etag();
-    rp.send(Method::PATCH, &w, Some(&upd), &[("if-match", "\"xyz\"")])
-        .await
-        .assert_error(412, "PreconditionFailed");
-    rp.send(Method::DELETE, &w, None, &[("if-match", "\"xyz\"")])
-        .await
-        .assert_error(412, "PreconditionFailed");
+    for tag in ["\"xyz\"", "\"\""] {
+        rp.send(Method::PATCH, &w, Some(&upd), &[("if-match", tag)])
+            .await
+            .assert_error(412, "PreconditionFailed");
+        rp.send(Method::DELETE, &w, None, &[("if-match", tag)])
+            .await
+            .assert_error(412, "PreconditionFailed");
+    }
     let g = rp.get(&w).await;
     assert_eq!((g.status, g.etag()), (200, e0.clone()));
     let mut last = e0.clone();
-    for h in ["", "\"\"", "*", "current"] {
+    for h in ["", "empty", "*", "current"] {
         let cur = rp.get(&w).await.etag();
         let hs = match h {
             "" => vec![],
+            "empty" => vec![("if-match", "")],
             "current" => vec![("if-match", cur.as_str())],
             _ => vec![("if-match", h)],
         };
@@ -398,14 +408,15 @@ async fn etag_patch_and_delete_tables() {
     rp.send(Method::PATCH, &w, Some(&upd), &[("if-match", e0.as_str())])
         .await
         .assert_error(412, "PreconditionFailed");
-    // DELETE: absent / "" / * / matching → 202
-    for (i, h) in ["", "\"\"", "*", "current"].into_iter().enumerate() {
+    // DELETE: absent / empty / * / matching → 202
+    for (i, h) in ["", "empty", "*", "current"].into_iter().enumerate() {
         let name = format!("d{i}");
         let p = widget("rg1", &name);
         rp.create(&p, &widget_body()).await;
         let cur = rp.get(&p).await.etag();
         let hs = match h {
             "" => vec![],
+            "empty" => vec![("if-match", "")],
             "current" => vec![("if-match", cur.as_str())],
             _ => vec![("if-match", h)],
         };

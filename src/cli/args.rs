@@ -18,7 +18,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run suites against a target and write reports.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check suites (and a target file) without sending a request.
     Check(CheckArgs),
     /// Print the rule catalogue.
@@ -64,6 +64,14 @@ pub struct RunArgs {
     /// Reference-RP fault knobs to turn on (with --target embedded).
     #[arg(long = "fault", value_name = "NAME")]
     pub faults: Vec<String>,
+    /// Reference-RP variant knobs (legal behaviours) to turn on (with --target embedded);
+    /// `rpconform serve --list-variants` lists them.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Hold every embedded-RP operation open until it has been read N times through its own
+    /// channels (0: time alone ends it), so no verdict depends on machine load.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub hold_reads: u32,
     /// Operation duration of the embedded RP, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     pub op_duration: u64,
@@ -100,6 +108,17 @@ pub struct RunArgs {
     /// Run the suites once per reference-RP fault and write reports/fault-matrix.md.
     #[arg(long)]
     pub fault_matrix: bool,
+    /// Run the suites once per reference-RP variant, once with all compatible variants, and
+    /// the fault matrix with them on; write reports/variant-matrix.md.
+    #[arg(long, conflicts_with = "fault_matrix")]
+    pub variant_matrix: bool,
+    /// Matrix runs at once (each in its own process; default: cores + 1).
+    #[arg(long, value_name = "N")]
+    pub matrix_jobs: Option<usize>,
+    /// Run only the scenarios that state one of these rules (repeatable); ambient rules are
+    /// still judged on every exchange those scenarios make.
+    #[arg(long = "rule", value_name = "ID")]
+    pub rules: Vec<String>,
 
     // cargo-test flags.
     /// Run only tests whose name contains FILTER (exactly, with --exact).
@@ -164,11 +183,20 @@ pub struct ServeArgs {
     pub retry_after: u64,
     #[arg(long = "fault", value_name = "NAME")]
     pub faults: Vec<String>,
+    /// Variant knobs (legal behaviours) to turn on; repeatable.
+    #[arg(long = "variant", value_name = "NAME")]
+    pub variants: Vec<String>,
+    /// Hold every operation open until it has been read N times through its own channels.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub hold_reads: u32,
     #[arg(long, default_value = "reports/embedded-target.yaml")]
     pub write_target: PathBuf,
     /// Print every fault knob with the rules it breaks, and exit.
     #[arg(long)]
     pub list_faults: bool,
+    /// Print every variant knob with its source and real-RP evidence, and exit.
+    #[arg(long)]
+    pub list_variants: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,8 +7,11 @@ use crate::report;
 pub fn dispatch(cli: Cli) -> u8 {
     match cli.command {
         Command::Run(a) => {
+            let a = *a;
             if a.fault_matrix {
                 super::matrix::fault_matrix(a)
+            } else if a.variant_matrix {
+                super::matrix::variant_matrix(a)
             } else {
                 super::run::run(a)
             }

@@ -1,159 +1,761 @@
-//! `rpconform run --fault-matrix`: run the suites against the embedded RP once with no fault
-//! and once per fault knob (strict, so SHOULD rules count), and write `fault-matrix.md`: for
-//! each fault, the rules it names, the rules that failed, and whether the named ones were
-//! caught. Exit 1 when the clean run fails anything or a fault's rules are not all caught.
+//! `rpconform run --fault-matrix` and `--variant-matrix`: the suites against the embedded RP
+//! many times, each run a child `rpconform run` process of its own (runs go in parallel and
+//! one run's trouble never takes the others down), then one Markdown table.
+//!
+//! - Fault matrix (`fault-matrix.md`): a clean run must fail nothing; each fault knob's run must
+//!   fail every rule the knob names (strict, so SHOULD rules count).
+//! - Variant matrix (`variant-matrix.md`): every variant alone and the combined
+//!   [`Variant::compatible_set`] must give no MUST failure, no runner error and no SHOULD
+//!   failure beyond the ones the variant is documented to cause (`departs_from`); then the fault
+//!   matrix again with the combined set on, skipping the pairs a variant hides
+//!   (`hides_faults`), which the table says.
+//!
+//! Both use the hold-open gate (`--hold-reads`, default 3 here) so no verdict depends on
+//! machine load. Exit 1 when a row fails.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rpconform_refrp::{Fault, Variant};
 
 use super::args::RunArgs;
 use super::common::load;
-use super::run::{plan, run_suites};
-use super::{EXIT_FAILED, EXIT_OK};
-use crate::report::{ScenarioResult, Status};
+use super::run::plan;
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::report::{Status, read_json_report};
 
-fn failed_rules(results: &[ScenarioResult]) -> BTreeSet<String> {
-    results
-        .iter()
-        .flat_map(|r| {
-            r.verdicts
+/// Reads an operation needs before the matrices' reference RP lets it end.
+const MATRIX_HOLD_READS: u32 = 3;
+/// A child run that outlives this is killed and its row fails.
+const RUN_BOUND: Duration = Duration::from_secs(900);
+
+/// One child run: its knobs and where its reports go.
+#[derive(Debug, Clone)]
+struct Job {
+    /// Row key (`none`, a fault or variant name, `compatible-set`, `compatible-set+fault`).
+    key: String,
+    faults: Vec<Fault>,
+    variants: Vec<Variant>,
+    /// Run only the scenarios stating these rules (empty: every scenario).
+    rules: Vec<String>,
+    dir: PathBuf,
+}
+
+/// What one child run found.
+#[derive(Debug, Default)]
+struct Found {
+    /// Rules failed at MUST level, and at SHOULD level.
+    must: BTreeSet<String>,
+    should: BTreeSet<String>,
+    /// Tests that ended in a runner error.
+    errors: Vec<String>,
+    /// Why the run gave no report.
+    broken: Option<String>,
+    secs: f64,
+}
+
+impl Found {
+    fn failed(&self) -> BTreeSet<String> {
+        self.must.union(&self.should).cloned().collect()
+    }
+}
+
+/// The arguments every child run gets (the parent's, minus the matrix flags).
+fn child_args(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, job: &Job) -> Vec<String> {
+    let mut v: Vec<String> = vec!["run".into()];
+    v.extend(paths.iter().map(|p| p.display().to_string()));
+    v.extend([
+        "--target".into(),
+        "embedded".into(),
+        "--strict".into(),
+        "-q".into(),
+        "--report-dir".into(),
+        job.dir.display().to_string(),
+        "--schemas".into(),
+        a.schemas.display().to_string(),
+        "--op-duration".into(),
+        a.op_duration.to_string(),
+        "--time-scale".into(),
+        a.time_scale.to_string(),
+        "--hold-reads".into(),
+        a.hold_reads.to_string(),
+        "--request-timeout".into(),
+        a.request_timeout.to_string(),
+        "--test-threads".into(),
+        a.test_threads.unwrap_or(32).to_string(),
+    ]);
+    if let Some(d) = a.deadline {
+        v.extend(["--deadline".into(), d.to_string()]);
+    }
+    if let Some(f) = filter {
+        v.extend(["--filter".into(), f.to_string()]);
+    }
+    if a.exact {
+        v.push("--exact".into());
+    }
+    for s in &a.skip {
+        v.extend(["--skip".into(), s.clone()]);
+    }
+    for f in &job.faults {
+        v.extend(["--fault".into(), f.name().into()]);
+    }
+    for x in &job.variants {
+        v.extend(["--variant".into(), x.name().into()]);
+    }
+    for r in &job.rules {
+        v.extend(["--rule".into(), r.clone()]);
+    }
+    v
+}
+
+/// Run one child to its end (or kill it at the bound) and read its report.
+fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
+    let started = Instant::now();
+    let _ = std::fs::create_dir_all(dir);
+    let log = std::fs::File::create(dir.join("run.log"));
+    let mut cmd = Command::new(exe);
+    cmd.args(args).stdin(Stdio::null());
+    match log.and_then(|l| Ok((l.try_clone()?, l))) {
+        Ok((out, err)) => {
+            cmd.stdout(out).stderr(err);
+        }
+        Err(_) => {
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        }
+    }
+    let mut found = Found::default();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            found.broken = Some(format!("cannot start {}: {e}", exe.display()));
+            return found;
+        }
+    };
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) if started.elapsed() > RUN_BOUND => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(_) => break None,
+        }
+    };
+    found.secs = started.elapsed().as_secs_f64();
+    let Some(status) = status else {
+        found.broken = Some(format!(
+            "killed after {} s (see {})",
+            RUN_BOUND.as_secs(),
+            dir.join("run.log").display()
+        ));
+        return found;
+    };
+    if status.code() == Some(i32::from(EXIT_USAGE)) {
+        found.broken = Some(format!(
+            "usage error (see {})",
+            dir.join("run.log").display()
+        ));
+        return found;
+    }
+    let report = match read_json_report(&dir.join("report.json")) {
+        Ok(r) => r,
+        Err(e) => {
+            found.broken = Some(format!("exit {:?}, no report: {e}", status.code()));
+            return found;
+        }
+    };
+    for r in &report.results {
+        if let Status::Error(e) = &r.status {
+            found
+                .errors
+                .push(format!("{}: {}", r.name, crate::http::cut(e, 160)));
+        }
+        for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+            if v.level == "MUST" {
+                found.must.insert(v.rule.clone());
+            } else {
+                found.should.insert(v.rule.clone());
+            }
+        }
+    }
+    found
+}
+
+/// Run every job, `jobs` at once; results in job order.
+fn run_all(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, jobs: &[Job]) -> Vec<Found> {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            return jobs
                 .iter()
-                .filter(|v| v.failed_outcome())
-                .map(|v| v.rule.clone())
+                .map(|_| Found {
+                    broken: Some(format!("cannot find the rpconform executable: {e}")),
+                    ..Default::default()
+                })
+                .collect();
+        }
+    };
+    let parallel = a
+        .matrix_jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get() + 1)
+                .unwrap_or(3)
         })
+        .clamp(1, 16);
+    let queue = Mutex::new((0..jobs.len()).rev().collect::<Vec<_>>());
+    let out: Mutex<Vec<Option<Found>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..parallel {
+            scope.spawn(|| {
+                loop {
+                    let Some(i) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop() else {
+                        break;
+                    };
+                    let job = &jobs[i];
+                    let f = run_child(&exe, &child_args(a, paths, filter, job), &job.dir);
+                    eprintln!(
+                        "{:<48} {}  ({:.0} s)",
+                        job.key,
+                        if f.broken.is_some() { "broken" } else { "done" },
+                        f.secs
+                    );
+                    out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(f);
+                }
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(Option::unwrap_or_default)
         .collect()
 }
 
-/// One matrix row: the markdown line and whether the fault was caught (or the clean run clean).
-fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, bool) {
-    let failed = failed_rules(results);
-    let errs = errors(results);
-    let named_set: BTreeSet<String> = named.iter().cloned().collect();
-    let caught = named_set.is_subset(&failed);
-    let extra: Vec<String> = failed.difference(&named_set).cloned().collect();
-    let (mark, ok) = if name == "none" {
-        if failed.is_empty() && errs.is_empty() {
+fn join(set: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+    set.into_iter()
+        .map(|s| s.as_ref().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A fault row: caught when every named rule failed.
+fn fault_row(fault: Option<Fault>, f: &Found) -> (String, bool) {
+    fault_row_with(fault, f, "")
+}
+
+/// A fault row with a note on how it was run (targeted, or why it could not be observed).
+fn fault_row_with(fault: Option<Fault>, f: &Found, note: &str) -> (String, bool) {
+    let failed = f.failed();
+    let (name, named): (&str, BTreeSet<String>) = match fault {
+        Some(x) => (x.name(), x.rules().iter().map(|s| s.to_string()).collect()),
+        None => ("none", BTreeSet::new()),
+    };
+    let extra: Vec<&String> = failed.difference(&named).collect();
+    let (mark, ok) = if let Some(why) = &f.broken {
+        (format!("❌ could not run: {why}"), false)
+    } else if fault.is_none() {
+        if failed.is_empty() && f.errors.is_empty() {
             ("✅ clean".to_string(), true)
         } else {
             (
                 format!(
                     "❌ failures on a conforming RP: {} (errors: {})",
-                    failed.iter().cloned().collect::<Vec<_>>().join(" "),
-                    errs.join(", ")
+                    join(&failed),
+                    f.errors.join("; ")
                 ),
                 false,
             )
         }
-    } else if caught {
-        ("✅".to_string(), true)
+    } else if named.is_subset(&failed) {
+        (format!("✅{note}"), true)
     } else {
-        let missed: Vec<String> = named_set.difference(&failed).cloned().collect();
-        (format!("❌ missed {}", missed.join(", ")), false)
+        let missed: Vec<&String> = named.difference(&failed).collect();
+        (format!("❌ missed {}", join(missed)), false)
     };
-    let row = format!(
-        "| `{name}` | {} | {} | {mark} | {} |",
-        named.join(" "),
-        failed.iter().cloned().collect::<Vec<_>>().join(" "),
-        extra.join(" ")
-    );
-    (row, ok)
+    (
+        format!(
+            "| `{name}` | {} | {} | {mark} | {} |",
+            join(&named),
+            join(&failed),
+            join(extra)
+        ),
+        ok,
+    )
 }
 
-fn errors(results: &[ScenarioResult]) -> Vec<String> {
-    results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Error(_)))
-        .map(|r| r.name.clone())
-        .collect()
+/// A variant row: no MUST failure, no runner error, no SHOULD failure beyond `departs`.
+fn variant_row(key: &str, departs: &BTreeSet<String>, f: &Found) -> (String, bool) {
+    let undocumented: Vec<&String> = f.should.difference(departs).collect();
+    let (mark, ok) = if let Some(why) = &f.broken {
+        (format!("❌ could not run: {why}"), false)
+    } else if !f.must.is_empty() || !f.errors.is_empty() || !undocumented.is_empty() {
+        let mut why = Vec::new();
+        if !f.must.is_empty() {
+            why.push(format!("MUST failed: {}", join(&f.must)));
+        }
+        if !undocumented.is_empty() {
+            why.push(format!(
+                "undocumented SHOULD failures: {}",
+                join(undocumented)
+            ));
+        }
+        if !f.errors.is_empty() {
+            why.push(format!(
+                "{} runner error(s), first: {}",
+                f.errors.len(),
+                f.errors[0]
+            ));
+        }
+        (format!("❌ {}", why.join("; ")), false)
+    } else {
+        ("✅".to_string(), true)
+    };
+    (
+        format!(
+            "| `{key}` | {} | {} | {mark} | {:.0} s |",
+            join(departs),
+            join(&f.should),
+            f.secs
+        ),
+        ok,
+    )
 }
 
-pub fn fault_matrix(mut a: RunArgs) -> u8 {
+/// What the matrices need to know besides the arguments.
+struct Prepared {
+    paths: Vec<PathBuf>,
+    filter: Option<String>,
+    /// Every rule some scenario states.
+    stated: BTreeSet<String>,
+    /// The embedded target's declarations (default variants).
+    target: crate::target::Target,
+}
+
+/// Faults that act only on a kind of resource type the embedded target file does not declare
+/// (the reference RP serves it; the file has no type for it yet): nothing can observe them.
+fn unobservable(fault: Fault, t: &crate::target::Target) -> Option<String> {
+    use crate::target::Scope;
+    let has_scope = |want: fn(&Scope) -> bool| {
+        t.types
+            .iter()
+            .any(|ty| ty.parent.is_none() && want(&ty.scope))
+    };
+    let (ok, what) = match fault {
+        Fault::SubscriptionLevelWrongId => (
+            has_scope(|s| *s == Scope::Subscription),
+            "subscription-level type",
+        ),
+        Fault::ExtensionWrongType => (
+            has_scope(|s| matches!(s, Scope::Extension(_))),
+            "extension type",
+        ),
+        Fault::LocationTypeNoRequestId => {
+            (has_scope(|s| *s == Scope::Location), "location-based type")
+        }
+        Fault::NamespaceApiVersionMixup => (
+            t.types.iter().any(|ty| ty.namespace != t.namespace),
+            "type in a second namespace",
+        ),
+        _ => (true, ""),
+    };
+    (!ok).then(|| {
+        format!("the embedded target file declares no {what}, the only place this fault acts")
+    })
+}
+
+/// Shared preparation: matrix defaults, the plan, the suites (checked once here so a broken
+/// suite is one usage error, not a failed row per run).
+fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
     if a.target != "embedded" {
-        eprintln!("error: --fault-matrix runs against --target embedded only");
-        return super::EXIT_USAGE;
+        eprintln!("error: the matrices run against --target embedded only");
+        return Err(EXIT_USAGE);
     }
-    a.strict = true;
+    if !a.faults.is_empty() || !a.variants.is_empty() {
+        eprintln!("error: the matrices choose the --fault and --variant knobs themselves");
+        return Err(EXIT_USAGE);
+    }
     // A fault that never ends an operation makes every poll run to the deadline: keep it short.
     a.deadline = a.deadline.or(Some(10));
-    let plan = match plan(&a) {
+    if a.hold_reads == 0 {
+        a.hold_reads = MATRIX_HOLD_READS;
+    }
+    let plan = plan(a)?;
+    let suites = load(&plan.paths, &a.schemas)?;
+    let stated = suites
+        .iter()
+        .flat_map(|s| s.scenarios.iter().flat_map(|sc| sc.rules()))
+        .map(str::to_string)
+        .collect();
+    let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
+    let target = match crate::target::parse_target(Path::new("embedded.yaml"), &yaml, "embedded") {
+        Ok(t) => t,
+        Err(r) => {
+            eprint!("{}", r.render());
+            return Err(EXIT_USAGE);
+        }
+    };
+    Ok(Prepared {
+        paths: plan.paths,
+        filter: plan.filter,
+        stated,
+        target,
+    })
+}
+
+/// The fault rows of one matrix: every fault that can be observed, first run on the scenarios
+/// that state its rules (when each of them is stated somewhere), and again on every scenario
+/// when that targeted run did not catch it. Returns the rows and whether all were caught.
+fn fault_rows(
+    a: &RunArgs,
+    p: &Prepared,
+    dir: &Path,
+    with: &[Variant],
+    prefix: &str,
+    skip: &BTreeSet<Fault>,
+) -> (Vec<String>, bool) {
+    let faults: Vec<Fault> = Fault::all()
+        .into_iter()
+        .filter(|f| !skip.contains(f))
+        .collect();
+    let job = |f: Fault, targeted: bool| {
+        let named: Vec<String> = f.rules().iter().map(|r| r.to_string()).collect();
+        let targeted = targeted && named.iter().all(|r| p.stated.contains(r));
+        Job {
+            key: format!(
+                "{prefix}{}{}",
+                f.name(),
+                if targeted { " (targeted)" } else { "" }
+            ),
+            faults: vec![f],
+            variants: with.to_vec(),
+            rules: if targeted { named } else { Vec::new() },
+            dir: dir.join(if targeted {
+                format!("{}-targeted", f.name())
+            } else {
+                f.name().to_string()
+            }),
+        }
+    };
+    let observable: Vec<Fault> = faults
+        .iter()
+        .copied()
+        .filter(|f| unobservable(*f, &p.target).is_none())
+        .collect();
+    let first: Vec<Job> = observable.iter().map(|f| job(*f, true)).collect();
+    let found = run_all(a, &p.paths, p.filter.as_deref(), &first);
+    let caught = |f: Fault, x: &Found| {
+        x.broken.is_none() && f.rules().iter().all(|r| x.failed().contains(*r))
+    };
+    // A targeted run that missed: the whole suites decide.
+    let again: Vec<Job> = observable
+        .iter()
+        .zip(&first)
+        .zip(&found)
+        .filter(|((f, j), x)| !j.rules.is_empty() && !caught(**f, x))
+        .map(|((f, _), _)| job(*f, false))
+        .collect();
+    let found_again = run_all(a, &p.paths, p.filter.as_deref(), &again);
+    let mut rows = Vec::new();
+    let mut ok = true;
+    for f in &faults {
+        if let Some(why) = unobservable(*f, &p.target) {
+            let named: Vec<&str> = f.rules().to_vec();
+            rows.push(format!(
+                "| `{}` | {} | | ⏳ not observable: {why} | |",
+                f.name(),
+                named.join(" ")
+            ));
+            continue;
+        }
+        let i = observable.iter().position(|x| x == f).unwrap_or(0);
+        let (x, note) = match again.iter().position(|j| j.faults.first() == Some(f)) {
+            Some(k) => (&found_again[k], " (all scenarios)"),
+            None if !first[i].rules.is_empty() => (&found[i], " (scenarios stating its rules)"),
+            None => (&found[i], " (all scenarios)"),
+        };
+        let (row, good) = fault_row_with(Some(*f), x, note);
+        ok &= good;
+        rows.push(row);
+    }
+    (rows, ok)
+}
+
+fn write(base_dir: &Path, file: &str, md: &str) -> bool {
+    let path = base_dir.join(file);
+    let _ = std::fs::create_dir_all(base_dir);
+    match std::fs::write(&path, md) {
+        Ok(()) => {
+            println!("written to {}", path.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            false
+        }
+    }
+}
+
+const FAULT_HEAD: &str = "| fault | named | failed | caught | extra |\n|---|---|---|---|---|\n";
+
+pub fn fault_matrix(mut a: RunArgs) -> u8 {
+    let p = match prepare(&mut a) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let suites = match load(&plan.paths, &a.schemas) {
-        Ok(s) => s,
+    let base_dir = a.report_dir.clone();
+    let dir = base_dir.join("fault-matrix");
+    let clean = Job {
+        key: "none".into(),
+        faults: Vec::new(),
+        variants: Vec::new(),
+        rules: Vec::new(),
+        dir: dir.join("none"),
+    };
+    let found = run_all(
+        &a,
+        &p.paths,
+        p.filter.as_deref(),
+        std::slice::from_ref(&clean),
+    );
+    let (clean_row, mut ok) = fault_row(None, &found[0]);
+    let (rows, faults_ok) = fault_rows(&a, &p, &dir, &[], "", &BTreeSet::new());
+    ok &= faults_ok;
+    let mut md = format!(
+        "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on \
+         (`--strict`, `--hold-reads {}`): first only the scenarios that state the fault's rules, then, if that \
+         did not catch it, every scenario.\n`named` are the rules the knob claims to break; `caught` says whether \
+         all of them failed; `extra` lists other rules that failed.\n\n{FAULT_HEAD}",
+        a.hold_reads
+    );
+    let _ = writeln!(md, "{clean_row}");
+    for row in rows {
+        let _ = writeln!(md, "{row}");
+    }
+    if !write(&base_dir, "fault-matrix.md", &md) {
+        return EXIT_FAILED;
+    }
+    if ok { EXIT_OK } else { EXIT_FAILED }
+}
+
+pub fn variant_matrix(mut a: RunArgs) -> u8 {
+    let p = match prepare(&mut a) {
+        Ok(p) => p,
         Err(c) => return c,
     };
     let base_dir = a.report_dir.clone();
-    let mut md = String::from(
-        "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on (`--strict`).\n\
-         `named` are the rules the knob claims to break; `caught` says whether all of them failed; `extra` lists other rules that failed.\n\n\
-         | fault | named | failed | caught | extra |\n|---|---|---|---|---|\n",
-    );
-    let mut runs: Vec<(String, Vec<String>)> = vec![("none".into(), Vec::new())];
-    runs.extend(rpconform_refrp::Fault::all().iter().map(|f| {
-        (
-            f.name().to_string(),
-            f.rules().iter().map(|s| s.to_string()).collect(),
-        )
+    let dir = base_dir.join("variant-matrix");
+    let combined = Variant::compatible_set();
+    let hidden: BTreeSet<Fault> = combined
+        .iter()
+        .flat_map(|v| v.hides_faults().iter().copied())
+        .collect();
+    let mut jobs: Vec<Job> = vec![Job {
+        key: "none".into(),
+        faults: Vec::new(),
+        variants: Vec::new(),
+        rules: Vec::new(),
+        dir: dir.join("none"),
+    }];
+    jobs.extend(Variant::all().into_iter().map(|v| Job {
+        key: v.name().into(),
+        faults: Vec::new(),
+        variants: vec![v],
+        rules: Vec::new(),
+        dir: dir.join(v.name()),
     }));
-    // Runs mostly wait on polls: a few at once keep two cores busy without starving timing.
-    let queue = std::sync::Mutex::new(runs.clone().into_iter().enumerate().collect::<Vec<_>>());
-    let rows: std::sync::Mutex<Vec<(usize, String, bool)>> = std::sync::Mutex::new(Vec::new());
-    let parallel = a.test_threads.unwrap_or(3).clamp(1, 8);
-    std::thread::scope(|scope| {
-        for _ in 0..parallel {
-            scope.spawn(|| {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime");
-                loop {
-                    let Some((idx, (name, named))) =
-                        queue.lock().unwrap_or_else(|e| e.into_inner()).pop()
-                    else {
-                        break;
-                    };
-                    let mut args = a.clone();
-                    args.report_dir = base_dir.join("fault-matrix").join(&name);
-                    args.test_threads = Some(32);
-                    let faults = if name == "none" {
-                        Default::default()
-                    } else {
-                        super::embedded::parse_faults(std::slice::from_ref(&name))
-                            .unwrap_or_default()
-                    };
-                    let (row, ok) =
-                        match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
-                            Ok(o) => judge(&name, &named, &o.results),
-                            Err(_) => (
-                                format!(
-                                    "| `{name}` | {} | | ❌ could not run | |",
-                                    named.join(" ")
-                                ),
-                                false,
-                            ),
-                        };
-                    eprintln!("fault {name:<36} {}", if ok { "✅" } else { "❌" });
-                    rows.lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push((idx, row, ok));
-                }
-            });
-        }
+    jobs.push(Job {
+        key: "compatible-set".into(),
+        faults: Vec::new(),
+        variants: combined.clone(),
+        rules: Vec::new(),
+        dir: dir.join("compatible-set"),
     });
-    let mut rows = rows.into_inner().unwrap_or_else(|e| e.into_inner());
-    rows.sort_by_key(|(i, _, _)| *i);
-    let ok = rows.iter().all(|(_, _, ok)| *ok);
-    for (_, row, _) in &rows {
+    let found = run_all(&a, &p.paths, p.filter.as_deref(), &jobs);
+
+    let mut ok = true;
+    let mut md = format!(
+        "# Variant matrix\n\nThe suites against the embedded reference RP with legal variant knobs on (`--strict`, \
+         `--hold-reads {}`). A row passes when no MUST rule fails, no test ends in a runner error, and no SHOULD \
+         rule fails beyond the ones the variant is documented to depart from (`departs from`, from \
+         `Variant::departs_from`).\n\n## No variant, each variant alone, then all compatible variants at once\n\n\
+         | variants | departs from | SHOULD failed | verdict | time |\n|---|---|---|---|---|\n",
+        a.hold_reads
+    );
+    for (job, f) in jobs.iter().zip(&found) {
+        let departs: BTreeSet<String> = job
+            .variants
+            .iter()
+            .flat_map(|v| v.departs_from().iter().map(|s| s.to_string()))
+            .collect();
+        let (row, good) = variant_row(&job.key, &departs, f);
+        ok &= good;
         let _ = writeln!(md, "{row}");
     }
-    let path = base_dir.join("fault-matrix.md");
-    let _ = std::fs::create_dir_all(&base_dir);
-    if let Err(e) = std::fs::write(&path, &md) {
-        eprintln!("error: cannot write {}: {e}", path.display());
+    let _ = writeln!(
+        md,
+        "\n`compatible-set` = {}.\n\n## The fault matrix with the compatible set on\n\n\
+         Each fault must still fail every rule it names (first on the scenarios stating its rules, then, if \
+         needed, on all).\n\n{FAULT_HEAD}",
+        join(combined.iter().map(|v| v.name()))
+    );
+    let (rows, faults_ok) = fault_rows(
+        &a,
+        &p,
+        &dir.join("faults"),
+        &combined,
+        "compatible-set+",
+        &hidden,
+    );
+    ok &= faults_ok;
+    for row in rows {
+        let _ = writeln!(md, "{row}");
+    }
+    if !hidden.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nNot run (a variant of the set makes the fault's break unobservable, `Variant::hides_faults`):\n"
+        );
+        for f in &hidden {
+            let by: Vec<&str> = combined
+                .iter()
+                .filter(|v| v.hides_faults().contains(f))
+                .map(|v| v.name())
+                .collect();
+            let _ = writeln!(md, "- `{}`: hidden by {}", f.name(), join(by));
+        }
+    }
+    if !write(&base_dir, "variant-matrix.md", &md) {
         return EXIT_FAILED;
     }
-    println!("fault matrix written to {}", path.display());
     if ok { EXIT_OK } else { EXIT_FAILED }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(must: &[&str], should: &[&str]) -> Found {
+        Found {
+            must: must.iter().map(|s| s.to_string()).collect(),
+            should: should.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_fault_row_needs_every_named_rule() {
+        let (row, ok) = fault_row(Some(Fault::DeleteNoLocation), &found(&["LOC-01"], &[]));
+        assert!(!ok && row.contains("missed DEL-01"), "{row}");
+        let (_, ok) = fault_row(
+            Some(Fault::DeleteNoLocation),
+            &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
+        );
+        assert!(ok);
+        let (row, ok) = fault_row(None, &found(&[], &["HDR-03"]));
+        assert!(!ok && row.contains("HDR-03"), "{row}");
+        assert!(fault_row(None, &found(&[], &[])).1);
+    }
+
+    #[test]
+    fn a_variant_row_allows_only_documented_should_failures() {
+        let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
+        assert!(variant_row("no-retry-after", &departs, &found(&[], &["DEL-02"])).1);
+        let (row, ok) = variant_row("x", &departs, &found(&[], &["OPRES-04"]));
+        assert!(
+            !ok && row.contains("undocumented SHOULD failures: OPRES-04"),
+            "{row}"
+        );
+        let (row, ok) = variant_row("x", &departs, &found(&["PUT-03"], &[]));
+        assert!(!ok && row.contains("MUST failed: PUT-03"), "{row}");
+        let mut broken = found(&[], &[]);
+        broken.errors.push("t: deadline".into());
+        assert!(!variant_row("x", &departs, &broken).1);
+    }
+
+    #[test]
+    fn only_faults_on_undeclared_shapes_are_unobservable() {
+        let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
+        let t = crate::target::parse_target(Path::new("e.yaml"), &yaml, "embedded").unwrap();
+        for f in Fault::all() {
+            let shape_fault = matches!(
+                f,
+                Fault::SubscriptionLevelWrongId
+                    | Fault::ExtensionWrongType
+                    | Fault::LocationTypeNoRequestId
+                    | Fault::NamespaceApiVersionMixup
+            );
+            if let Some(why) = unobservable(f, &t) {
+                assert!(shape_fault && why.contains("declares no"), "{f}: {why}");
+            }
+        }
+        // A target without any type observes none of the shape faults.
+        let mut bare = t.clone();
+        bare.types.clear();
+        assert!(unobservable(Fault::ExtensionWrongType, &bare).is_some());
+        assert!(unobservable(Fault::FlatError, &bare).is_none());
+    }
+
+    #[test]
+    fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
+        let a = RunArgs {
+            paths: vec![],
+            target: "embedded".into(),
+            faults: vec![],
+            variants: vec![],
+            hold_reads: 3,
+            op_duration: 100,
+            time_scale: 0.01,
+            strict: false,
+            report_dir: "r".into(),
+            schemas: "schemas".into(),
+            partition: None,
+            insecure: false,
+            no_foreign: false,
+            deadline: Some(10),
+            request_timeout: 60,
+            body_cap: 1,
+            fault_matrix: false,
+            variant_matrix: true,
+            matrix_jobs: None,
+            rules: vec![],
+            filter: None,
+            exact: false,
+            skip: vec![],
+            list: false,
+            include_ignored: false,
+            ignored: false,
+            test_threads: None,
+            quiet: false,
+        };
+        let job = Job {
+            key: "k".into(),
+            faults: vec![Fault::FlatError],
+            variants: vec![Variant::SyncPatch, Variant::WeakEtags],
+            rules: vec!["ETAG-07".into()],
+            dir: "r/x".into(),
+        };
+        let v = child_args(&a, &[PathBuf::from("suites")], None, &job).join(" ");
+        assert!(
+            v.starts_with("run suites --target embedded --strict"),
+            "{v}"
+        );
+        assert!(v.contains("--fault flat-error"), "{v}");
+        assert!(
+            v.contains("--variant sync-patch --variant weak-etags"),
+            "{v}"
+        );
+        assert!(
+            v.contains("--hold-reads 3") && v.contains("--deadline 10"),
+            "{v}"
+        );
+        assert!(v.contains("--rule ETAG-07"), "{v}");
+        assert!(!v.contains("matrix"), "{v}");
+    }
 }

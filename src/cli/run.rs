@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 use super::args::RunArgs;
 use super::common::{load, paths_and_filters, runtime, usage};
-use super::embedded::parse_faults;
+use super::embedded::{label, parse_faults, parse_variants, settings};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Redactor, TokenSource};
 use crate::report::{self, RunInfo, Status};
 use crate::runner::{self, RunCtx, harness, partition::Partition};
 use crate::scenario::{Suite, expand};
-use crate::target::{embedded_target_yaml, load_target, parse_target};
+use crate::target::{embedded_target_yaml_for, load_target, parse_target};
 
 /// Everything `run` needs once arguments are validated.
 pub(super) struct RunPlan {
@@ -72,6 +72,17 @@ pub(super) fn run(a: RunArgs) -> u8 {
     if !faults.is_empty() && a.target != "embedded" {
         return usage("--fault only applies to --target embedded");
     }
+    if let Err(e) = parse_variants(&a.variants) {
+        return usage(e);
+    }
+    for r in &a.rules {
+        if crate::rules::lookup(r).is_none() {
+            return usage(format!("unknown rule `{r}`; `rpconform rules` lists them"));
+        }
+    }
+    if (!a.variants.is_empty() || a.hold_reads > 0) && a.target != "embedded" {
+        return usage("--variant and --hold-reads only apply to --target embedded");
+    }
     let outcome = run_suites(&rt, &a, &plan, suites, faults, true);
     rt.shutdown_timeout(Duration::from_secs(1));
     match outcome {
@@ -82,7 +93,6 @@ pub(super) fn run(a: RunArgs) -> u8 {
 
 pub(super) struct RunOutcome {
     pub exit: u8,
-    pub results: Vec<crate::report::ScenarioResult>,
 }
 
 /// Start the target (embedded or a file), run, clean up, write reports.
@@ -97,7 +107,7 @@ pub(super) fn run_suites(
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // The target: an in-process reference RP, or a file.
-    if a.target == "embedded" && console {
+    if a.target == "embedded" && console && a.hold_reads == 0 {
         // The first poll waits the advertised Retry-After (10 s) scaled; if that outlasts the
         // operation, rules judged only while an operation runs (LOC-05, PUT-03...) get no verdict.
         let first_poll_ms = 10_000.0 * a.time_scale;
@@ -110,17 +120,20 @@ pub(super) fn run_suites(
         }
     }
     let (mut target, server) = if a.target == "embedded" {
-        let settings = rpconform_refrp::Settings {
-            op_duration: Duration::from_millis(a.op_duration),
-            faults: faults.clone(),
-            ..Default::default()
-        };
+        let variants = parse_variants(&a.variants).map_err(usage)?;
+        let settings = settings(
+            a.op_duration,
+            None,
+            a.hold_reads,
+            faults.clone(),
+            variants.clone(),
+        );
         let server = match rt.block_on(rpconform_refrp::start(settings, 0)) {
             Ok(s) => s,
             Err(e) => return Err(usage(format!("cannot start the embedded RP: {e}"))),
         };
-        let yaml = embedded_target_yaml(&server.base_url());
-        match parse_target(Path::new("embedded-target.yaml"), &yaml, "embedded") {
+        let yaml = embedded_target_yaml_for(&server.base_url(), &variants);
+        match parse_target(Path::new("embedded-target.yaml"), &yaml, &label(&variants)) {
             Ok(t) => (t, Some(server)),
             Err(r) => {
                 eprint!("{}", r.render());
@@ -180,6 +193,29 @@ pub(super) fn run_suites(
             )));
         }
     }
+    let all = if a.rules.is_empty() {
+        all
+    } else {
+        let kept: Vec<_> = all
+            .into_iter()
+            .filter(|i| {
+                let stated = i.scenario().rules();
+                a.rules
+                    .iter()
+                    .any(|r| stated.iter().any(|s| s.eq_ignore_ascii_case(r)))
+            })
+            .collect();
+        if kept.is_empty() {
+            if let Some(s) = server {
+                rt.block_on(s.shutdown());
+            }
+            return Err(usage(format!(
+                "no scenario states {}; `rpconform rules` shows which suites check a rule",
+                a.rules.join(", ")
+            )));
+        }
+        kept
+    };
     let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
     // Shown in every report: without the userinfo of `https://user:password@host`.
@@ -215,10 +251,7 @@ pub(super) fn run_suites(
                 .map(|i| libtest_mimic::Trial::test(i.name.clone(), || Ok(())))
                 .collect(),
         );
-        return Ok(RunOutcome {
-            exit: EXIT_OK,
-            results: Vec::new(),
-        });
+        return Ok(RunOutcome { exit: EXIT_OK });
     }
     // Ctrl-C / SIGTERM: stop waiting, run teardowns, clean up, still write reports.
     {
@@ -313,7 +346,7 @@ pub(super) fn run_suites(
     } else {
         EXIT_OK
     };
-    Ok(RunOutcome { exit, results })
+    Ok(RunOutcome { exit })
 }
 
 async fn wait_for_signal() {

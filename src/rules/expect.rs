@@ -314,6 +314,20 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
         Predicate::Contains(jt) => {
             let want = render(jt)?;
             match v {
+                // A string contains a text; an object the expected fields.
+                Some(Value::String(have)) if want.is_string() => {
+                    let w = value_to_text(&want);
+                    let found = if ignore_case {
+                        have.to_lowercase().contains(&w.to_lowercase())
+                    } else {
+                        have.contains(&w)
+                    };
+                    if found {
+                        Ok(())
+                    } else {
+                        Err(Miss::Failed(format!("containing {w:?}"), show(v)))
+                    }
+                }
                 Some(x) if contains(x, &want, ignore_case) => Ok(()),
                 _ => Err(Miss::Failed(
                     format!("containing {}", crate::http::cut(&want.to_string(), 200)),

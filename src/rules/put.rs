@@ -51,18 +51,27 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         return;
     }
     initial_state(j, flow, exs, "PUT-02");
-    judge_during(
-        j,
-        flow,
-        exs,
-        "PUT-03",
-        "200 with a non-terminal provisioningState while provisioning runs",
-        |x| {
-            x.response
-                .as_ref()
-                .is_some_and(|r| r.status == 200 && resource_state(r.json.as_ref()).is_running())
-        },
-    );
+    // PUT-03 speaks of a PUT answered 200/201; a create answered 202 stays invisible (LOC-07).
+    let answered = exs[flow.initial].status();
+    if answered == Some(202) {
+        j.ledger.not_judged(
+            "PUT-03",
+            "the PUT was answered 202: the resource may stay invisible until the operation ends (LOC-07)",
+        );
+    } else {
+        judge_during(
+            j,
+            flow,
+            exs,
+            "PUT-03",
+            "200 with a non-terminal provisioningState while provisioning runs",
+            |x| {
+                x.response.as_ref().is_some_and(|r| {
+                    r.status == 200 && resource_state(r.json.as_ref()).is_running()
+                })
+            },
+        );
+    }
     match (&flow.end, flow.channel) {
         (End::TimedOut, Some(Channel::Resource)) => {
             let last = flow.polls().last();

@@ -139,6 +139,14 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
         Some(202) => {}
         _ => return false,
     }
+    // The operation's own URL, read as given on each round as a client following it would
+    // (some RPs end an operation only once it has been observed).
+    let op_url = ex.response.as_ref().and_then(|r| {
+        r.header("azure-asyncoperation")
+            .or_else(|| r.header("location"))
+            .and_then(|l| url::Url::parse(&u).ok()?.join(l).ok())
+            .map(|l| l.to_string())
+    });
     // Poll the resource itself until it is gone: the simplest signal every RP gives.
     while start.elapsed() < budget {
         tokio::time::sleep(
@@ -146,6 +154,21 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
                 .max(Duration::from_millis(50)),
         )
         .await;
+        if let Some(op) = &op_url {
+            let _ = ctx
+                .http
+                .send(
+                    OutRequest {
+                        surface: crate::http::Surface::Arm,
+                        method: "GET".into(),
+                        url: op.clone(),
+                        headers: Vec::new(),
+                        body: None,
+                    },
+                    Role::Cleanup,
+                )
+                .await;
+        }
         let g = ctx
             .http
             .send(

@@ -70,6 +70,8 @@ pub(super) struct Exec<'a> {
     /// Inside a `during` block: expectations kept until the operation is known to have run
     /// before and after the block's reads.
     pub deferring: Option<Vec<(Vec<Expectation>, StepOut)>>,
+    /// A `not_applicable` step ended the test here, with its reason.
+    pub not_applicable: Option<String>,
 }
 
 /// Run one test to its end; never panics on target behaviour.
@@ -119,6 +121,7 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         correlation: super::ids::uuid(),
         step_label: String::new(),
         deferring: None,
+        not_applicable: None,
     };
     let error = ex.run_all().await;
     let ledger = &ex.judge.ledger;
@@ -135,6 +138,10 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
     {
         ex.notes.push(format!("runner error: {e}"));
         result.status = Status::Failed;
+    }
+    // A scenario that found what it needs missing says so (unless a rule failed before).
+    if let (Status::Passed, Some(why)) = (&result.status, &ex.not_applicable) {
+        result.status = Status::Skipped(format!("not applicable: {why}"));
     }
     // A test in which no rule was judged checked nothing: not applicable, not passed.
     if result.status == Status::Passed && !ledger.judged_any() {
@@ -194,6 +201,9 @@ impl<'a> Exec<'a> {
             }
             if let Err(e) = self.run_step(step).await {
                 error = Some(format!("{}: step `{}`: {e}", step.pos, step.label()));
+                break;
+            }
+            if self.not_applicable.is_some() {
                 break;
             }
         }
@@ -365,6 +375,8 @@ impl<'a> Exec<'a> {
                 "task_id": Value::Null,
                 "resource_id": Value::Null,
                 "resource_url": Value::Null,
+                "cancel_url": Value::Null,
+                "cancel_method": Value::Null,
             });
             for (k, x) in &out.extra {
                 v[k] = x.clone();
@@ -416,6 +428,10 @@ impl<'a> Exec<'a> {
                 .cloned()
                 .ok_or_else(|| format!("step `{name}` did not run, nothing to inspect")),
             Action::During(_) => Err("a `during` block cannot nest here".into()),
+            Action::NotApplicable(t) => {
+                self.not_applicable = Some(self.render(t)?);
+                Ok(StepOut::default())
+            }
         }
     }
 }

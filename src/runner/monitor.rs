@@ -168,7 +168,20 @@ impl<'a> Exec<'a> {
         }
         self.judge
             .monitor_started(mon, &self.exchanges[i], sent_id.as_deref());
-        let extra = self.monitor_link(mon, i, &url);
+        let mut extra = self.monitor_link(mon, i, &url);
+        // The declared cancel request, ready to send (`${start.cancel_url}`, with the monitor's
+        // api-version, and `${start.cancel_method}`).
+        if let Some(c) = &mon.cancel {
+            let (curl, _) = self.render_decl(c, None)?;
+            let mut u = url::Url::parse(&curl).map_err(|e| format!("cancel URL `{curl}`: {e}"))?;
+            if let Some(v) = &mon.api_version
+                && !u.query_pairs().any(|(k, _)| k == "api-version")
+            {
+                u.query_pairs_mut().append_pair("api-version", v);
+            }
+            extra.insert("cancel_url".into(), json!(u.to_string()));
+            extra.insert("cancel_method".into(), json!(c.method));
+        }
         Ok(StepOut {
             exchange: Some(i),
             initial: Some(i),

@@ -122,6 +122,7 @@ impl<'a> Exec<'a> {
             "dependency": dependency.clone().unwrap_or(Value::Null),
             "body": Value::Null,
             "sent": Value::Null,
+            "replace": Value::Null,
             "type": ty.name,
         });
         let mut bscope = self.scope.clone();
@@ -135,6 +136,12 @@ impl<'a> Exec<'a> {
             None => JsonTemplate::parse(&ty.create_body)?.render(&bscope)?,
         };
         bound["sent"] = body.clone();
+        // The body a replacing PUT sends: the type's replace_body, rendered like the create
+        // body (else the body the create sent).
+        bound["replace"] = match (&spec.body, &ty.replace_body) {
+            (None, Some(rb)) => JsonTemplate::parse(rb)?.render(&bscope)?,
+            _ => body.clone(),
+        };
         if !really {
             self.scope.insert(spec.bind.clone(), bound);
             return Ok(StepOut {

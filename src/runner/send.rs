@@ -10,8 +10,9 @@ use crate::scenario::{ApiVersion, Body, RequestSpec};
 use crate::target::Addressed;
 use crate::template::value_to_text;
 
-/// Most pages `pages: all` follows.
-const MAX_PAGES: usize = 100;
+/// Most pages `pages: all` follows; a longer list is a runner error, never a partial list
+/// (a check against a partial list would blame the RP for what the runner did not read).
+const MAX_PAGES: usize = 1000;
 
 impl Exec<'_> {
     /// Make a URL absolute against the target base.
@@ -189,7 +190,7 @@ impl Exec<'_> {
     async fn all_pages(&mut self, first: usize) -> StepResult<Vec<Value>> {
         let mut all: Vec<Value> = Vec::new();
         let mut cur = first;
-        for _ in 0..MAX_PAGES {
+        for page in 0.. {
             let resp = self.exchanges[cur].response.as_ref();
             let Some(j) = resp
                 .filter(|r| r.status == 200)
@@ -208,6 +209,11 @@ impl Exec<'_> {
             else {
                 break;
             };
+            if page + 1 >= MAX_PAGES {
+                return Err(format!(
+                    "the list has more than {MAX_PAGES} pages; stopped following nextLink at {next}"
+                ));
+            }
             let next = self.absolute(&next);
             let surface = self.exchanges[first].surface;
             cur = self

@@ -222,6 +222,9 @@ pub enum Action {
     Start(StartSpec),
     /// A write on the task API, followed to its end.
     Task(TaskSpec),
+    /// End the test here as not applicable, with the reason (guarded by `if:`): what the
+    /// scenario needs is not there on this target (failures already recorded still count).
+    NotApplicable(Template),
 }
 
 #[derive(Debug, Clone)]
@@ -262,6 +265,7 @@ impl Action {
             Action::Inspect(_) => "inspect",
             Action::Start(_) => "start",
             Action::Task(_) => "task",
+            Action::NotApplicable(_) => "not_applicable",
         }
     }
 }

@@ -57,6 +57,23 @@ pub fn is_guid(s: &str) -> bool {
 
 /// A path template (`/v1/things/${id}`) as an anchored regex over paths.
 fn template_regex(t: &str) -> Option<Regex> {
+    // Every request asks which surface it addresses: compile each template once per process.
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, Option<Regex>>>,
+    > = std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(t) {
+        return hit.clone();
+    }
+    let re = compile_template(t);
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(t.to_string(), re.clone());
+    re
+}
+
+fn compile_template(t: &str) -> Option<Regex> {
     let path = path_of(t);
     let mut re = String::from("(?i)^");
     let mut rest = path.as_str();

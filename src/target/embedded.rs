@@ -1,10 +1,69 @@
 //! The target file of the embedded reference RP (`--target embedded`, `rpconform serve`).
 //! It is kept as YAML text, parsed by the same code as a user's file, so it doubles as a
 //! complete, tested example of the format.
+//!
+//! With variant knobs on, the file follows [`rpconform_refrp::target_hints`]: every type
+//! declared `async: true` gets the per-operation `lro:` patterns the variants give it (a
+//! synchronous PATCH or DELETE, a PUT followed through provisioningState), the monitors
+//! declare the operation-id header the data plane sends (or `none`), and each hint's note
+//! heads the file as a comment.
 
-/// Target YAML for the reference RP listening at `base_url`.
+use std::collections::BTreeSet;
+
+use rpconform_refrp::{TargetHints, Variant, target_hints};
+
+/// Target YAML for the reference RP (no variant on) listening at `base_url`.
 pub fn embedded_target_yaml(base_url: &str) -> String {
-    TEMPLATE.replace("{BASE_URL}", base_url.trim_end_matches('/'))
+    embedded_target_yaml_for(base_url, &BTreeSet::new())
+}
+
+/// Target YAML for the reference RP listening at `base_url` with these variants on.
+pub fn embedded_target_yaml_for(base_url: &str, variants: &BTreeSet<Variant>) -> String {
+    let hints = target_hints(variants);
+    let mut text = TEMPLATE
+        .replace("{BASE_URL}", base_url.trim_end_matches('/'))
+        .replace(
+            "{OPERATION_ID_HEADER}",
+            hints.dataplane_operation_id_header.unwrap_or("none"),
+        );
+    if let Some(lro) = lro_line(&hints) {
+        text = text.replace(
+            "\n    async: true\n",
+            &format!("\n    async: true\n    {lro}\n"),
+        );
+    }
+    if variants.is_empty() {
+        return text;
+    }
+    let mut head = String::from("# Variants on: ");
+    head.push_str(
+        &variants
+            .iter()
+            .map(|v| v.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    head.push('\n');
+    for n in &hints.notes {
+        head.push_str(&format!("#   {n}\n"));
+    }
+    head + &text
+}
+
+/// The `lro:` declaration of an asynchronous type under these hints (None: `async: true` says
+/// it all).
+fn lro_line(h: &TargetHints) -> Option<String> {
+    let mut ops = Vec::new();
+    if h.put_polls_the_resource {
+        ops.push("put: provisioning-state");
+    }
+    if h.patch_synchronous {
+        ops.push("patch: sync");
+    }
+    if h.delete_synchronous {
+        ops.push("delete: sync");
+    }
+    (!ops.is_empty()).then(|| format!("lro: {{{}}}", ops.join(", ")))
 }
 
 const TEMPLATE: &str = r#"# Target file for the rpconform embedded reference RP (generated).
@@ -41,6 +100,8 @@ types:
     failing_body:
       location: eastus
       properties: {size: 3, simulateFailure: true}
+    failing_update_body:
+      properties: {simulateFailure: true}
     invalid_bodies:
       - {location: eastus, properties: {size: "three"}}
       - {location: eastus, properties: {minCount: 9, maxCount: 2}}
@@ -62,6 +123,8 @@ types:
       properties: {size: 1}
     update_body:
       properties: {size: 2}
+    failing_update_body:
+      properties: {simulateFailure: true}
   sprockets:
     parent: gadgets
     kind: proxy
@@ -72,6 +135,8 @@ types:
       properties: {size: 1}
     update_body:
       properties: {size: 2}
+    failing_update_body:
+      properties: {simulateFailure: true}
   links:
     depends_on: widgets
     kind: tracked
@@ -87,43 +152,55 @@ types:
 monitors:
   widget-put:
     request: {method: PUT, url: "/dataplane/widgets/dp${unique}", body: {size: 1}}
+    cancel: {method: DELETE, url: "/dataplane/widgets/dp${unique}"}
     failing_body: {size: 1, fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     link: operation-location
     result_field: result
     final_state_via: operation-location
   widget-export:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:export", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     succeeded: [Completed]
     failed: [Faulted]
     canceled: [Aborted]
   widget-analyze:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:analyze", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     result_field: success
     error_field: failure
   widget-restart:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:restart", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     link: location
   widget-rebuild:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:rebuild", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     link: azure-async-operation
   widget-snapshot:
     prerequisite: widget-put
+    cancel: {method: DELETE, url: "/dataplane/widgets/${prerequisite.name}"}
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:snapshot", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    operation_id_header: {OPERATION_ID_HEADER}
     final_state_via: location
 # A task-based API in the Redis Cloud style (TASK rules).
 tasks:
@@ -156,6 +233,64 @@ mod tests {
         );
         assert!(sp.has("grandchild", &t));
         assert!(t.type_named("widgets").unwrap().has("has_children", &t));
+    }
+
+    #[test]
+    fn variants_change_the_declarations_their_hints_name() {
+        let set: BTreeSet<Variant> = [
+            Variant::SyncPatch,
+            Variant::PutProvisioningStateOnly,
+            Variant::MonNoOperationId,
+            Variant::WeakEtags,
+        ]
+        .into_iter()
+        .collect();
+        let text = embedded_target_yaml_for("http://127.0.0.1:1234", &set);
+        assert!(text.starts_with("# Variants on: "), "{text}");
+        let t = crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
+            .unwrap_or_else(|r| panic!("{}", r.render()));
+        for ty in &t.types {
+            assert_eq!(
+                ty.lro.patch.pattern,
+                crate::target::OpPattern::Sync,
+                "{}",
+                ty.name
+            );
+            assert_eq!(
+                ty.lro.put.pattern,
+                crate::target::OpPattern::ProvisioningState,
+                "{}",
+                ty.name
+            );
+            assert_eq!(ty.lro.delete.pattern, crate::target::OpPattern::Any);
+        }
+        assert!(t.monitors.iter().all(|m| m.operation_id_header.is_none()));
+        // Without variants: every write may run either way, monitors send Operation-Id.
+        let plain = crate::target::parse_target(
+            Path::new("embedded.yaml"),
+            &embedded_target_yaml("http://127.0.0.1:1234"),
+            "embedded",
+        )
+        .unwrap_or_else(|r| panic!("{}", r.render()));
+        assert!(
+            plain
+                .monitors
+                .iter()
+                .all(|m| m.operation_id_header.as_deref() == Some("Operation-Id"))
+        );
+        assert!(
+            plain
+                .types
+                .iter()
+                .all(|t| t.lro == crate::target::Lro::all(crate::target::OpPattern::Any))
+        );
+        // Every variant alone gives a file that parses.
+        for v in Variant::all() {
+            let one: BTreeSet<Variant> = [v].into_iter().collect();
+            let text = embedded_target_yaml_for("http://127.0.0.1:1234", &one);
+            crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
+                .unwrap_or_else(|r| panic!("{v}: {}", r.render()));
+        }
     }
 
     #[test]

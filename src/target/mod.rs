@@ -17,7 +17,7 @@ mod parse;
 mod surfaces;
 
 pub use address::{Addressed, is_guid};
-pub use embedded::embedded_target_yaml;
+pub use embedded::{embedded_target_yaml, embedded_target_yaml_for};
 pub use parse::{load_target, parse_target};
 pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 
@@ -254,6 +254,8 @@ pub struct ResourceType {
     pub replace_body: Option<Value>,
     pub tags_body: Option<Value>,
     pub failing_body: Option<Value>,
+    /// A PATCH body the RP accepts and whose update then fails (the operation ends Failed).
+    pub failing_update_body: Option<Value>,
     pub invalid_bodies: Vec<Value>,
     /// Top-level fields the RP echoes back as sent (None: not declared).
     pub echoes: Option<Vec<String>>,
@@ -316,6 +318,7 @@ pub const TYPE_FEATURES: &[&str] = &[
     "has_children",
     "dependant",
     "failing_body",
+    "failing_update_body",
     "invalid_bodies",
     "update_body",
     "tags_body",
@@ -354,6 +357,7 @@ impl ResourceType {
                 .any(|t| t.parent.as_deref() == Some(&self.name)),
             "dependant" => self.depends_on.is_some(),
             "failing_body" => self.failing_body.is_some(),
+            "failing_update_body" => self.failing_update_body.is_some(),
             "invalid_bodies" => !self.invalid_bodies.is_empty(),
             "update_body" => self.update_body.is_some(),
             "tags_body" => self.tags_body.is_some() || self.kind == Kind::Tracked,
@@ -400,6 +404,23 @@ impl ResourceType {
         self.replace_body.as_ref().unwrap_or(&self.create_body)
     }
 
+    /// The part of `update_body` the RP answers back as sent: its `echoes` fields when
+    /// declared, else all of it (null without an update body).
+    pub fn update_echo(&self) -> Value {
+        let Some(Value::Object(body)) = &self.update_body else {
+            return Value::Null;
+        };
+        match &self.echoes {
+            None => Value::Object(body.clone()),
+            Some(fields) => Value::Object(
+                body.iter()
+                    .filter(|(k, _)| fields.iter().any(|f| f == *k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// The scope value `${type}` for this type.
     pub fn scope_value(&self, target: &Target) -> Value {
         let first_child = target
@@ -430,7 +451,10 @@ impl ResourceType {
             "update_body": self.update_body.clone().unwrap_or(Value::Null),
             "replace_body": self.replace_body(),
             "tags_body": self.tags_body.clone().unwrap_or(Value::Null),
+            "update_echo": self.update_echo(),
             "failing_body": self.failing_body.clone().unwrap_or(Value::Null),
+            "failing_update_body": self.failing_update_body.clone().unwrap_or(Value::Null),
+            "echoes": self.echoes.clone().map(Value::from).unwrap_or(Value::Null),
             "invalid_bodies": self.invalid_bodies,
             "names": self.names.clone().map(Value::from).unwrap_or(Value::Null),
             "parent": self.parent.clone().unwrap_or_default(),
@@ -461,7 +485,10 @@ pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "update_body",
     "replace_body",
     "tags_body",
+    "update_echo",
     "failing_body",
+    "failing_update_body",
+    "echoes",
     "invalid_bodies",
     "names",
     "parent",

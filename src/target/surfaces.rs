@@ -60,6 +60,9 @@ pub struct Monitor {
     pub operation_id_header: Option<String>,
     /// Another monitor run to success first; its request URL is `${prerequisite.url}`.
     pub prerequisite: Option<String>,
+    /// A request that cancels the running operation (a DELETE of the resource it acts on, say);
+    /// its URL may use `${prerequisite.…}` and `${unique}` like `request`.
+    pub cancel: Option<RequestDecl>,
 }
 
 /// Features a scenario can require of a monitor (`for_each_monitor: [...]`).
@@ -72,6 +75,7 @@ pub const MONITOR_FEATURES: &[&str] = &[
     "custom_terminal",
     "operation_id",
     "no_operation_id",
+    "cancel",
 ];
 
 impl Monitor {
@@ -80,6 +84,7 @@ impl Monitor {
             "any" => true,
             "operation_id" => self.operation_id_header.is_some(),
             "no_operation_id" => self.operation_id_header.is_none(),
+            "cancel" => self.cancel.is_some(),
             "standard" => self.link == MonitorLink::OperationLocation,
             "failing_body" => self.failing_body.is_some(),
             "result" => self.result_field.is_some(),
@@ -114,6 +119,7 @@ impl Monitor {
             "final_state_via": self.final_state_via.name(),
             "succeeded": self.succeeded,
             "failed": self.failed,
+            "canceled": self.canceled,
         })
     }
 }

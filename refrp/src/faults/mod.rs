@@ -104,7 +104,7 @@ pub enum Fault {
     MonFailedWithoutError,
     /// MON-03: the export monitor reports `Succeeded` instead of its declared `Completed`.
     MonDefaultNamesOnCustom,
-    /// MON-07: a client `Operation-Id` is not echoed; a server-made id is used instead.
+    /// MON-07, MON-08: a client `Operation-Id` is not echoed; a server-made id is used instead.
     MonOperationIdIgnored,
     /// MON-06: the snapshot final `Location` keeps answering 404 after the monitor succeeded.
     MonFinalLocation404,

@@ -279,7 +279,8 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::MonOperationIdIgnored,
         "mon-operation-id-ignored",
-        &["MON-07"],
+        // MON-08 too: its monitor URL is not built from the client's id.
+        &["MON-07", "MON-08"],
         "a client Operation-Id is not echoed; a server-made id is used",
     ),
     (

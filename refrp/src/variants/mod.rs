@@ -157,7 +157,7 @@ impl Variant {
     }
 
     /// Rules the behaviour is at odds with although real RPs ship it: SHOULD rules
-    /// (OPRES-04, DEL-02, LOC-09) whose failure does not fail a run, and PUT-02 for
+    /// (OPRES-04, OPRES-09, DEL-02, LOC-09) whose failure does not fail a run, and PUT-02 for
     /// `fast-operations`, whose wording real-rps.md recommends relaxing. Empty for most.
     pub fn departs_from(self) -> &'static [&'static str] {
         self.row().departs_from
@@ -232,8 +232,9 @@ impl Variant {
             Variant::DeleteSync200 => &[DeleteKeepsAncestors],
             // A create answered 202 is invisible: there is no GET to omit the state from.
             Variant::Put202Location => &[NoStateWhileProvisioning],
-            // Without the header, which id it echoes cannot be seen.
-            Variant::MonNoOperationId => &[MonOperationIdIgnored],
+            // Without the header, which id it echoes cannot be seen; and with the header
+            // declared absent a tester has no header to send a client id in (MON-08).
+            Variant::MonNoOperationId => &[MonOperationIdIgnored, MonRepeatStartsNew],
             _ => &[],
         }
     }

@@ -184,7 +184,8 @@ pub(super) const TABLE: &[Row] = &[
         "the operation resource's terminal status is lower case: succeeded, failed, canceled",
         "rules.md Ambiguities in the sources (state names are compared case-insensitively)",
         Some("Resources deploymentScripts reported status `failed`"),
-        &[],
+        // OPRES-09 (SHOULD) asks for the exact spelling; clients compare case-insensitively.
+        &["OPRES-09"],
     ),
     row!(
         AaoOnlyPut,

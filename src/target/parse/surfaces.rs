@@ -73,6 +73,7 @@ const MONITOR_KEYS: &[&str] = &[
     "final_state_via",
     "operation_id_header",
     "prerequisite",
+    "cancel",
 ];
 
 fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
@@ -160,6 +161,10 @@ fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
         prerequisite: m
             .get("prerequisite")
             .and_then(|x| r.string(x, "prerequisite")),
+        cancel: match m.get("cancel") {
+            Some(x) => Some(read_request(r, x, "cancel")?),
+            None => None,
+        },
     })
 }
 
