@@ -15,7 +15,7 @@ use crate::rules::Judge;
 use crate::rules::expect::{Miss, Subject, evaluate};
 use crate::scenario::{Action, CaptureFrom, Expectation, Instance, Step};
 use crate::target::ResourceType;
-use crate::template::{JsonTemplate, Scope, Template};
+use crate::template::{JsonTemplate, Scope, Template, truthy};
 
 /// How a `poll` step follows the step it names.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +70,8 @@ pub(super) struct Exec<'a> {
     /// Inside a `during` block: expectations kept until the operation is known to have run
     /// before and after the block's reads.
     pub deferring: Option<Vec<(Vec<Expectation>, StepOut)>>,
+    /// Locks of fixed-name resources this test writes, held until it ends.
+    pub held: Vec<(String, tokio::sync::OwnedMutexGuard<()>)>,
 }
 
 /// Run one test to its end; never panics on target behaviour.
@@ -119,6 +121,7 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         correlation: super::ids::uuid(),
         step_label: String::new(),
         deferring: None,
+        held: Vec::new(),
     };
     let error = ex.run_all().await;
     let ledger = &ex.judge.ledger;
@@ -435,25 +438,4 @@ fn says_running(resp: Option<&crate::http::Response>) -> bool {
         .or_else(|| r.pointer("/properties/provisioningState"))
         .and_then(Value::as_str);
     st.is_some_and(|s| crate::lro::Outcome::of_arm(s).is_none())
-}
-
-/// Is a condition's value true? `a == b` / `a != b` compare the rendered text.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::String(s) if s.contains(" == ") || s.contains(" != ") => {
-            let (l, r, eq) = match s.split_once(" == ") {
-                Some((l, r)) => (l, r, true),
-                None => {
-                    let (l, r) = s.split_once(" != ").unwrap_or((s, ""));
-                    (l, r, false)
-                }
-            };
-            (l.trim() == r.trim()) == eq
-        }
-        Value::Bool(b) => *b,
-        Value::Null => false,
-        Value::String(s) => !s.is_empty() && s != "false",
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        _ => true,
-    }
 }
