@@ -8,6 +8,7 @@ mod commands;
 mod common;
 mod embedded;
 mod matrix;
+mod probe;
 mod rules;
 mod run;
 

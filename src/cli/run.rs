@@ -312,7 +312,7 @@ pub(super) fn run_suites(
     Ok(RunOutcome { exit, results })
 }
 
-async fn wait_for_signal() {
+pub(super) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

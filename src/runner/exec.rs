@@ -77,80 +77,95 @@ pub(super) struct Exec<'a> {
 /// Run one test to its end; never panics on target behaviour.
 pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
     let start = Instant::now();
-    let sc = inst.scenario();
-    let mut result = ScenarioResult {
-        name: inst.name.clone(),
-        suite: inst.suite.name.clone(),
-        suite_file: inst.suite.path.display().to_string(),
-        scenario: sc.name.clone(),
-        type_name: inst.type_name.clone(),
-        row: inst.row.as_ref().map(|r| r.name.clone()),
-        at: sc.pos.to_string(),
-        status: Status::Passed,
-        duration_ms: 0,
-        verdicts: Vec::new(),
-        polls: Vec::new(),
-        notes: Vec::new(),
-        exchanges: Vec::new(),
-    };
     if let Some(reason) = &inst.not_applicable {
+        let mut result = Exec::new(ctx, inst).result(None, start);
         result.status = Status::Skipped(format!("not applicable: {reason}"));
         return result;
     }
-    let ty = inst
-        .type_name
-        .as_deref()
-        .and_then(|n| ctx.target.type_named(n));
-    let mon = inst
-        .monitor
-        .as_deref()
-        .and_then(|n| ctx.target.monitor_named(n));
-    let mut ex = Exec {
-        ctx,
-        inst,
-        ty,
-        mon,
-        scope: Scope::new(),
-        judge: Judge::new(&ctx.target, &ctx.registry),
-        exchanges: Vec::new(),
-        polls: Vec::new(),
-        outs: HashMap::new(),
-        notes: Vec::new(),
-        started: HashMap::new(),
-        step_name: None,
-        correlation: super::ids::uuid(),
-        step_label: String::new(),
-        deferring: None,
-        held: Vec::new(),
-    };
+    let mut ex = Exec::new(ctx, inst);
     let error = ex.run_all().await;
-    let ledger = &ex.judge.ledger;
-    result.duration_ms = start.elapsed().as_millis() as u64;
-    result.status = match error {
-        Some(e) => Status::Error(e),
-        None if ledger.failed_at(true) && ledger.failed_at(ctx.strict) => Status::Failed,
-        None if ledger.failed_at(true) => Status::Warned,
-        None => Status::Passed,
-    };
-    // A runner error with failed MUST rules is reported as the failure it also is.
-    if let Status::Error(e) = &result.status
-        && ledger.failed_at(ctx.strict)
-    {
-        ex.notes.push(format!("runner error: {e}"));
-        result.status = Status::Failed;
+    ex.result(error, start)
+}
+
+impl<'a> Exec<'a> {
+    /// A fresh executor for one test.
+    pub(super) fn new(ctx: &'a RunCtx, inst: &'a Instance) -> Exec<'a> {
+        let ty = inst
+            .type_name
+            .as_deref()
+            .and_then(|n| ctx.target.type_named(n));
+        let mon = inst
+            .monitor
+            .as_deref()
+            .and_then(|n| ctx.target.monitor_named(n));
+        Exec {
+            ctx,
+            inst,
+            ty,
+            mon,
+            scope: Scope::new(),
+            judge: Judge::new(&ctx.target, &ctx.registry),
+            exchanges: Vec::new(),
+            polls: Vec::new(),
+            outs: HashMap::new(),
+            notes: Vec::new(),
+            started: HashMap::new(),
+            step_name: None,
+            correlation: super::ids::uuid(),
+            step_label: String::new(),
+            deferring: None,
+            held: Vec::new(),
+        }
     }
-    // A test in which no rule was judged checked nothing: not applicable, not passed.
-    if result.status == Status::Passed && !ledger.judged_any() {
-        result.status = Status::Skipped(
-            "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
-                .into(),
-        );
+
+    /// The test's result from what the ledger holds (and the runner error, if any).
+    pub(super) fn result(self, error: Option<String>, start: Instant) -> ScenarioResult {
+        let inst = self.inst;
+        let sc = inst.scenario();
+        let mut result = ScenarioResult {
+            name: inst.name.clone(),
+            suite: inst.suite.name.clone(),
+            suite_file: inst.suite.path.display().to_string(),
+            scenario: sc.name.clone(),
+            type_name: inst.type_name.clone(),
+            row: inst.row.as_ref().map(|r| r.name.clone()),
+            at: sc.pos.to_string(),
+            status: Status::Passed,
+            duration_ms: 0,
+            verdicts: Vec::new(),
+            polls: Vec::new(),
+            notes: Vec::new(),
+            exchanges: Vec::new(),
+        };
+        let mut notes = self.notes;
+        let ledger = &self.judge.ledger;
+        result.duration_ms = start.elapsed().as_millis() as u64;
+        result.status = match error {
+            Some(e) => Status::Error(e),
+            None if ledger.failed_at(true) && ledger.failed_at(self.ctx.strict) => Status::Failed,
+            None if ledger.failed_at(true) => Status::Warned,
+            None => Status::Passed,
+        };
+        // A runner error with failed MUST rules is reported as the failure it also is.
+        if let Status::Error(e) = &result.status
+            && ledger.failed_at(self.ctx.strict)
+        {
+            notes.push(format!("runner error: {e}"));
+            result.status = Status::Failed;
+        }
+        // A test in which no rule was judged checked nothing: not applicable, not passed.
+        if result.status == Status::Passed && !ledger.judged_any() {
+            result.status = Status::Skipped(
+                "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
+                    .into(),
+            );
+        }
+        result.verdicts = verdicts(&ledger.tallies());
+        result.polls = self.polls;
+        result.notes = notes;
+        result.exchanges = self.exchanges;
+        result
     }
-    result.verdicts = verdicts(&ledger.tallies());
-    result.polls = ex.polls;
-    result.notes = ex.notes;
-    result.exchanges = ex.exchanges;
-    result
 }
 
 impl<'a> Exec<'a> {

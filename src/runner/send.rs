@@ -55,8 +55,12 @@ impl Exec<'_> {
         match api {
             ApiVersion::AsGiven => {}
             ApiVersion::Default if !has => {
+                // A target that declares no api-version for this URL (only `arm_paths`, say)
+                // has none to add.
                 let v = self.ctx.target.api_version_for(u.as_str()).to_string();
-                u.query_pairs_mut().append_pair("api-version", &v);
+                if !v.is_empty() {
+                    u.query_pairs_mut().append_pair("api-version", &v);
+                }
             }
             ApiVersion::Default => {}
             ApiVersion::Omit | ApiVersion::Value(_) => {

@@ -226,11 +226,26 @@ impl Target {
         {
             return Surface::DataPlane;
         }
-        if self.address(&path).is_arm() {
+        let declared = self.arm_paths.iter().any(|p| {
+            let p = p.trim_end_matches('/');
+            path.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+                && (p.is_empty() || matches!(path.as_bytes().get(p.len()), None | Some(b'/')))
+        });
+        if declared || self.address(&path).is_arm() {
             Surface::Arm
         } else {
             Surface::Other
         }
+    }
+
+    /// The declared status-monitor operation a request of this method to this URL starts.
+    pub fn monitor_for(&self, method: &str, url: &str) -> Option<&super::Monitor> {
+        let path = path_of(url);
+        self.monitors.iter().find(|m| {
+            m.request.method.eq_ignore_ascii_case(method)
+                && template_regex(&m.request.url).is_some_and(|re| re.is_match(&path))
+        })
     }
 
     /// The api-version a request to this URL carries when the scenario does not say.
@@ -421,6 +436,14 @@ types:
             Surface::Arm
         );
         assert_eq!(t.surface_of("http://other/x"), Surface::Other);
+        assert_eq!(t.surface_of("http://h/lro/put/200"), Surface::Other);
+        let mut t2 = t.clone();
+        t2.arm_paths = vec!["/lro".into()];
+        assert_eq!(t2.surface_of("http://h/lro/put/200"), Surface::Arm);
+        assert_eq!(t2.surface_of("http://h/LRO"), Surface::Arm);
+        assert_eq!(t2.surface_of("http://h/lrox/put"), Surface::Other);
+        t2.arm_paths = vec!["/".into()];
+        assert_eq!(t2.surface_of("http://h/anything"), Surface::Arm);
         assert!(is_guid("00000000-0000-0000-0000-000000000001"));
         assert!(!is_guid("s"));
     }

@@ -287,6 +287,9 @@ pub struct Target {
     pub types: Vec<ResourceType>,
     pub monitors: Vec<Monitor>,
     pub tasks: Option<TaskApi>,
+    /// Path prefixes of the ARM surface that are not shaped like ARM resource ids (a test
+    /// double's `/lro/...` routes): requests there get the ARM rules.
+    pub arm_paths: Vec<String>,
 }
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).
