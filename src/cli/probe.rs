@@ -306,7 +306,7 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
         .iter()
         .find(|x| x.role == crate::http::Role::Step);
     match first {
-        Some(x) => println!("probe: {}", redactor.text(&x.summary())),
+        Some(x) => println!("probe: {}", redactor.text(&cut(&x.summary(), 300))),
         None => println!("probe: {}", r.scenario),
     }
     for p in &r.polls {
@@ -343,7 +343,7 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
             let at = f
                 .exchange
                 .and_then(|s| r.exchanges.iter().find(|x| x.seq == s))
-                .map(|x| x.summary())
+                .map(|x| cut(&x.summary(), 300))
                 .unwrap_or_default();
             println!(
                 "        expected: {}\n        seen:     {}{}",

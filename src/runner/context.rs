@@ -75,6 +75,9 @@ pub struct Cleanup {
 pub struct Original {
     pub url: String,
     pub body: serde_json::Value,
+    /// The same values in the shape of the type's own PUT body, for a server that accepts
+    /// only exact bodies (tried when `body` is refused).
+    pub fallback: Option<serde_json::Value>,
     pub by: String,
 }
 
@@ -153,13 +156,20 @@ impl Cleanup {
     }
 
     /// The resource at `url` existed before the run with this body: restore it at the end.
-    pub fn keep_original(&self, url: &str, body: serde_json::Value, by: &str) {
+    pub fn keep_original(
+        &self,
+        url: &str,
+        body: serde_json::Value,
+        fallback: Option<serde_json::Value>,
+        by: &str,
+    ) {
         self.originals
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(Original {
                 url: url.split('?').next().unwrap_or(url).to_string(),
                 body,
+                fallback,
                 by: by.to_string(),
             });
     }

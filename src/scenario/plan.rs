@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::{Action, Requirement, Row, Scenario, Step, Suite, TypeRef};
+use super::{Action, Check, Requirement, Row, Scenario, Step, Suite, TypeRef};
 use crate::target::{Extends, ResourceType, Scope, Target};
 use crate::template::{JsonTemplate, Template, truthy};
 
@@ -298,6 +298,19 @@ impl<'t> Walk<'t> {
                 let ty = self.resolve(&spec.type_ref)?;
                 if fresh && ty.names.is_some() {
                     return ty.lacks_reason("fresh_names");
+                }
+                // A create stated to answer as a create (201, not 200) needs a name that does
+                // not exist yet; a fixed name may exist already (a singleton always does).
+                let creates_new = step
+                    .expect
+                    .iter()
+                    .any(|e| matches!(&e.check, Check::Status(codes) if !codes.contains(&200)));
+                if !fresh && creates_new && ty.names.is_some() {
+                    return Some(format!(
+                        "type {} accepts only {}, which may exist already; the scenario needs a create of a new resource",
+                        ty.name,
+                        ty.fixed_names_text()
+                    ));
                 }
                 let parent = match &spec.parent {
                     Some(t) => Some(self.made_from(t).unwrap_or_else(|| self.unknown(ty))),

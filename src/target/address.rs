@@ -145,7 +145,16 @@ impl Target {
             Scope::Subscription => sub && !in_location,
             Scope::Location => in_location,
             Scope::Tenant => prefix.is_empty(),
-            Scope::Extension(_) => !prefix.is_empty() && !sub && !rg,
+            // A fixed extended id (a group, a subscription, `/` for the tenant): exactly it.
+            Scope::Extension(Extends::Id(id)) => {
+                let want = segments(id);
+                want.len() == prefix.len()
+                    && want
+                        .iter()
+                        .zip(prefix)
+                        .all(|(a, b)| a.eq_ignore_ascii_case(b))
+            }
+            Scope::Extension(Extends::Type(_)) => !prefix.is_empty() && !sub && !rg,
         };
         let top = |rest: &[&str], in_location: bool| {
             rest.first().and_then(|seg| {
@@ -320,6 +329,8 @@ types:
   tenant: {scope: tenant, path: tenantWidgets, kind: proxy, create_body: {}}
   notes: {scope: extension, extends: widgets, path: annotations, kind: proxy, create_body: {}}
   gizmos: {namespace: Microsoft.Fabrikam, create_body: {location: x}}
+  rgnotes: {scope: extension, extends: /subscriptions/s/resourceGroups/rg, path: rgNotes, kind: proxy, create_body: {}}
+  tenantnotes: {scope: extension, extends: /, path: tenantNotes, kind: proxy, create_body: {}}
 "#;
 
     fn target() -> Target {
@@ -380,6 +391,14 @@ types:
                 "resource gizmos",
             ),
             ("/subscriptions/s/resourceGroups/rg".into(), "group"),
+            (
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Contoso/rgNotes/n".into(),
+                "resource rgnotes",
+            ),
+            (
+                "/providers/Microsoft.Contoso/tenantNotes/n".into(),
+                "resource tenantnotes",
+            ),
             (
                 "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Other/x/y".into(),
                 "other",
