@@ -261,6 +261,27 @@ pub fn value_to_text(v: &Value) -> String {
     }
 }
 
+/// Is a condition's value true? `a == b` / `a != b` compare the rendered text.
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::String(s) if s.contains(" == ") || s.contains(" != ") => {
+            let (l, r, eq) = match s.split_once(" == ") {
+                Some((l, r)) => (l, r, true),
+                None => {
+                    let (l, r) = s.split_once(" != ").unwrap_or((s, ""));
+                    (l, r, false)
+                }
+            };
+            (l.trim() == r.trim()) == eq
+        }
+        Value::Bool(b) => *b,
+        Value::Null => false,
+        Value::String(s) => !s.is_empty() && s != "false",
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        _ => true,
+    }
+}
+
 const SPREAD: &str = "...";
 
 fn deep_merge(old: &mut serde_json::Map<String, Value>, new: serde_json::Map<String, Value>) {

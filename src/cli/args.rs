@@ -23,6 +23,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the rule catalogue.
     Rules(RulesArgs),
+    /// Send one request, follow the operation it starts, and judge it by every rule.
+    Probe(ProbeArgs),
     /// Serve the embedded reference RP on 127.0.0.1.
     Serve(ServeArgs),
     /// Work with report directories.
@@ -142,6 +144,54 @@ pub struct RunArgs {
     /// One character per test.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ProbeArgs {
+    /// HTTP method: GET, PUT, PATCH, DELETE, POST...
+    pub method: String,
+    /// An absolute URL, or a path on the target.
+    pub url: String,
+    /// A file whose content is the request body (sent as is, JSON by default).
+    #[arg(long, value_name = "FILE")]
+    pub body: Option<PathBuf>,
+    /// A request header `Name: value` (repeatable); it replaces the standard header of that name.
+    #[arg(long = "header", short = 'H', value_name = "K:V")]
+    pub headers: Vec<String>,
+    /// `embedded` or a target file. Without it, a path probes the embedded reference RP and an
+    /// absolute URL a minimal target inferred from the URL (its origin, no credentials).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Also write the usual reports (junit.xml, report.json, summary.md) here.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+    /// Reference-RP fault knobs to turn on (embedded target).
+    #[arg(long = "fault", value_name = "NAME")]
+    pub faults: Vec<String>,
+    /// Operation duration of the embedded RP, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub op_duration: u64,
+    /// Multiply every wait (Retry-After) by F.
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub time_scale: f64,
+    /// SHOULD failures fail the probe too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Leave what the request creates (by default a resource the probe's PUT created is deleted).
+    #[arg(long)]
+    pub keep: bool,
+    /// Seconds the operation may take (overrides the target file).
+    #[arg(long, value_name = "SECS")]
+    pub deadline: Option<u64>,
+    #[arg(long)]
+    pub insecure: bool,
+    /// Do not fetch URLs on another origin than the target's (they are reported).
+    #[arg(long)]
+    pub no_foreign: bool,
+    #[arg(long, default_value_t = 60)]
+    pub request_timeout: u64,
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub body_cap: usize,
 }
 
 #[derive(Debug, Args)]

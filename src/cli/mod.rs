@@ -9,6 +9,7 @@ mod common;
 mod embedded;
 mod init;
 mod matrix;
+mod probe;
 mod rules;
 mod run;
 

@@ -349,7 +349,7 @@ pub(super) fn run_suites(
     Ok(RunOutcome { exit })
 }
 
-async fn wait_for_signal() {
+pub(super) async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -176,7 +176,13 @@ impl Http {
         };
         let mut headers: Vec<(String, String)> = Vec::new();
         if own {
-            headers.extend(self.fixed_headers.iter().cloned());
+            // A header the request names itself wins over the target's pinned one.
+            headers.extend(
+                self.fixed_headers
+                    .iter()
+                    .filter(|(k, _)| !req.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)))
+                    .cloned(),
+            );
             if let Some(tok) = self.tokens.token().await? {
                 headers.push(("Authorization".into(), format!("Bearer {tok}")));
             }
@@ -225,6 +231,21 @@ impl Http {
         let fut = async {
             let mut resp = builder.send().await.map_err(describe)?;
             let status = resp.status().as_u16();
+            // Cookies for the flow's jar, before the header is redacted (each value is a
+            // secret from here on: scrubbed wherever a target echoes it).
+            let set_cookies: Vec<(String, String)> = resp
+                .headers()
+                .get_all(reqwest::header::SET_COOKIE)
+                .iter()
+                .filter_map(|v| {
+                    let v = String::from_utf8_lossy(v.as_bytes());
+                    let (name, value) = v.split(';').next()?.split_once('=')?;
+                    Some((name.trim().to_string(), value.trim().to_string()))
+                })
+                .collect();
+            for (_, v) in &set_cookies {
+                self.redactor.register(v);
+            }
             let headers: Vec<(String, String)> = resp
                 .headers()
                 .iter()
@@ -252,9 +273,9 @@ impl Http {
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok((status, headers, body))
+            Ok((status, headers, body, set_cookies))
         };
-        let (status, headers, body) =
+        let (status, headers, body, set_cookies) =
             tokio::time::timeout(overall, fut).await.map_err(|_| {
                 format!(
                     "timed out: no complete response within {} s",
@@ -289,6 +310,7 @@ impl Http {
             body_bytes: body.len(),
             json,
             json_error,
+            set_cookies,
         });
         Ok(())
     }

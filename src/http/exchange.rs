@@ -57,6 +57,10 @@ pub struct Response {
     /// Why the body is not JSON, when it is not empty and does not parse.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json_error: Option<String>,
+    /// The cookies `Set-Cookie` set (name, value), unredacted, for the flow's own cookie jar
+    /// only: never serialized (the recorded header is redacted).
+    #[serde(skip)]
+    pub set_cookies: Vec<(String, String)>,
 }
 
 impl Response {

@@ -64,12 +64,30 @@ pub enum Strategy {
     Body { url: String },
     /// Nothing to poll: the initial answer is the result.
     Done,
+    /// The answer names how to poll, but not with a URL a client can use (a bare path, a
+    /// garbage value): nothing is polled, and the rules report the header.
+    Unusable { why: String },
+}
+
+/// A polling header's value an ARM client can follow: an absolute URI (characters a URL cannot
+/// hold raw are percent-encoded by the resolver). A bare path is not joined to the request.
+fn followable(v: &str) -> bool {
+    url::Url::parse(v.trim()).is_ok_and(|u| u.has_host())
 }
 
 impl Strategy {
     /// How an ARM client follows this initial answer (Azure SDK `ARMPolling` order).
     pub fn arm(method: &str, request_url: &str, resp: &Response) -> Strategy {
-        let link = |h: &str| resp.header(h).and_then(|v| resolve(request_url, v));
+        let link = |h: &str| {
+            resp.header(h)
+                .filter(|v| followable(v))
+                .and_then(|v| resolve(request_url, v))
+        };
+        let unusable = |h: &str| {
+            resp.header(h)
+                .filter(|v| !v.trim().is_empty() && !followable(v))
+                .map(|v| format!("its {h} `{v}` is not an absolute URI: a client cannot poll it"))
+        };
         let location = link("location");
         if let Some(url) = link("azure-asyncoperation") {
             return Strategy::Operation {
@@ -78,6 +96,11 @@ impl Strategy {
                 location,
                 vocabulary: Vocabulary::arm(),
             };
+        }
+        if location.is_none()
+            && let Some(why) = unusable("Azure-AsyncOperation").or_else(|| unusable("Location"))
+        {
+            return Strategy::Unusable { why };
         }
         // A Location that is the request's own address (a 201's "here it is") is not a poll
         // link; the SDK would read it once, which is what the resource read does.
@@ -120,7 +143,7 @@ impl Strategy {
             Strategy::Operation { channel, .. } => Some(*channel),
             Strategy::Location { .. } => Some(Channel::Location),
             Strategy::Body { .. } => Some(Channel::Resource),
-            Strategy::Done => None,
+            Strategy::Done | Strategy::Unusable { .. } => None,
         }
     }
 
@@ -130,7 +153,7 @@ impl Strategy {
             Strategy::Operation { url, .. }
             | Strategy::Location { url }
             | Strategy::Body { url } => Some(url),
-            Strategy::Done => None,
+            Strategy::Done | Strategy::Unusable { .. } => None,
         }
     }
 
@@ -149,7 +172,7 @@ impl Strategy {
                     _ => State::Running(None),
                 }
             }
-            Strategy::Location { .. } => State::Running(None),
+            Strategy::Location { .. } | Strategy::Unusable { .. } => State::Running(None),
             Strategy::Body { .. } => match resp.status {
                 202 => State::Running(None),
                 204 => State::Done(Outcome::Succeeded, String::new()),
@@ -178,15 +201,18 @@ impl Strategy {
                 }
             }
             Strategy::Location { url } => {
-                if let Some(next) = resp.header("location").and_then(|v| resolve(url, v)) {
+                if let Some(next) = resp
+                    .header("location")
+                    .filter(|v| followable(v))
+                    .and_then(|v| resolve(url, v))
+                {
                     *url = next;
                 }
                 match code {
                     202 => State::Running(None),
                     200..=299 => State::Done(Outcome::Succeeded, format!("HTTP {code}")),
-                    408 | 429 | 500..=599 if resp.header("retry-after").is_some() => {
-                        State::Unreadable(format!("HTTP {code} with Retry-After"))
-                    }
+                    // ARM clients retry these reads (the SDK's retry policy, below its poller).
+                    408 | 429 | 500..=599 => State::Unreadable(format!("HTTP {code}, retried")),
                     _ => State::Done(Outcome::Failed, format!("HTTP {code}")),
                 }
             }
@@ -197,6 +223,7 @@ impl Strategy {
                 _ => State::Unreadable(format!("HTTP {code}")),
             },
             Strategy::Done => State::Done(Outcome::Succeeded, String::new()),
+            Strategy::Unusable { why } => State::Unreadable(why.clone()),
         }
     }
 }
@@ -258,6 +285,7 @@ mod tests {
             body_bytes: 0,
             json: Some(body),
             json_error: None,
+            set_cookies: Vec::new(),
         }
     }
 

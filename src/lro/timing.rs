@@ -56,6 +56,7 @@ mod tests {
             body_bytes: 0,
             json: None,
             json_error: None,
+            set_cookies: Vec::new(),
         }
     }
 

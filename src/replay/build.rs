@@ -250,6 +250,8 @@ impl<'o> Builder<'o> {
                         .map_or(f.bytes, |s| s as usize),
                     json: f.json,
                     json_error: f.json_error,
+                    // Recorded cookie values are masked: a replayed flow has no jar to fill.
+                    set_cookies: Vec::new(),
                 })
             }
             _ => None,

@@ -54,7 +54,9 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             });
         }
     }
-    if ex.role == Role::OperationStatus && (200..300).contains(&resp.status) {
+    // A 5xx read is one clients retry (OPRES-01, RETRY-01 judge it); any other answer must be
+    // the operation resource.
+    if ex.role == Role::OperationStatus && (200..500).contains(&resp.status) {
         let body = resp.json.as_ref().filter(|j| j.is_object());
         let status = body.and_then(|b| b.get("status")).and_then(Value::as_str);
         j.ledger.check(
@@ -72,6 +74,10 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
 }
 
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.channel == Some(Channel::Location) {
+        location_body_agrees(j, flow, exs);
+        return;
+    }
     if flow.channel != Some(Channel::AzureAsyncOperation) {
         return;
     }
@@ -125,4 +131,38 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             },
         );
     }
+}
+
+/// A Location flow that ended with a success answer whose body is a resource saying it
+/// Failed or was Canceled: the two channels of one answer disagree.
+fn location_body_agrees(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    if flow.finished() != Some(Outcome::Succeeded) {
+        return;
+    }
+    let Some((i, _)) = flow.polls().last() else {
+        return;
+    };
+    let x = &exs[i];
+    let Some(r) = x
+        .response
+        .as_ref()
+        .filter(|r| matches!(r.status, 200 | 201))
+    else {
+        return;
+    };
+    let Some(ps) = crate::lro::provisioning_state(r.json.as_ref()) else {
+        return;
+    };
+    let shown = resource_state(r.json.as_ref());
+    j.ledger.check(
+        "AAO-04",
+        shown.outcome().is_none_or(|o| o == Outcome::Succeeded),
+        Some(x.seq),
+        || {
+            (
+                "a Location success answer whose resource does not say Failed or Canceled".into(),
+                format!("{} with provisioningState {ps}", r.status),
+            )
+        },
+    );
 }

@@ -61,6 +61,22 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         if x.status() == Some(202) {
             return;
         }
+        // A Location that is the deleted resource's own URL: once the delete succeeded, GET on
+        // it must answer 404, so its "done" answer cannot be a 200 or 204.
+        let own = flow
+            .resource
+            .as_deref()
+            .is_some_and(|r| crate::lro::path_key(r) == crate::lro::path_key(&x.url));
+        if own {
+            j.ledger
+                .check("DEL-04", x.status() == Some(404), Some(x.seq), || {
+                    (
+                        "404 from the resource once its delete succeeded (its Location URL is the resource itself)".into(),
+                        format!("{:?}: the resource still answers", x.status()),
+                    )
+                });
+            return;
+        }
         j.ledger.check(
             "DEL-04",
             matches!(x.status(), Some(200 | 204)),

@@ -7,9 +7,13 @@ use super::flow::{AfterRead, Event, Flow};
 use crate::http::{Exchange, Role, cut};
 use crate::lro::{Channel, Outcome, is_absolute_uri, path_key, retry_after_secs};
 
-/// Is this Location one a client polls (on a 202, or on a Location poll's answer)?
+/// Is this Location one a client polls (on a 202, on a Location poll's answer, or on the
+/// 200/201 answer of a write, where the SDKs' Location polling picks it up too)?
 fn drives_an_operation(ex: &Exchange, status: u16) -> bool {
-    status == 202 || ex.role == Role::LocationPoll
+    status == 202
+        || ex.role == Role::LocationPoll
+        || (matches!(ex.method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST")
+            && matches!(status, 200 | 201))
 }
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
@@ -260,7 +264,12 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             });
         }
         Outcome::Failed | Outcome::Canceled => {
-            j.ledger.check("LOC-06", st >= 400, seq, || {
+            let envelope = x
+                .response
+                .as_ref()
+                .and_then(|r| r.pointer("/error/code"))
+                .is_some_and(|c| c.as_str().is_some_and(|c| !c.is_empty()));
+            j.ledger.check("LOC-06", st >= 400 && envelope, seq, || {
                 (
                     format!("the {outcome} operation's 4xx/5xx with the error envelope"),
                     format!(

@@ -28,6 +28,18 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         return;
     }
     let Some(b) = resp.json.as_ref().filter(|j| j.is_object()) else {
+        // An empty or unparsable body has no `status` either.
+        j.ledger.fail(
+            "OPRES-02",
+            "a JSON object with a string `status`",
+            if resp.body.trim().is_empty() {
+                "an empty body".to_string()
+            } else {
+                format!("not a JSON object: {}", crate::http::cut(&resp.body, 120))
+            },
+            seq,
+            None,
+        );
         return;
     };
     let status = b.get("status").and_then(Value::as_str);

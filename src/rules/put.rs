@@ -71,6 +71,33 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 })
             },
         );
+        // Reading the resource itself to follow its provisioning: a read after an answer that
+        // showed it running must be 200 with the resource (never 404, never an error).
+        if flow.channel == Some(Channel::Resource) {
+            let mut running = flow.initial_state.is_running();
+            for (i, state) in flow.polls() {
+                let x = &exs[i];
+                if running && !matches!(x.status(), Some(200..=299)) {
+                    j.ledger.fail(
+                        "PUT-03",
+                        "200 with a non-terminal provisioningState while provisioning runs",
+                        format!(
+                            "{} {}",
+                            x.status()
+                                .map(|s| s.to_string())
+                                .unwrap_or("no answer".into()),
+                            x.response
+                                .as_ref()
+                                .map(|r| crate::http::cut(&r.body, 120))
+                                .unwrap_or_default()
+                        ),
+                        Some(x.seq),
+                        None,
+                    );
+                }
+                running = state.is_running() || matches!(state, crate::lro::State::Unreadable(_));
+            }
+        }
     }
     match (&flow.end, flow.channel) {
         (End::TimedOut, Some(Channel::Resource)) => {

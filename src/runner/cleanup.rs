@@ -43,13 +43,34 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
 }
 
-/// Delete what is left; returns what could not be deleted.
+/// Put back what the run changed and delete what it created; returns what could not be.
+/// Fixed-name resources that existed before the run are restored to the body they had;
+/// resources of types that cannot be deleted go with their parent or are listed.
 pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec<String> {
     let start = Instant::now();
+    let mut left = Vec::new();
+    for o in ctx.cleanup.originals() {
+        let budget_left = budget.saturating_sub(start.elapsed());
+        let mut done = restore(&ctx, &o.url, &o.body, budget_left).await;
+        // A server that accepts only the exact body of its type gets the same values in that
+        // body's shape.
+        if let (Err(_), Some(f)) = (&done, &o.fallback) {
+            let budget_left = budget.saturating_sub(start.elapsed());
+            done = restore(&ctx, &o.url, f, budget_left).await;
+        }
+        if let Err(why) = done {
+            left.push(format!(
+                "{} could not be restored to its state before the run: {why} (first written by {})",
+                o.url, o.by
+            ));
+        }
+    }
+    let deletable = |url: &str| ctx.target.type_for(url).is_none_or(|t| t.deletable);
     // Passes until nothing is left or a pass makes no progress: a dependency refuses its DELETE
     // until its dependant is gone, in an order the run cannot know.
     loop {
         let mut items = ctx.cleanup.remaining();
+        items.retain(|(u, _)| deletable(u));
         if items.is_empty() || start.elapsed() >= budget {
             break;
         }
@@ -85,16 +106,23 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
             }
             while set.join_next().await.is_some() {}
         }
-        if ctx.cleanup.remaining().len() >= before {
+        let now = ctx
+            .cleanup
+            .remaining()
+            .iter()
+            .filter(|(u, _)| deletable(u))
+            .count();
+        if now >= before {
             break;
         }
     }
-    let mut left: Vec<String> = ctx
-        .cleanup
-        .remaining()
-        .into_iter()
-        .map(|(url, by)| format!("{url} (created by {by})"))
-        .collect();
+    left.extend(ctx.cleanup.remaining().into_iter().map(|(url, by)| {
+        if deletable(&url) {
+            format!("{url} (created by {by})")
+        } else {
+            format!("{url} (created by {by}; its type cannot be deleted and no parent the run created took it along)")
+        }
+    }));
     let rg = &ctx.target.resource_group;
     if rg.create {
         let url = with_version(&ctx.target.rg_url(), &rg.api_version);
@@ -118,25 +146,77 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
     left
 }
 
-async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
-    let start = Instant::now();
-    let u = with_version(url, &ctx.target.api_version);
-    let ex = ctx
-        .http
+async fn send(
+    ctx: &RunCtx,
+    method: &str,
+    url: &str,
+    body: Option<String>,
+) -> crate::http::Exchange {
+    ctx.http
         .send(
             OutRequest {
                 surface: crate::http::Surface::Arm,
-                method: "DELETE".into(),
-                url: u.clone(),
+                method: method.into(),
+                url: url.to_string(),
                 headers: Vec::new(),
-                body: None,
+                body,
             },
             Role::Cleanup,
         )
-        .await;
+        .await
+}
+
+/// The wait between cleanup reads.
+async fn pause(ctx: &RunCtx) {
+    tokio::time::sleep(
+        Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64)
+            .max(Duration::from_millis(50)),
+    )
+    .await;
+}
+
+/// PUT the body a fixed-name resource had before the run, and wait until it settles.
+async fn restore(
+    ctx: &RunCtx,
+    url: &str,
+    body: &serde_json::Value,
+    budget: Duration,
+) -> Result<(), String> {
+    let start = Instant::now();
+    let u = with_version(url, ctx.target.api_version_for(url));
+    let ex = send(ctx, "PUT", &u, Some(body.to_string())).await;
+    let mut last = ex;
+    loop {
+        match last.status() {
+            Some(200 | 201) => {
+                let json = last.response.as_ref().and_then(|r| r.json.as_ref());
+                match crate::lro::resource_state(json) {
+                    crate::lro::State::Done(crate::lro::Outcome::Succeeded, _) => return Ok(()),
+                    crate::lro::State::Done(o, _) => {
+                        return Err(format!("it ended {}", o.as_str()));
+                    }
+                    _ => {}
+                }
+            }
+            Some(202) => {}
+            _ => return Err(last.summary()),
+        }
+        if start.elapsed() >= budget {
+            return Err("still running when the cleanup budget ran out".into());
+        }
+        pause(ctx).await;
+        last = send(ctx, "GET", &u, None).await;
+    }
+}
+
+/// DELETE and confirm the resource is gone (GET answers 404).
+async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
+    let start = Instant::now();
+    let u = with_version(url, ctx.target.api_version_for(url));
+    let ex = send(ctx, "DELETE", &u, None).await;
     match ex.status() {
-        Some(200 | 204 | 404) => return true,
-        Some(202) => {}
+        Some(404) => return true,
+        Some(200 | 202 | 204) => {}
         _ => return false,
     }
     // The operation's own URL, read as given on each round as a client following it would
@@ -147,46 +227,20 @@ async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
             .and_then(|l| url::Url::parse(&u).ok()?.join(l).ok())
             .map(|l| l.to_string())
     });
-    // Poll the resource itself until it is gone: the simplest signal every RP gives.
-    while start.elapsed() < budget {
-        tokio::time::sleep(
-            Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64)
-                .max(Duration::from_millis(50)),
-        )
-        .await;
+    // Read the resource itself until it is gone: the simplest signal every RP gives.
+    loop {
         if let Some(op) = &op_url {
-            let _ = ctx
-                .http
-                .send(
-                    OutRequest {
-                        surface: crate::http::Surface::Arm,
-                        method: "GET".into(),
-                        url: op.clone(),
-                        headers: Vec::new(),
-                        body: None,
-                    },
-                    Role::Cleanup,
-                )
-                .await;
+            let _ = send(ctx, "GET", op, None).await;
         }
-        let g = ctx
-            .http
-            .send(
-                OutRequest {
-                    surface: crate::http::Surface::Arm,
-                    method: "GET".into(),
-                    url: u.clone(),
-                    headers: Vec::new(),
-                    body: None,
-                },
-                Role::Cleanup,
-            )
-            .await;
+        let g = send(ctx, "GET", &u, None).await;
         match g.status() {
             Some(404) => return true,
-            Some(_) => continue,
+            Some(_) => {}
             None => return false,
         }
+        if start.elapsed() >= budget {
+            return false;
+        }
+        pause(ctx).await;
     }
-    false
 }

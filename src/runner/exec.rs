@@ -15,7 +15,7 @@ use crate::rules::Judge;
 use crate::rules::expect::{Miss, Subject, evaluate};
 use crate::scenario::{Action, CaptureFrom, Expectation, Instance, Step};
 use crate::target::ResourceType;
-use crate::template::{JsonTemplate, Scope, Template};
+use crate::template::{JsonTemplate, Scope, Template, truthy};
 
 /// How a `poll` step follows the step it names.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -72,89 +72,107 @@ pub(super) struct Exec<'a> {
     pub deferring: Option<Vec<(Vec<Expectation>, StepOut)>>,
     /// A `not_applicable` step ended the test here, with its reason.
     pub not_applicable: Option<String>,
+    /// Locks of fixed-name resources this test writes, held until it ends.
+    pub held: Vec<(String, tokio::sync::OwnedMutexGuard<()>)>,
 }
 
 /// Run one test to its end; never panics on target behaviour.
 pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
     let start = Instant::now();
-    let sc = inst.scenario();
-    let mut result = ScenarioResult {
-        name: inst.name.clone(),
-        suite: inst.suite.name.clone(),
-        suite_file: inst.suite.path.display().to_string(),
-        scenario: sc.name.clone(),
-        type_name: inst.type_name.clone(),
-        row: inst.row.as_ref().map(|r| r.name.clone()),
-        at: sc.pos.to_string(),
-        status: Status::Passed,
-        duration_ms: 0,
-        verdicts: Vec::new(),
-        polls: Vec::new(),
-        notes: Vec::new(),
-        exchanges: Vec::new(),
-    };
     if let Some(reason) = &inst.not_applicable {
+        let mut result = Exec::new(ctx, inst).result(None, start);
         result.status = Status::Skipped(format!("not applicable: {reason}"));
         return result;
     }
-    let ty = inst
-        .type_name
-        .as_deref()
-        .and_then(|n| ctx.target.type_named(n));
-    let mon = inst
-        .monitor
-        .as_deref()
-        .and_then(|n| ctx.target.monitor_named(n));
-    let mut ex = Exec {
-        ctx,
-        inst,
-        ty,
-        mon,
-        scope: Scope::new(),
-        judge: Judge::new(&ctx.target, &ctx.registry),
-        exchanges: Vec::new(),
-        polls: Vec::new(),
-        outs: HashMap::new(),
-        notes: Vec::new(),
-        started: HashMap::new(),
-        step_name: None,
-        correlation: super::ids::uuid(),
-        step_label: String::new(),
-        deferring: None,
-        not_applicable: None,
-    };
+    let mut ex = Exec::new(ctx, inst);
     let error = ex.run_all().await;
-    let ledger = &ex.judge.ledger;
-    result.duration_ms = start.elapsed().as_millis() as u64;
-    result.status = match error {
-        Some(e) => Status::Error(e),
-        None if ledger.failed_at(true) && ledger.failed_at(ctx.strict) => Status::Failed,
-        None if ledger.failed_at(true) => Status::Warned,
-        None => Status::Passed,
-    };
-    // A runner error with failed MUST rules is reported as the failure it also is.
-    if let Status::Error(e) = &result.status
-        && ledger.failed_at(ctx.strict)
-    {
-        ex.notes.push(format!("runner error: {e}"));
-        result.status = Status::Failed;
+    ex.result(error, start)
+}
+
+impl<'a> Exec<'a> {
+    /// A fresh executor for one test.
+    pub(super) fn new(ctx: &'a RunCtx, inst: &'a Instance) -> Exec<'a> {
+        let ty = inst
+            .type_name
+            .as_deref()
+            .and_then(|n| ctx.target.type_named(n));
+        let mon = inst
+            .monitor
+            .as_deref()
+            .and_then(|n| ctx.target.monitor_named(n));
+        Exec {
+            ctx,
+            inst,
+            ty,
+            mon,
+            scope: Scope::new(),
+            judge: Judge::new(&ctx.target, &ctx.registry),
+            exchanges: Vec::new(),
+            polls: Vec::new(),
+            outs: HashMap::new(),
+            notes: Vec::new(),
+            started: HashMap::new(),
+            step_name: None,
+            correlation: super::ids::uuid(),
+            step_label: String::new(),
+            deferring: None,
+            not_applicable: None,
+            held: Vec::new(),
+        }
     }
-    // A scenario that found what it needs missing says so (unless a rule failed before).
-    if let (Status::Passed, Some(why)) = (&result.status, &ex.not_applicable) {
-        result.status = Status::Skipped(format!("not applicable: {why}"));
+
+    /// The test's result from what the ledger holds (and the runner error, if any).
+    pub(super) fn result(self, error: Option<String>, start: Instant) -> ScenarioResult {
+        let inst = self.inst;
+        let sc = inst.scenario();
+        let mut result = ScenarioResult {
+            name: inst.name.clone(),
+            suite: inst.suite.name.clone(),
+            suite_file: inst.suite.path.display().to_string(),
+            scenario: sc.name.clone(),
+            type_name: inst.type_name.clone(),
+            row: inst.row.as_ref().map(|r| r.name.clone()),
+            at: sc.pos.to_string(),
+            status: Status::Passed,
+            duration_ms: 0,
+            verdicts: Vec::new(),
+            polls: Vec::new(),
+            notes: Vec::new(),
+            exchanges: Vec::new(),
+        };
+        let mut notes = self.notes;
+        let ledger = &self.judge.ledger;
+        result.duration_ms = start.elapsed().as_millis() as u64;
+        result.status = match error {
+            Some(e) => Status::Error(e),
+            None if ledger.failed_at(true) && ledger.failed_at(self.ctx.strict) => Status::Failed,
+            None if ledger.failed_at(true) => Status::Warned,
+            None => Status::Passed,
+        };
+        // A runner error with failed MUST rules is reported as the failure it also is.
+        if let Status::Error(e) = &result.status
+            && ledger.failed_at(self.ctx.strict)
+        {
+            notes.push(format!("runner error: {e}"));
+            result.status = Status::Failed;
+        }
+        // A scenario that found what it needs missing says so (unless a rule failed before).
+        if let (Status::Passed, Some(why)) = (&result.status, &self.not_applicable) {
+            result.status = Status::Skipped(format!("not applicable: {why}"));
+        }
+        // A test in which no rule was judged checked nothing: not applicable, not passed.
+        if result.status == Status::Passed && !ledger.judged_any() {
+            result.status = Status::Skipped(
+                "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
+                    .into(),
+            );
+        }
+        result.verdicts = verdicts(&ledger.tallies());
+        result.polls = self.polls;
+        result.notes = notes;
+        result.exchanges = self.exchanges;
+        result
     }
-    // A test in which no rule was judged checked nothing: not applicable, not passed.
-    if result.status == Status::Passed && !ledger.judged_any() {
-        result.status = Status::Skipped(
-            "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
-                .into(),
-        );
-    }
-    result.verdicts = verdicts(&ledger.tallies());
-    result.polls = ex.polls;
-    result.notes = ex.notes;
-    result.exchanges = ex.exchanges;
-    result
 }
 
 impl<'a> Exec<'a> {
@@ -451,25 +469,4 @@ fn says_running(resp: Option<&crate::http::Response>) -> bool {
         .or_else(|| r.pointer("/properties/provisioningState"))
         .and_then(Value::as_str);
     st.is_some_and(|s| crate::lro::Outcome::of_arm(s).is_none())
-}
-
-/// Is a condition's value true? `a == b` / `a != b` compare the rendered text.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::String(s) if s.contains(" == ") || s.contains(" != ") => {
-            let (l, r, eq) = match s.split_once(" == ") {
-                Some((l, r)) => (l, r, true),
-                None => {
-                    let (l, r) = s.split_once(" != ").unwrap_or((s, ""));
-                    (l, r, false)
-                }
-            };
-            (l.trim() == r.trim()) == eq
-        }
-        Value::Bool(b) => *b,
-        Value::Null => false,
-        Value::String(s) => !s.is_empty() && s != "false",
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        _ => true,
-    }
 }

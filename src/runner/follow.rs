@@ -81,25 +81,37 @@ const SHED_BODY_CHARS: usize = 4096;
 /// Cookies one flow's answers set, sent back on its later reads (as a browser-like client
 /// would; some services tie polling to a cookie).
 #[derive(Default)]
-pub(super) struct Jar(Vec<(String, String)>);
+pub(super) struct Jar {
+    cookies: Vec<(String, String)>,
+    /// The server cleared a cookie of this flow: its session with the flow has ended, and a
+    /// later read would be a new client's, not this flow's.
+    cleared: bool,
+}
 
 impl Jar {
     pub(super) fn take(&mut self, resp: Option<&crate::http::Response>) {
-        for v in resp.map(|r| r.header_all("set-cookie")).unwrap_or_default() {
-            let Some((name, value)) = v.split(';').next().and_then(|c| c.split_once('=')) else {
-                continue;
-            };
-            let name = name.trim().to_string();
-            self.0.retain(|(n, _)| *n != name);
-            self.0.push((name, value.trim().to_string()));
+        // The cookies as set (the recorded Set-Cookie header is redacted). A cookie set to an
+        // empty value is cleared, as a browser's jar would on an expired one.
+        for (name, value) in resp.map(|r| r.set_cookies.clone()).unwrap_or_default() {
+            let had = self.cookies.iter().any(|(n, _)| *n == name);
+            self.cookies.retain(|(n, _)| *n != name);
+            if value.is_empty() {
+                self.cleared |= had;
+            } else {
+                self.cookies.push((name, value));
+            }
         }
     }
 
     pub(super) fn headers(&self) -> Vec<(String, String)> {
-        if self.0.is_empty() {
+        if self.cookies.is_empty() {
             return Vec::new();
         }
-        let v: Vec<String> = self.0.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let v: Vec<String> = self
+            .cookies
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
         vec![("Cookie".into(), v.join("; "))]
     }
 }
@@ -130,7 +142,7 @@ pub(super) fn resource_of(method: &str, url: &str) -> Option<String> {
 
 impl Exec<'_> {
     /// What the target declares for this operation (a write of a type, or an action).
-    fn declared_op(&self, method: &str, url: &str) -> Option<OpDecl> {
+    pub(super) fn declared_op(&self, method: &str, url: &str) -> Option<OpDecl> {
         match self.ctx.target.address(url) {
             Addressed::Resource(t) => t.lro.for_method(method),
             Addressed::Sub(t, action) if method == "POST" => t
@@ -247,7 +259,12 @@ impl Exec<'_> {
         };
         let mut jar = Jar::default();
         jar.take(Some(&resp));
-        if resp.status == 202 && strategy == Strategy::Done {
+        if let Strategy::Unusable { why } = &strategy
+            && (200..300).contains(&resp.status)
+        {
+            flow.channel = None;
+            flow.end = End::Unfollowable(why.clone());
+        } else if resp.status == 202 && strategy == Strategy::Done {
             flow.channel = None;
             flow.end = End::Unfollowable(
                 "a 202 with neither Location nor Azure-AsyncOperation: nothing to poll".into(),
@@ -275,7 +292,7 @@ impl Exec<'_> {
             .await;
         }
         if let End::Finished(o) = flow.end {
-            self.after_end(&mut flow, &strategy, &jar, o, start, spec.deadline)
+            self.after_end(&mut flow, &strategy, &mut jar, o, start, spec.deadline)
                 .await;
         }
         flow.elapsed_ms = start.elapsed().as_millis() as u64;
@@ -331,9 +348,18 @@ impl Exec<'_> {
     ) {
         let side = match strategy {
             _ if !pace.side_reads => None,
+            // A Location that is the operation resource's own URL is one channel, not two:
+            // reading it again would only poll the status twice (and move a stateful server
+            // on twice per round).
             Strategy::Operation {
-                location: Some(l), ..
+                location: Some(l),
+                url,
+                ..
             } if crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url)
+                && crate::lro::path_key(l) != crate::lro::path_key(url)
+                && initial
+                    .header("location")
+                    .is_some_and(crate::lro::is_absolute_uri)
                 && self.ctx.http.refusal(l).is_none() =>
             {
                 Some(l.clone())
@@ -443,7 +469,7 @@ impl Exec<'_> {
         &mut self,
         flow: &mut Flow,
         strategy: &Strategy,
-        jar: &Jar,
+        jar: &mut Jar,
         outcome: crate::lro::Outcome,
         start: Instant,
         deadline: Duration,
@@ -454,18 +480,29 @@ impl Exec<'_> {
             flow.result = Some(i);
         }
         if let Strategy::Operation { url, location, .. } = strategy {
-            if let Some(x) = self
-                .flow_read(url, Role::OperationStatus, surface, jar)
-                .await
+            // Read the status again (a terminal status stays terminal), unless the server
+            // ended the flow's cookie session: the answer would be a new client's.
+            if !jar.cleared
+                && let Some(x) = self
+                    .flow_read(url, Role::OperationStatus, surface, jar)
+                    .await
             {
                 flow.events.push(Event::After {
                     ex: x,
                     what: AfterRead::Status,
                 });
             }
+            // A Location that is not an absolute URI is reported (LOC-02), not followed.
+            let absolute = self.exchanges[flow.initial]
+                .response
+                .as_ref()
+                .and_then(|r| r.header("location"))
+                .is_some_and(crate::lro::is_absolute_uri);
             if let Some(l) = location
                 .as_ref()
+                .filter(|_| absolute)
                 .filter(|l| crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url))
+                .filter(|l| crate::lro::path_key(l) != crate::lro::path_key(url))
                 .filter(|l| self.ctx.http.refusal(l).is_none())
             {
                 for n in 0..LOCATION_REREADS {
@@ -476,7 +513,12 @@ impl Exec<'_> {
                         ex: x,
                         what: AfterRead::Location,
                     });
-                    let still = self.exchanges[x].status() == Some(202);
+                    jar.take(self.exchanges[x].response.as_ref());
+                    // Still running, or an answer ARM clients retry.
+                    let still = matches!(
+                        self.exchanges[x].status(),
+                        Some(202 | 408 | 429 | 500..=599)
+                    );
                     if !still || n + 1 == LOCATION_REREADS || start.elapsed() >= deadline {
                         break;
                     }
@@ -505,10 +547,19 @@ impl Exec<'_> {
             last.and_then(|i| self.exchanges[i].response.as_ref()),
         );
         let resource = flow.resource.clone();
+        // A Location whose final answer is the resource already gave the result: the SDK
+        // reads nothing more (and a server may have no GET at that URL).
+        let location_gave_resource = matches!(strategy, Strategy::Location { .. })
+            && last
+                .and_then(|i| self.exchanges[i].response.as_ref())
+                .is_some_and(|r| {
+                    matches!(r.status, 200 | 201) && r.json.as_ref().is_some_and(|j| j.is_object())
+                });
         // A canceled operation was superseded (a DELETE, say): the resource's state belongs
         // to the operation now running, not to this one.
         if matches!(method.as_str(), "PUT" | "PATCH")
             && outcome != crate::lro::Outcome::Canceled
+            && !location_gave_resource
             && let Some(r) = &resource
             && !matches!(strategy, Strategy::Body { .. })
             && let Ok(x) = self.get(r, Role::ResourcePoll).await

@@ -7,7 +7,7 @@
 //! what a test needs; `follow` follows ARM operations (and `during` blocks); `monitor` and
 //! `tasks` drive the data-plane and task surfaces; `sweep` deletes like a resource-group
 //! delete; `partition` splits a run across CI machines; `harness` drives libtest-mimic;
-//! `cleanup` deletes what the run left.
+//! `cleanup` deletes what the run left; `probe` sends one request and follows what it starts.
 
 mod cleanup;
 mod context;
@@ -17,6 +17,7 @@ pub mod harness;
 pub mod ids;
 mod monitor;
 pub mod partition;
+mod probe;
 mod resources;
 mod send;
 mod sweep;
@@ -25,3 +26,4 @@ mod tasks;
 pub use cleanup::{create_resource_group, final_cleanup};
 pub use context::{Cancel, Cleanup, RunCtx};
 pub use exec::run_instance;
+pub use probe::{ProbeRequest, probe};

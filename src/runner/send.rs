@@ -2,6 +2,8 @@
 //! headers and the api-version, records the exchange, hands it to the rule engine and keeps the
 //! cleanup list. `request` is the scenario's plain request step (with `pages: all`).
 
+use std::time::Duration;
+
 use serde_json::Value;
 
 use super::exec::{Exec, StepOut, StepResult};
@@ -54,8 +56,12 @@ impl Exec<'_> {
         match api {
             ApiVersion::AsGiven => {}
             ApiVersion::Default if !has => {
+                // A target that declares no api-version for this URL (only `arm_paths`, say)
+                // has none to add.
                 let v = self.ctx.target.api_version_for(u.as_str()).to_string();
-                u.query_pairs_mut().append_pair("api-version", &v);
+                if !v.is_empty() {
+                    u.query_pairs_mut().append_pair("api-version", &v);
+                }
             }
             ApiVersion::Default => {}
             ApiVersion::Omit | ApiVersion::Value(_) => {
@@ -110,17 +116,34 @@ impl Exec<'_> {
                 std_headers.push(("x-ms-client-object-id".into(), c.clone()));
             }
         }
-        // A scenario's own header replaces the standard one of that name.
-        std_headers.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
+        // A scenario's own header replaces the standard one of that name, and so does a
+        // header the target file pins (`headers:`, sent by the HTTP layer on its origin).
+        std_headers.retain(|(k, _)| {
+            !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k))
+                && !(own
+                    && self
+                        .ctx
+                        .target
+                        .headers
+                        .iter()
+                        .any(|(h, _)| h.eq_ignore_ascii_case(k)))
+        });
         std_headers.append(&mut headers);
         // Track what the run may create from the moment the PUT leaves: an answer that never
         // comes can still have created it.
         let bare = format!("{}{}", self.ctx.target.base(), u.path());
-        let addressed =
-            own && matches!(self.ctx.target.address(u.as_str()), Addressed::Resource(_));
-        if addressed && method == "PUT" {
-            self.ctx.cleanup.track(&bare, &self.inst.name);
+        let addressed_type = match self.ctx.target.address(u.as_str()) {
+            Addressed::Resource(t) if own => Some(t),
+            _ => None,
+        };
+        let addressed = addressed_type.is_some();
+        if let Some(t) = addressed_type
+            && t.names.is_some()
+            && matches!(method, "PUT" | "PATCH" | "DELETE")
+        {
+            self.before_fixed_write(&bare, &u, t.replace_body()).await;
         }
+        let newly = addressed && method == "PUT" && self.ctx.cleanup.track(&bare, &self.inst.name);
         let req = OutRequest {
             surface,
             method: method.to_string(),
@@ -133,8 +156,53 @@ impl Exec<'_> {
         if addressed && method == "DELETE" && matches!(exch.status(), Some(200 | 204)) {
             self.ctx.cleanup.forget(&bare);
         }
+        // A PUT refused with 4xx created nothing: only what it started tracking is dropped.
+        if newly && matches!(exch.status(), Some(400..=499)) {
+            self.ctx.cleanup.forget(&bare);
+        }
         self.exchanges.push(exch);
         Ok(self.exchanges.len() - 1)
+    }
+
+    /// Before a write to a resource of a fixed-name type: hold its lock until the test ends
+    /// (no two tests change it at once) and, the first time in the run, read it, so that a
+    /// resource that existed is put back as it was at the end instead of being deleted.
+    async fn before_fixed_write(&mut self, bare: &str, versioned: &url::Url, shape: &Value) {
+        let key = bare.to_ascii_lowercase();
+        if !self.held.iter().any(|(k, _)| *k == key) {
+            let lock = self.ctx.cleanup.lock_of(bare);
+            let wait = (self.ctx.target.deadline * 4)
+                .clamp(Duration::from_secs(60), Duration::from_secs(3600));
+            match tokio::time::timeout(wait, lock.lock_owned()).await {
+                Ok(guard) => self.held.push((key, guard)),
+                Err(_) => self.notes.push(format!(
+                    "{bare}: another test kept this fixed-name resource for {} s; writing without waiting longer",
+                    wait.as_secs()
+                )),
+            }
+        }
+        if !self.ctx.cleanup.first_write(bare) {
+            return;
+        }
+        let req = OutRequest {
+            surface: Surface::Arm,
+            method: "GET".into(),
+            url: versioned.to_string(),
+            headers: Vec::new(),
+            body: None,
+        };
+        let exch = self.ctx.http.send(req, Role::Setup).await;
+        if exch.status() == Some(200)
+            && let Some(body) = exch.response.as_ref().and_then(|r| r.json.as_ref())
+        {
+            let full = restorable(body);
+            let shaped = project(&full, shape);
+            let fallback = (shaped != full).then_some(shaped);
+            self.ctx
+                .cleanup
+                .keep_original(bare, full, fallback, &self.inst.name);
+        }
+        self.exchanges.push(exch);
     }
 
     pub(super) async fn request(&mut self, r: &RequestSpec) -> StepResult<StepOut> {
@@ -229,5 +297,58 @@ impl Exec<'_> {
                 .await?;
         }
         Ok(all)
+    }
+}
+
+/// A GET body as a PUT body that puts the resource back: without the read-only fields.
+fn restorable(body: &Value) -> Value {
+    let mut b = body.clone();
+    if let Some(o) = b.as_object_mut() {
+        for k in ["id", "name", "type", "etag", "systemData"] {
+            o.remove(k);
+        }
+        if let Some(p) = o.get_mut("properties").and_then(Value::as_object_mut) {
+            p.remove("provisioningState");
+        }
+    }
+    b
+}
+
+/// `value` cut to the keys of `shape` (recursively; an empty object in `shape` keeps an empty
+/// object): a GET body in the form of the type's PUT body, for servers that accept no other.
+fn project(value: &Value, shape: &Value) -> Value {
+    match (value, shape) {
+        (Value::Object(v), Value::Object(s)) => Value::Object(
+            s.iter()
+                .filter_map(|(k, sub)| v.get(k).map(|x| (k.clone(), project(x, sub))))
+                .collect(),
+        ),
+        _ => value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{project, restorable};
+    use serde_json::json;
+
+    #[test]
+    fn restorable_drops_read_only_fields() {
+        let got = restorable(
+            &json!({"id": "/x", "name": "default", "type": "A.B/c", "etag": "\"1\"",
+            "systemData": {}, "location": "eastus", "properties": {"provisioningState": "Succeeded", "size": 1}}),
+        );
+        assert_eq!(
+            got,
+            json!({"location": "eastus", "properties": {"size": 1}})
+        );
+        let shaped = project(
+            &json!({"location": "eastus", "identity": {"type": "A", "principalId": "p"}, "properties": {"x": 1}}),
+            &json!({"location": "westus", "identity": {"type": "B"}, "properties": {}}),
+        );
+        assert_eq!(
+            shaped,
+            json!({"location": "eastus", "identity": {"type": "A"}, "properties": {}})
+        );
     }
 }

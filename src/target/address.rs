@@ -162,7 +162,16 @@ impl Target {
             Scope::Subscription => sub && !in_location,
             Scope::Location => in_location,
             Scope::Tenant => prefix.is_empty(),
-            Scope::Extension(_) => !prefix.is_empty() && !sub && !rg,
+            // A fixed extended id (a group, a subscription, `/` for the tenant): exactly it.
+            Scope::Extension(Extends::Id(id)) => {
+                let want = segments(id);
+                want.len() == prefix.len()
+                    && want
+                        .iter()
+                        .zip(prefix)
+                        .all(|(a, b)| a.eq_ignore_ascii_case(b))
+            }
+            Scope::Extension(Extends::Type(_)) => !prefix.is_empty() && !sub && !rg,
         };
         let top = |rest: &[&str], in_location: bool| {
             rest.first().and_then(|seg| {
@@ -243,11 +252,27 @@ impl Target {
         {
             return Surface::DataPlane;
         }
-        match self.address(&path) {
+        let declared = self.arm_paths.iter().any(|p| {
+            let p = p.trim_end_matches('/');
+            path.get(..p.len())
+                .is_some_and(|h| h.eq_ignore_ascii_case(p))
+                && (p.is_empty() || matches!(path.as_bytes().get(p.len()), None | Some(b'/')))
+        });
+        if declared || !matches!(self.address(&path), Addressed::ResourceGroup | Addressed::Other) {
             // Resource groups are ARM's own (Microsoft.Resources), not the RP's.
-            Addressed::ResourceGroup | Addressed::Other => Surface::Other,
-            _ => Surface::Arm,
+            Surface::Arm
+        } else {
+            Surface::Other
         }
+    }
+
+    /// The declared status-monitor operation a request of this method to this URL starts.
+    pub fn monitor_for(&self, method: &str, url: &str) -> Option<&super::Monitor> {
+        let path = path_of(url);
+        self.monitors.iter().find(|m| {
+            m.request.method.eq_ignore_ascii_case(method)
+                && template_regex(&m.request.url).is_some_and(|re| re.is_match(&path))
+        })
     }
 
     /// The api-version a request to this URL carries when the scenario does not say.
@@ -322,6 +347,8 @@ types:
   tenant: {scope: tenant, path: tenantWidgets, kind: proxy, create_body: {}}
   notes: {scope: extension, extends: widgets, path: annotations, kind: proxy, create_body: {}}
   gizmos: {namespace: Microsoft.Fabrikam, create_body: {location: x}}
+  rgnotes: {scope: extension, extends: /subscriptions/s/resourceGroups/rg, path: rgNotes, kind: proxy, create_body: {}}
+  tenantnotes: {scope: extension, extends: /, path: tenantNotes, kind: proxy, create_body: {}}
 "#;
 
     fn target() -> Target {
@@ -383,6 +410,14 @@ types:
             ),
             ("/subscriptions/s/resourceGroups/rg".into(), "group"),
             (
+                "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Contoso/rgNotes/n".into(),
+                "resource rgnotes",
+            ),
+            (
+                "/providers/Microsoft.Contoso/tenantNotes/n".into(),
+                "resource tenantnotes",
+            ),
+            (
                 "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Other/x/y".into(),
                 "other",
             ),
@@ -438,6 +473,14 @@ types:
             Surface::Arm
         );
         assert_eq!(t.surface_of("http://other/x"), Surface::Other);
+        assert_eq!(t.surface_of("http://h/lro/put/200"), Surface::Other);
+        let mut t2 = t.clone();
+        t2.arm_paths = vec!["/lro".into()];
+        assert_eq!(t2.surface_of("http://h/lro/put/200"), Surface::Arm);
+        assert_eq!(t2.surface_of("http://h/LRO"), Surface::Arm);
+        assert_eq!(t2.surface_of("http://h/lrox/put"), Surface::Other);
+        t2.arm_paths = vec!["/".into()];
+        assert_eq!(t2.surface_of("http://h/anything"), Surface::Arm);
         assert!(is_guid("00000000-0000-0000-0000-000000000001"));
         assert!(!is_guid("s"));
     }

@@ -78,6 +78,8 @@ resource_group:
 profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]
 namespace: Microsoft.Contoso
 api_version: "2024-05-01"
+namespaces:
+  Microsoft.Fabrikam: {api_version: "2023-07-01"}   # a second namespace, its own api-version
 location: eastus
 deadline: 30            # seconds one operation may take before the poll gives up
 identity:
@@ -148,6 +150,94 @@ types:
       properties: {widgetId: "${dependency.id}"}
     update_body:
       tags: {note: updated}
+  # Shapes beyond a resource group's top-level types (README "More ARM shapes"): a singleton
+  # child, subscription-, location- and tenant-level types, an extension resource, and a type
+  # of a second namespace with its own api-version. All synchronous except subscriptionWidgets.
+  configurations:
+    parent: widgets
+    singleton: default      # the only name; ARM singletons cannot be deleted (deletable: false)
+    kind: proxy
+    async: false
+    etag: true
+    provisioning_state: true
+    create_body:
+      properties: {logLevel: Warning, retentionDays: 30}
+    update_body:
+      properties: {logLevel: Verbose}
+    invalid_bodies:
+      - {properties: {logLevel: Loud}}
+      - {properties: {retentionDays: 400}}
+  subscriptionWidgets:
+    scope: subscription
+    kind: tracked
+    async: true
+    etag: true
+    create_body:
+      location: eastus
+      tags: {env: test}
+      properties: {size: 3, minCount: 1, maxCount: 5}
+    update_body:
+      tags: {env: patched}
+      properties: {size: 4}
+    failing_body:
+      location: eastus
+      properties: {size: 3, simulateFailure: true}
+    invalid_bodies:
+      - {location: eastus, properties: {size: "three"}}
+      - {location: eastus, properties: {minCount: 9, maxCount: 2}}
+  regionalWidgets:
+    scope: location
+    kind: proxy
+    async: false
+    etag: true
+    provisioning_state: true
+    create_body:
+      properties: {size: 2}
+    update_body:
+      properties: {size: 5}
+    invalid_bodies:
+      - {properties: {size: 0}}
+  tenantWidgets:
+    scope: tenant
+    kind: proxy
+    async: false
+    etag: true
+    provisioning_state: true
+    create_body:
+      properties: {size: 2}
+    update_body:
+      properties: {size: 5}
+    invalid_bodies:
+      - {properties: {size: "two"}}
+  annotations:
+    scope: extension
+    extends: widgets
+    kind: proxy
+    async: false
+    etag: true
+    provisioning_state: true
+    create_body:
+      properties: {text: "checked by rpconform"}
+    update_body:
+      properties: {text: "updated by rpconform"}
+    invalid_bodies:
+      - {properties: {}}
+      - {properties: {text: 7}}
+  gizmos:
+    namespace: Microsoft.Fabrikam
+    kind: tracked
+    async: false
+    etag: true
+    provisioning_state: true
+    create_body:
+      location: eastus
+      tags: {env: test}
+      properties: {color: blue, count: 3}
+    update_body:
+      tags: {env: patched}
+      properties: {count: 4}
+    invalid_bodies:
+      - {location: eastus, properties: {count: -1}}
 # TypeSpec Azure.Core status-monitor operations on the data plane (MON rules).
 monitors:
   widget-put:
@@ -225,7 +315,7 @@ mod tests {
         let t = crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
             .unwrap_or_else(|r| panic!("{}", r.render()));
         assert_eq!(t.base(), "http://127.0.0.1:1234");
-        assert_eq!(t.types.len(), 4);
+        assert_eq!(t.types.len(), 10);
         let sp = t.type_named("sprockets").unwrap();
         assert_eq!(
             sp.arm_type(&t),

@@ -243,6 +243,9 @@ pub struct ResourceType {
     pub kind: Kind,
     /// The only names the RP accepts (a singleton has one); None: any fresh name.
     pub names: Option<Vec<String>>,
+    /// The RP accepts DELETE on it (false for ARM singletons unless declared otherwise); a
+    /// resource that cannot be deleted is restored at the end of the run instead.
+    pub deletable: bool,
     pub etag: bool,
     pub provisioning_state: bool,
     pub propagation: bool,
@@ -294,6 +297,9 @@ pub struct Target {
     pub types: Vec<ResourceType>,
     pub monitors: Vec<Monitor>,
     pub tasks: Option<TaskApi>,
+    /// Path prefixes of the ARM surface that are not shaped like ARM resource ids (a test
+    /// double's `/lro/...` routes): requests there get the ARM rules.
+    pub arm_paths: Vec<String>,
 }
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).
@@ -324,6 +330,7 @@ pub const TYPE_FEATURES: &[&str] = &[
     "tags_body",
     "fresh_names",
     "fixed_names",
+    "deletable",
     "resource_group_scope",
 ];
 
@@ -363,6 +370,7 @@ impl ResourceType {
             "tags_body" => self.tags_body.is_some() || self.kind == Kind::Tracked,
             "fresh_names" => self.names.is_none(),
             "fixed_names" => self.names.is_some(),
+            "deletable" => self.deletable,
             "resource_group_scope" => target.top_of(self).scope == Scope::ResourceGroup,
             _ => false,
         }
@@ -372,14 +380,27 @@ impl ResourceType {
     /// declaration rules out (rather than simply lacks).
     pub fn lacks_reason(&self, feature: &str) -> Option<String> {
         match feature {
-            "fresh_names" => self.names.as_ref().map(|n| {
+            "fresh_names" => self.names.as_ref().map(|_| {
                 format!(
-                    "type `{}` accepts only the fixed name(s) {}; the scenario needs a fresh name",
+                    "type {} accepts only {}; the scenario needs a fresh name",
                     self.name,
-                    n.join(", ")
+                    self.fixed_names_text()
                 )
             }),
+            "deletable" if !self.deletable => Some(format!(
+                "type {} cannot be deleted (DELETE is not part of its API); the scenario deletes it",
+                self.name
+            )),
             _ => None,
+        }
+    }
+
+    /// `the fixed name default` / `the fixed names a, b`.
+    pub fn fixed_names_text(&self) -> String {
+        match self.names.as_deref() {
+            Some([one]) => format!("the fixed name {one}"),
+            Some(many) => format!("the fixed names {}", many.join(", ")),
+            None => "any name".into(),
         }
     }
 
@@ -457,6 +478,7 @@ impl ResourceType {
             "echoes": self.echoes.clone().map(Value::from).unwrap_or(Value::Null),
             "invalid_bodies": self.invalid_bodies,
             "names": self.names.clone().map(Value::from).unwrap_or(Value::Null),
+            "deletable": self.deletable,
             "parent": self.parent.clone().unwrap_or_default(),
             "child": first_child.map(|c| c.name.clone()).unwrap_or_default(),
             "grandchild": grandchild.map(|c| c.name.clone()).unwrap_or_default(),
@@ -491,6 +513,7 @@ pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "echoes",
     "invalid_bodies",
     "names",
+    "deletable",
     "parent",
     "child",
     "grandchild",

@@ -33,6 +33,7 @@ const TOP_KEYS: &[&str] = &[
     "types",
     "monitors",
     "tasks",
+    "arm_paths",
 ];
 
 /// Read and parse a target file from disk.
@@ -302,10 +303,23 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         .map(|n| surfaces::read_monitors(r, n))
         .unwrap_or_default();
     let tasks = m.get("tasks").and_then(|n| surfaces::read_tasks(r, n));
-    if !has_types && !m.has("monitors") && !m.has("tasks") {
+    let mut arm_paths = Vec::new();
+    if let Some(n) = m.get("arm_paths") {
+        for (p, pos) in r.strings(n, "a path prefix") {
+            if p.starts_with('/') && !p.contains(['?', '#']) {
+                arm_paths.push(p);
+            } else {
+                r.diags.push(
+                    Diagnostic::new(pos, format!("arm_paths entry `{p}` is not a path prefix"))
+                        .expected("a path starting with `/`, without query: /lro"),
+                );
+            }
+        }
+    }
+    if !has_types && !m.has("monitors") && !m.has("tasks") && !m.has("arm_paths") {
         r.error(
             root,
-            "declare at least one of `types`, `monitors` or `tasks`",
+            "declare at least one of `types`, `monitors`, `tasks` or `arm_paths`",
             None,
         );
     }
@@ -336,6 +350,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         types,
         monitors,
         tasks,
+        arm_paths,
     })
 }
 

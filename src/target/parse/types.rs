@@ -22,6 +22,7 @@ const TYPE_KEYS: &[&str] = &[
     "kind",
     "names",
     "singleton",
+    "deletable",
     "etag",
     "provisioning_state",
     "propagation",
@@ -215,6 +216,8 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
         parent,
         depends_on: m.get("depends_on").and_then(|x| r.string(x, "depends_on")),
         kind,
+        // ARM singletons (`blobServices/default`) exist as long as their parent: no DELETE.
+        deletable: flag(r, "deletable", !m.has("singleton")),
         names,
         etag: flag(r, "etag", false),
         provisioning_state: flag(r, "provisioning_state", lro.any_async()),

@@ -1,0 +1,420 @@
+//! `rpconform probe METHOD URL`: one request against a target, followed to its end, judged by
+//! every ambient and flow rule; the verdicts printed, and the usual reports written with
+//! `--report-dir`.
+//!
+//! Which target: `--target embedded` (the reference RP, in-process, with `--fault` knobs; URL
+//! a path), `--target FILE`, or none: a path then probes the embedded RP, an absolute URL a
+//! minimal target inferred from the URL (its origin, no credentials, every path on it taken as
+//! an ARM route, no types declared, so the rules that need a type declaration are not judged).
+//!
+//! Safety as for `run`: credentials only to the target's origin, redaction, the deadline, and
+//! nothing deleted that the probe did not create (a PUT's resource is deleted at the end only
+//! when a read before it answered 404; `--keep` leaves it). A probe never creates or deletes a
+//! resource group, except on the embedded RP, which starts empty each time.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::args::ProbeArgs;
+use super::common::{runtime, usage};
+use super::embedded::parse_faults;
+use super::run::wait_for_signal;
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::http::{Http, HttpOptions, Redactor, TokenSource, cut};
+use crate::report::{self, RunInfo, ScenarioResult, Status};
+use crate::runner::{self, ProbeRequest, RunCtx};
+use crate::target::{Target, embedded_target_yaml, is_guid, load_target, parse_target};
+
+/// Where the probe goes.
+enum Which {
+    Embedded,
+    File(String),
+    Inferred,
+}
+
+pub(super) fn probe(a: ProbeArgs) -> u8 {
+    let method = a.method.to_ascii_uppercase();
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return usage(format!("`{}` is not an HTTP method", a.method));
+    }
+    if !(a.time_scale > 0.0 && a.time_scale.is_finite() && a.time_scale <= 100.0) {
+        return usage("--time-scale must be a number above 0 and at most 100");
+    }
+    let headers = match parse_headers(&a.headers) {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
+    let body = match &a.body {
+        None => None,
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(t) => Some(t),
+            Err(e) => return usage(format!("cannot read --body {}: {e}", p.display())),
+        },
+    };
+    let absolute = a.url.contains("://");
+    let which = match a.target.as_deref() {
+        Some("embedded") => Which::Embedded,
+        Some(f) => Which::File(f.to_string()),
+        None if absolute => Which::Inferred,
+        None => Which::Embedded,
+    };
+    if matches!(which, Which::Embedded) && absolute {
+        return usage(
+            "the embedded RP listens on a port of its own: give the URL as a path (/subscriptions/...)",
+        );
+    }
+    if !matches!(which, Which::Embedded) && !a.faults.is_empty() {
+        return usage("--fault only applies to the embedded RP");
+    }
+    if !absolute && !a.url.starts_with('/') {
+        return usage(format!(
+            "`{}` is neither an absolute URL nor a path starting with /",
+            a.url
+        ));
+    }
+    let faults = match parse_faults(&a.faults) {
+        Ok(f) => f,
+        Err(e) => return usage(e),
+    };
+    let rt = runtime();
+    let code = rt.block_on(run(&a, which, method, headers, body, faults));
+    rt.shutdown_timeout(Duration::from_secs(1));
+    code
+}
+
+/// `Name: value` pairs.
+fn parse_headers(given: &[String]) -> Result<Vec<(String, String)>, String> {
+    given
+        .iter()
+        .map(|h| {
+            let (k, v) = h
+                .split_once(':')
+                .ok_or_else(|| format!("--header `{h}`: expected `Name: value`"))?;
+            let k = k.trim();
+            if k.is_empty() || !k.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(format!("--header `{h}`: `{k}` is not a header name"));
+            }
+            Ok((k.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// A minimal target for an absolute URL: its origin, no credentials, the ARM profile, every
+/// path on it an ARM route; subscription and resource group from the path when it has them.
+fn inferred_target(url: &str) -> Result<Target, String> {
+    let u = url::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+        return Err(format!("`{url}` is not an absolute http(s) URL"));
+    }
+    if !u.username().is_empty() || u.password().is_some() {
+        return Err(
+            "the URL carries credentials (user:password@); they would be printed in every report"
+                .into(),
+        );
+    }
+    let segs: Vec<&str> = u.path().split('/').filter(|s| !s.is_empty()).collect();
+    let after = |word: &str| {
+        segs.iter()
+            .position(|s| s.eq_ignore_ascii_case(word))
+            .and_then(|i| segs.get(i + 1))
+            .map(|s| s.to_string())
+    };
+    let subscription = after("subscriptions")
+        .filter(|s| is_guid(s))
+        .unwrap_or_else(|| "00000000-0000-0000-0000-000000000000".into());
+    let group = after("resourceGroups").unwrap_or_else(|| "rpconform-probe".into());
+    let mut origin = u.clone();
+    origin.set_path("/");
+    origin.set_query(None);
+    origin.set_fragment(None);
+    let doc = json!({
+        "base_url": origin.as_str(),
+        "auth": "none",
+        "subscription": subscription,
+        "resource_group": {"name": group},
+        "profiles": ["arm"],
+        "arm_paths": ["/"],
+    });
+    parse_target(
+        Path::new("inferred-target.yaml"),
+        &doc.to_string(),
+        "inferred from the URL",
+    )
+    .map_err(|r| r.render())
+}
+
+async fn run(
+    a: &ProbeArgs,
+    which: Which,
+    method: String,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+    faults: std::collections::BTreeSet<rpconform_refrp::Fault>,
+) -> u8 {
+    let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let mut server = None;
+    let (mut target, declared) = match &which {
+        Which::Embedded => {
+            let settings = rpconform_refrp::Settings {
+                op_duration: Duration::from_millis(a.op_duration),
+                faults: faults.clone(),
+                ..Default::default()
+            };
+            let s = match rpconform_refrp::start(settings, 0).await {
+                Ok(s) => s,
+                Err(e) => return usage(format!("cannot start the embedded RP: {e}")),
+            };
+            let yaml = embedded_target_yaml(&s.base_url());
+            server = Some(s);
+            match parse_target(Path::new("embedded-target.yaml"), &yaml, "embedded") {
+                Ok(t) => (t, true),
+                Err(r) => {
+                    eprint!("{}", r.render());
+                    return EXIT_USAGE;
+                }
+            }
+        }
+        Which::File(f) => match load_target(Path::new(f)) {
+            Ok(mut t) => {
+                // The probe's URL names the group; the probe never creates or deletes one.
+                t.resource_group.create = false;
+                (t, true)
+            }
+            Err(r) => {
+                eprint!("{}", r.render());
+                return EXIT_USAGE;
+            }
+        },
+        Which::Inferred => match inferred_target(&a.url) {
+            Ok(t) => (t, false),
+            Err(e) => return usage(e),
+        },
+    };
+    if let Some(d) = a.deadline {
+        target.deadline = Duration::from_secs(d.max(1));
+    }
+    let url = if a.url.contains("://") {
+        a.url.clone()
+    } else {
+        format!("{}{}", target.base(), a.url)
+    };
+    let run_id = runner::ids::run_id();
+    let redactor = Arc::new(Redactor::new(&target.secret_headers));
+    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
+    let opts = HttpOptions {
+        request_timeout: Duration::from_secs(a.request_timeout.max(1)),
+        body_cap: a.body_cap,
+        insecure: a.insecure,
+        follow_foreign: !a.no_foreign,
+        ..Default::default()
+    };
+    let http = match Http::new(
+        target.base_url.clone(),
+        tokens,
+        redactor.clone(),
+        opts,
+        target.headers.clone(),
+    ) {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
+    let label = target.label.clone();
+    let base_url = target.base();
+    let ctx = Arc::new(RunCtx::new(
+        target,
+        http,
+        a.time_scale,
+        a.strict,
+        run_id.clone(),
+    ));
+    {
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            eprintln!("\ninterrupted: stopping the probe and cleaning up (Ctrl-C again aborts)");
+            ctx.cancel.cancel();
+            wait_for_signal().await;
+            std::process::exit(130);
+        });
+    }
+    if let Err(e) = runner::create_resource_group(&ctx).await {
+        eprintln!("error: {}", redactor.text(&e));
+        if let Some(s) = server {
+            s.shutdown().await;
+        }
+        return EXIT_FAILED;
+    }
+    let req = ProbeRequest {
+        method,
+        url,
+        headers,
+        body,
+        add_api_version: declared,
+        keep: a.keep,
+    };
+    let result = runner::probe(&ctx, &req).await;
+    let left = runner::final_cleanup(
+        ctx.clone(),
+        (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(300)),
+    )
+    .await;
+    if let Some(s) = server {
+        s.shutdown().await;
+    }
+    print_result(&result, &redactor);
+    for l in &left {
+        println!("warning: could not clean up: {}", redactor.text(l));
+    }
+    if let Some(dir) = &a.report_dir {
+        let info = RunInfo {
+            rpconform_version: env!("CARGO_PKG_VERSION").into(),
+            run_id,
+            target: label,
+            base_url,
+            time_scale: a.time_scale,
+            accelerated: a.time_scale != 1.0,
+            strict: a.strict,
+            filters: Vec::new(),
+            skip: Vec::new(),
+            partition: None,
+            started_at,
+            duration_ms: started.elapsed().as_millis() as u64,
+            left_behind: left.clone(),
+            faults: faults.iter().map(|f| f.name().to_string()).collect(),
+        };
+        if let Err(e) = report::write_all(dir, &info, std::slice::from_ref(&result)) {
+            eprintln!("error: cannot write reports to {}: {e}", dir.display());
+            return EXIT_FAILED;
+        }
+        println!("reports in {}", dir.display());
+    }
+    match result.status {
+        Status::Failed | Status::Error(_) => EXIT_FAILED,
+        _ if !left.is_empty() => EXIT_FAILED,
+        _ => EXIT_OK,
+    }
+}
+
+/// The verdicts, failures first: rule, level, counts, expected/seen, the exchange.
+fn print_result(r: &ScenarioResult, redactor: &Redactor) {
+    let first = r
+        .exchanges
+        .iter()
+        .find(|x| x.role == crate::http::Role::Step);
+    match first {
+        Some(x) => println!("probe: {}", redactor.text(&cut(&x.summary(), 300))),
+        None => println!("probe: {}", r.scenario),
+    }
+    for p in &r.polls {
+        println!(
+            "followed via {}: {} ({} reads, {} ms)",
+            p.via, p.outcome, p.attempts, p.elapsed_ms
+        );
+    }
+    let mut verdicts: Vec<&crate::report::Verdict> = r.verdicts.iter().collect();
+    verdicts.sort_by_key(|v| {
+        (
+            match v.outcome.as_str() {
+                "failed" => 0,
+                "not-judged" => 2,
+                "exempt" => 3,
+                _ => 1,
+            },
+            v.level != "MUST",
+            v.rule.clone(),
+        )
+    });
+    for v in verdicts {
+        let tag = match v.outcome.as_str() {
+            "failed" => "FAIL",
+            "passed" => "pass",
+            "not-judged" => "n/j ",
+            _ => "exmp",
+        };
+        println!(
+            "  {tag}  {:<9} {:<6} {} passed, {} failed",
+            v.rule, v.level, v.passed, v.failed
+        );
+        for f in &v.failures {
+            let at = f
+                .exchange
+                .and_then(|s| r.exchanges.iter().find(|x| x.seq == s))
+                .map(|x| cut(&x.summary(), 300))
+                .unwrap_or_default();
+            println!(
+                "        expected: {}\n        seen:     {}{}",
+                redactor.text(&f.expected),
+                redactor.text(&cut(&f.seen, 400)),
+                if f.count > 1 {
+                    format!(" (×{})", f.count)
+                } else {
+                    String::new()
+                }
+            );
+            if !at.is_empty() {
+                println!("        exchange: {}", redactor.text(&at));
+            }
+        }
+        if let Some(why) = &v.not_judged {
+            println!("        not judged: {why}");
+        }
+    }
+    for n in &r.notes {
+        println!("note: {}", redactor.text(n));
+    }
+    let failed = |level: &str| {
+        r.verdicts
+            .iter()
+            .filter(|v| v.failed_outcome() && v.level == level)
+            .count()
+    };
+    let passed = r.verdicts.iter().filter(|v| v.outcome == "passed").count();
+    let status = match &r.status {
+        Status::Error(e) => format!("runner error: {}", redactor.text(e)),
+        Status::Skipped(why) => why.clone(),
+        s => format!("{s:?}").to_lowercase(),
+    };
+    println!(
+        "rpconform probe: {} MUST failed, {} SHOULD failed, {} rules passed ({status})",
+        failed("MUST"),
+        failed("SHOULD"),
+        passed
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_and_inferred_targets() {
+        assert_eq!(
+            parse_headers(&["x-ms-client-request-id: abc".into()]).unwrap(),
+            vec![("x-ms-client-request-id".into(), "abc".into())]
+        );
+        assert!(parse_headers(&["nocolon".into()]).is_err());
+        assert!(parse_headers(&[": v".into()]).is_err());
+        let t = inferred_target(
+            "http://127.0.0.1:9/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/g1/providers/A.B/c/d?api-version=2024-01-01",
+        )
+        .unwrap();
+        assert_eq!(t.base(), "http://127.0.0.1:9");
+        assert_eq!(t.subscription, "00000000-0000-0000-0000-000000000001");
+        assert_eq!(t.resource_group.name, "g1");
+        assert!(!t.resource_group.create);
+        assert_eq!(
+            t.surface_of("http://127.0.0.1:9/lro/put/200"),
+            crate::http::Surface::Arm
+        );
+        assert_eq!(
+            t.surface_of("http://localhost/x"),
+            crate::http::Surface::Other
+        );
+        assert!(inferred_target("http://u:p@h/x").is_err());
+        assert!(inferred_target("ftp://h/x").is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! `rpconform probe`: one request, sent with the run's standard headers and safety (credentials
+//! only to the target's origin, redaction, deadline), followed to its end by whatever its answer
+//! shows, every exchange judged by the ambient rules of its surface and the flow by the flow
+//! rules. The result is one [`ScenarioResult`], as a test of a run would give.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::context::RunCtx;
+use super::exec::{Exec, StepOut};
+use super::follow::{FollowSpec, Jar, resource_of};
+use crate::diag::Pos;
+use crate::http::{Role, Surface};
+use crate::report::{PollRecord, ScenarioResult};
+use crate::scenario::{ApiVersion, Check, Expectation, Instance, Predicate, Scenario, Suite};
+use crate::target::Addressed;
+
+/// The one request a probe sends.
+#[derive(Debug, Clone)]
+pub struct ProbeRequest {
+    pub method: String,
+    /// Absolute, or a path on the target.
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    /// Add the target's api-version when the URL has none (a declared target), or send the
+    /// URL exactly as given.
+    pub add_api_version: bool,
+    /// Leave what the request creates (else it is deleted at cleanup, like a run's resources).
+    pub keep: bool,
+}
+
+/// The test a probe stands for in reports: `probe::METHOD path`.
+fn instance(req: &ProbeRequest) -> Instance {
+    let file: Arc<Path> = Arc::from(Path::new("probe"));
+    let label = format!("{} {}", req.method, path_only(&req.url));
+    let scenario = Scenario {
+        name: label.clone(),
+        pos: Pos::new(&file, 1, 1),
+        description: Some(format!("rpconform probe {label}")),
+        for_each_type: None,
+        for_each_monitor: None,
+        needs_tasks: false,
+        requires: Vec::new(),
+        ignore: None,
+        table: Vec::new(),
+        vars: Vec::new(),
+        setup: Vec::new(),
+        steps: Vec::new(),
+        teardown: Vec::new(),
+    };
+    Instance {
+        name: format!("probe::{label}"),
+        suite: Arc::new(Suite {
+            name: "probe".into(),
+            path: PathBuf::from("probe"),
+            description: None,
+            scenarios: vec![scenario],
+        }),
+        scenario: 0,
+        type_name: None,
+        monitor: None,
+        row: None,
+        not_applicable: None,
+    }
+}
+
+fn path_only(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
+}
+
+/// Send the probe's request, follow what it starts, judge everything; never panics on what
+/// the target answers.
+pub async fn probe(ctx: &RunCtx, req: &ProbeRequest) -> ScenarioResult {
+    let start = Instant::now();
+    let inst = instance(req);
+    let mut ex = Exec::new(ctx, &inst);
+    ex.step_label = "probe".into();
+    ex.judge.ledger.step = Some("probe".into());
+    let error = ex.probe(req).await.err();
+    ex.result(error, start)
+}
+
+impl Exec<'_> {
+    async fn probe(&mut self, req: &ProbeRequest) -> Result<(), String> {
+        let method = req.method.to_ascii_uppercase();
+        let url = self.absolute(&req.url);
+        // The declared surface of the URL; a URL the target does not declare, on its origin,
+        // is probed as an ARM route (what the command is for).
+        let own = url::Url::parse(&url).is_ok_and(|u| self.ctx.target.same_origin(&u));
+        let surface = match self.ctx.target.surface_of(&url) {
+            Surface::Other if own => Surface::Arm,
+            s => s,
+        };
+        // What existed before is never deleted: only a resource the probe's PUT created is.
+        let declared = matches!(self.ctx.target.address(&url), Addressed::Resource(_));
+        let existed = if method == "PUT" && declared {
+            let api = if req.add_api_version {
+                ApiVersion::Default
+            } else {
+                ApiVersion::AsGiven
+            };
+            let i = self
+                .send(
+                    "GET",
+                    &url,
+                    Vec::new(),
+                    None,
+                    Role::Setup,
+                    &api,
+                    Some(surface),
+                )
+                .await?;
+            Some(self.exchanges[i].status() != Some(404))
+        } else {
+            None
+        };
+        let api = if req.add_api_version {
+            ApiVersion::Default
+        } else {
+            ApiVersion::AsGiven
+        };
+        // An answer ARM clients retry (408, 429, 500, 502, 503, 504) is judged, then retried
+        // as they do (three times at most, after Retry-After or 0 / 1.6 / 3.2 s).
+        let mut attempt = 0;
+        // Cookies a refused attempt set go with the retry (a server may tie them together).
+        let mut jar = Jar::default();
+        let idx = loop {
+            let mut headers = req.headers.clone();
+            headers.extend(jar.headers());
+            let i = self
+                .send(
+                    &method,
+                    &url,
+                    headers,
+                    req.body.clone(),
+                    Role::Step,
+                    &api,
+                    Some(surface),
+                )
+                .await?;
+            let retried = matches!(
+                self.exchanges[i].status(),
+                Some(408 | 429 | 500 | 502 | 503 | 504)
+            );
+            if !retried || attempt == 3 {
+                break i;
+            }
+            jar.take(self.exchanges[i].response.as_ref());
+            let wait = self.exchanges[i]
+                .response
+                .as_ref()
+                .and_then(crate::lro::retry_after)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(if attempt == 0 {
+                    0.0
+                } else {
+                    0.8 * f64::from(1 << attempt)
+                });
+            self.notes.push(format!(
+                "the answer {} was retried, as ARM clients do",
+                self.exchanges[i].summary()
+            ));
+            attempt += 1;
+            if !self.ctx.sleep(wait).await {
+                return Err("interrupted".into());
+            }
+        };
+        let bare = url.split('?').next().unwrap_or(&url).to_string();
+        if existed == Some(true) || req.keep {
+            self.ctx.cleanup.forget(&bare);
+        }
+        if self.exchanges[idx].response.is_none() {
+            let e = self.exchanges[idx].error.clone().unwrap_or_default();
+            return Err(format!(
+                "no response from {method} {}: {e}",
+                self.exchanges[idx].url
+            ));
+        }
+        let implied = implied_expectations(&method, declared, existed);
+        let out = StepOut {
+            exchange: Some(idx),
+            url: url.clone(),
+            method: method.clone(),
+            ..Default::default()
+        };
+        self.evaluate_all(&implied, &out)?;
+        if !matches!(method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST") {
+            return Ok(());
+        }
+        let deadline = self.ctx.target.deadline;
+        let followed = match self.ctx.target.monitor_for(&method, &url) {
+            Some(mon) if surface == Surface::DataPlane => {
+                self.follow_monitor(idx, mon, deadline).await
+            }
+            _ => {
+                let spec = FollowSpec::of(
+                    &method,
+                    resource_of(&method, &url),
+                    self.declared_op(&method, &url),
+                    deadline,
+                );
+                self.follow(idx, spec).await
+            }
+        };
+        if (existed == Some(true) || req.keep) && method == "PUT" {
+            self.ctx.cleanup.forget(&bare);
+        }
+        if self.polls.is_empty() {
+            self.polls.push(PollRecord {
+                step: "probe".into(),
+                via: "none".into(),
+                attempts: 0,
+                elapsed_ms: 0,
+                outcome: followed.outcome,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What the contract says of a successful answer to this method, stated as a suite would:
+/// PUT-01 (200/201 or 202, with the resource; 201 on a create and 200 on a replace when the
+/// probe knows which), PATCH-01 (200 or 202), DEL-01 (200, 202 or 204; a 202 with Location),
+/// ACT-01 (a POST's 202 with Location), and RES-01's fields on a write's resource body when
+/// the target declares no type for the URL (for a declared type the ambient check does it).
+fn implied_expectations(method: &str, declared: bool, existed: Option<bool>) -> Vec<Expectation> {
+    let file: Arc<Path> = Arc::from(Path::new("probe"));
+    let pos = Pos::new(&file, 1, 1);
+    let exp = |rule: &'static str, when: Option<Vec<u16>>, check: Check| Expectation {
+        rules: vec![rule],
+        row_rule: None,
+        when_status: when,
+        check,
+        pos: pos.clone(),
+    };
+    let present = |pointer: &str| Check::Pointer {
+        pointer: pointer.into(),
+        predicate: Predicate::Present,
+        ignore_case: false,
+    };
+    let header = |name: &str| Check::Header {
+        name: name.into(),
+        predicate: Predicate::Present,
+        ignore_case: false,
+    };
+    // A refusal (4xx/5xx) is judged by the error rules, not as the wrong success code.
+    let success = || Some((200..300).collect::<Vec<u16>>());
+    let mut out = Vec::new();
+    let body_statuses = match method {
+        "PUT" => {
+            let codes = match existed {
+                Some(true) => vec![200, 202],
+                Some(false) => vec![201, 202],
+                None => vec![200, 201, 202],
+            };
+            out.push(exp("PUT-01", success(), Check::Status(codes)));
+            out.push(exp("PUT-01", Some(vec![200, 201]), present("")));
+            vec![200, 201]
+        }
+        "PATCH" => {
+            out.push(exp("PATCH-01", success(), Check::Status(vec![200, 202])));
+            out.push(exp("PATCH-01", Some(vec![200]), present("")));
+            vec![200]
+        }
+        "DELETE" => {
+            out.push(exp("DEL-01", success(), Check::Status(vec![200, 202, 204])));
+            out.push(exp("DEL-01", Some(vec![202]), header("location")));
+            Vec::new()
+        }
+        "POST" => {
+            out.push(exp("ACT-01", Some(vec![202]), header("location")));
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    if !declared && !body_statuses.is_empty() {
+        for p in ["/id", "/name", "/type"] {
+            out.push(exp("RES-01", Some(body_statuses.clone()), present(p)));
+        }
+    }
+    out
+}

@@ -1,0 +1,315 @@
+//! Spector serving the ARM specs of `@azure-tools/azure-http-specs` (npm), judged with the
+//! target file `tests/third_party/spector-arm-target.yaml` written from those specs:
+//!
+//! - every suite runs against it; at least 85% of the tests that apply to what it serves are
+//!   judged (not skipped), none errs, and nothing is left behind (fixed-name resources are put
+//!   back in the exact body shape the mock accepts);
+//! - the rules that fail are exactly the mock's deviations from the contract sources, listed
+//!   below with the reason of each (FINDINGS.md §4.3): a stateless mock, fixed operation URLs,
+//!   no Retry-After or Retry-After 1, operation bodies carrying the resource's id, wrong `type`
+//!   values, Spector's own error bodies, 204 on DELETE;
+//! - `rpconform probe` on the operations no type can model (provider actions, a paged LRO, the
+//!   large-header LRO) fails exactly their deviations.
+
+mod common;
+#[path = "third_party/server.rs"]
+mod server;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{RUN_TIMEOUT, Scratch, read_report, rpconform};
+use serde_json::Value;
+
+const SUB: &str = "00000000-0000-0000-0000-000000000000";
+
+/// Every rule the suites fail on Spector, with the mock's deviation that breaks it.
+const SUITE_DEVIATIONS: &[(&str, &str)] = &[
+    ("HDR-01", "no response carries x-ms-request-id"),
+    (
+        "HDR-03",
+        "SHOULD: the client and correlation request ids are never echoed",
+    ),
+    (
+        "ERR-01",
+        "errors are Spector's {message, expected, actual} or an HTML 404 page, not {error: {code, message}}",
+    ),
+    (
+        "API-01",
+        "the orders and managed-identity handlers serve a request without api-version",
+    ),
+    (
+        "API-03",
+        "SHOULD: api-version errors carry no InvalidApiVersionParameter/MissingApiVersionParameter code",
+    ),
+    (
+        "DEL-01",
+        "DELETE of an existing resource answers 204 instead of 200 or 202",
+    ),
+    (
+        "DEL-02",
+        "SHOULD: the orders DELETE answers 202 without Retry-After",
+    ),
+    (
+        "DEL-04",
+        "stateless: a deleted resource still answers 200 and is still listed (types without a list route answer it 404)",
+    ),
+    (
+        "DEL-05",
+        "DELETE of an order that was never created answers 202 instead of 204",
+    ),
+    (
+        "LOC-01",
+        "the orders DELETE's Location poll answers 202 without a Location header",
+    ),
+    (
+        "LOC-05",
+        "the same 202 poll answer without Location while the delete runs",
+    ),
+    ("LOC-09", "SHOULD: Location URLs carry no api-version"),
+    (
+        "AAO-03",
+        "SHOULD: export's Location and Azure-AsyncOperation name different operations (lro_post_location / lro_post_aao)",
+    ),
+    (
+        "OPRES-04",
+        "SHOULD: a finished operation resource carries the order's id and name instead of its own",
+    ),
+    (
+        "OPS-07",
+        "one fixed operation URL (operations/lro_create_aao) for every PUT of order1: the URL that said Succeeded says InProgress for the next PUT",
+    ),
+    (
+        "OPS-12",
+        "the singleton and managed-identity routes are literal and match case; a recased DELETE answers 204; a deleted resource still answers",
+    ),
+    (
+        "NEST-01",
+        "a nested resource's type carries its parent's name (topLevelTrackedResources/top/nestedProxyResources)",
+    ),
+    (
+        "PATCH-01",
+        "stateless: a PATCH does not change what GET returns",
+    ),
+    (
+        "PATCH-03",
+        "SHOULD: stateless, the patched property is not merged",
+    ),
+    (
+        "PSTATE-03",
+        "SHOULD: a PUT echoing provisioningState Succeeded is refused 400 (bodies must match exactly)",
+    ),
+    (
+        "PSTATE-04",
+        "SHOULD: the orders and managed-identity handlers accept any provisioningState",
+    ),
+    ("RES-01", "managed-identity bodies have no name and no type"),
+    (
+        "RES-02",
+        "wrong ids/types: orders in Azure.ResourceManager.Resources, location resources without locations/, nested types with the parent's name, identity without type",
+    ),
+    (
+        "RES-05",
+        "no list route for orders, managed identities, the method-subscription-id and multi-service types (an HTML 404)",
+    ),
+    (
+        "RETRY-02",
+        "a replayed PUT of order1 answers 201 again (every orders PUT answers 201)",
+    ),
+];
+
+/// Probes of operations no type models: (label, method, path, body, failing rules and why).
+fn probes() -> Vec<(
+    &'static str,
+    &'static str,
+    String,
+    Option<&'static str>,
+    Vec<(&'static str, &'static str)>,
+)> {
+    let ot = format!("/subscriptions/{SUB}/providers/Azure.ResourceManager.OperationTemplates");
+    let hdr: [(&str, &str); 2] = [
+        ("HDR-01", "no x-ms-request-id"),
+        ("HDR-03", "SHOULD: no echo of the request ids"),
+    ];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut v: Vec<(&str, &str)> = hdr.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    vec![
+        (
+            "exportArray",
+            "POST",
+            format!("{ot}/exportArray?api-version=2023-12-01-preview"),
+            Some(r#"{"format": "csv"}"#),
+            with(&[
+                ("LOC-04", "Retry-After: 1 on its 202 (10..600 s)"),
+                ("LOC-09", "SHOULD: Location without api-version"),
+                (
+                    "AAO-03",
+                    "SHOULD: Location and Azure-AsyncOperation name different operations",
+                ),
+            ]),
+        ),
+        (
+            "postPagingLro",
+            "POST",
+            format!(
+                "/subscriptions/{SUB}/resourceGroups/test-rg/providers/Azure.ResourceManager.OperationTemplates/products/default/postPagingLro?api-version=2023-12-01-preview"
+            ),
+            None,
+            with(&[
+                ("LOC-04", "Retry-After: 1 on its 202s"),
+                ("LOC-09", "SHOULD: Location without api-version"),
+            ]),
+        ),
+        (
+            "two6k",
+            "POST",
+            format!(
+                "/subscriptions/{SUB}/resourceGroups/test-rg/providers/Azure.ResourceManager.LargeHeader/largeHeaders/header1/two6k?api-version=2023-12-01-preview"
+            ),
+            None,
+            with(&[
+                (
+                    "OPRES-05",
+                    "the operation's name lro_post_aao is not the last segment of its id post_aao",
+                ),
+                ("LOC-09", "SHOULD: Location without api-version"),
+                (
+                    "AAO-03",
+                    "SHOULD: Location and Azure-AsyncOperation name different operations",
+                ),
+            ]),
+        ),
+    ]
+}
+
+fn failed_rules(report: &Value) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for r in report["results"].as_array().into_iter().flatten() {
+        for v in r["verdicts"].as_array().into_iter().flatten() {
+            if v["outcome"] == "failed" {
+                *out.entry(v["rule"].as_str().unwrap_or("").to_string())
+                    .or_default() += 1;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn spector_arm_deviations_are_exactly_the_failures() {
+    let Some(srv) = server::Server::start("start_spector.sh", "Spector (azure-http-specs)") else {
+        return;
+    };
+    let s = Scratch::new("spector");
+    let text = std::fs::read_to_string(server::script("spector-arm-target.yaml"))
+        .expect("spector-arm-target.yaml");
+    assert!(text.contains("base_url: http://127.0.0.1:3000"));
+    let target = s.write(
+        "spector.yaml",
+        &text.replace(
+            "base_url: http://127.0.0.1:3000",
+            &format!("base_url: {}", srv.base),
+        ),
+    );
+    let target = target.display().to_string();
+
+    // The suites.
+    let dir = s.str("suites");
+    let out = rpconform(
+        &[
+            "run",
+            "suites",
+            "--target",
+            &target,
+            "--time-scale",
+            "0.01",
+            "--report-dir",
+            &dir,
+            "-q",
+        ],
+        RUN_TIMEOUT,
+    );
+    assert!(matches!(out.code(), 0 | 1), "{}", out.tail(3000));
+    let report = read_report(std::path::Path::new(&dir));
+    let results = report["results"].as_array().cloned().unwrap_or_default();
+    let status = |r: &Value| r["status"].as_str().unwrap_or("").to_string();
+    let detail = |r: &Value| r["detail"].as_str().unwrap_or("").to_string();
+    let planned_na = results
+        .iter()
+        .filter(|r| status(r) == "skipped" && !detail(r).contains("no rule could be judged"))
+        .count();
+    let applicable = results.len() - planned_na;
+    let judged = results
+        .iter()
+        .filter(|r| matches!(status(r).as_str(), "passed" | "warned" | "failed"))
+        .count();
+    let errors: Vec<String> = results
+        .iter()
+        .filter(|r| status(r) == "error")
+        .map(|r| format!("{}: {}", r["name"], detail(r)))
+        .collect();
+    let share = judged as f64 / applicable.max(1) as f64;
+    eprintln!(
+        "spector: {} tests, {planned_na} not applicable, {judged} of {applicable} applicable judged ({:.1}%)",
+        results.len(),
+        share * 100.0
+    );
+    assert!(errors.is_empty(), "tests that could not check: {errors:#?}");
+    assert!(
+        share >= 0.85,
+        "only {judged} of {applicable} applicable tests judged ({:.1}%)",
+        share * 100.0
+    );
+    let left = report["run"]["left_behind"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind or not restored: {left:#?}");
+    let failed = failed_rules(&report);
+    let expected: BTreeSet<String> = SUITE_DEVIATIONS
+        .iter()
+        .map(|(r, _)| r.to_string())
+        .collect();
+    let seen: BTreeSet<String> = failed.keys().cloned().collect();
+    eprintln!("spector suite failures (rule: tests): {failed:?}");
+    assert_eq!(
+        seen,
+        expected,
+        "failing rules differ from Spector's known deviations: unexpected {:?}, not seen {:?}",
+        seen.difference(&expected).collect::<Vec<_>>(),
+        expected.difference(&seen).collect::<Vec<_>>()
+    );
+
+    // The operations no type models.
+    for (label, method, path, body, want) in probes() {
+        let dir = s.str(format!("probe-{label}"));
+        let mut args = vec![
+            "probe".to_string(),
+            method.into(),
+            format!("{}{path}", srv.base),
+            "--target".into(),
+            target.clone(),
+            "--time-scale".into(),
+            "0.01".into(),
+            "--report-dir".into(),
+            dir.clone(),
+        ];
+        if let Some(b) = body {
+            args.push("--body".into());
+            args.push(s.write(&format!("{label}.json"), b).display().to_string());
+        }
+        let out = rpconform(&args, RUN_TIMEOUT);
+        assert_eq!(out.code(), 1, "{label}: {}", out.tail(3000));
+        let report = read_report(std::path::Path::new(&dir));
+        let seen: BTreeSet<String> = failed_rules(&report).into_keys().collect();
+        let expected: BTreeSet<String> = want.iter().map(|(r, _)| r.to_string()).collect();
+        assert_eq!(seen, expected, "{label}\n{}", out.tail(3000));
+        assert!(
+            out.stdout.contains("Succeeded"),
+            "{label} is followed to its end\n{}",
+            out.tail(3000)
+        );
+    }
+}
