@@ -10,26 +10,16 @@ use super::args::RunArgs;
 use super::common::load;
 use super::run::{plan, run_suites};
 use super::{EXIT_FAILED, EXIT_OK};
-use crate::report::{ScenarioResult, Status};
-
-fn failed_rules(results: &[ScenarioResult]) -> BTreeSet<String> {
-    results
-        .iter()
-        .flat_map(|r| {
-            r.verdicts
-                .iter()
-                .filter(|v| v.failed_outcome())
-                .map(|v| v.rule.clone())
-        })
-        .collect()
-}
 
 /// One matrix row: the markdown line and whether the fault was caught (or the clean run clean).
-fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, bool) {
-    let failed = failed_rules(results);
-    let errs = errors(results);
+fn judge(
+    name: &str,
+    named: &[String],
+    failed: &BTreeSet<String>,
+    errs: &[String],
+) -> (String, bool) {
     let named_set: BTreeSet<String> = named.iter().cloned().collect();
-    let caught = named_set.is_subset(&failed);
+    let caught = named_set.is_subset(failed);
     let extra: Vec<String> = failed.difference(&named_set).cloned().collect();
     let (mark, ok) = if name == "none" {
         if failed.is_empty() && errs.is_empty() {
@@ -47,7 +37,7 @@ fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, b
     } else if caught {
         ("✅".to_string(), true)
     } else {
-        let missed: Vec<String> = named_set.difference(&failed).cloned().collect();
+        let missed: Vec<String> = named_set.difference(failed).cloned().collect();
         (format!("❌ missed {}", missed.join(", ")), false)
     };
     let row = format!(
@@ -57,14 +47,6 @@ fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, b
         extra.join(" ")
     );
     (row, ok)
-}
-
-fn errors(results: &[ScenarioResult]) -> Vec<String> {
-    results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Error(_)))
-        .map(|r| r.name.clone())
-        .collect()
 }
 
 pub fn fault_matrix(mut a: RunArgs) -> u8 {
@@ -116,7 +98,8 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
                     };
                     let mut args = a.clone();
                     args.report_dir = base_dir.join("fault-matrix").join(&name);
-                    args.test_threads = Some(32);
+                    // `--test-threads` chose how many runs go at once; each run is uncapped.
+                    args.test_threads = None;
                     let faults = if name == "none" {
                         Default::default()
                     } else {
@@ -125,7 +108,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
                     };
                     let (row, ok) =
                         match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
-                            Ok(o) => judge(&name, &named, &o.results),
+                            Ok(o) => judge(&name, &named, &o.failed_rules, &o.errors),
                             Err(_) => (
                                 format!(
                                     "| `{name}` | {} | | ❌ could not run | |",

@@ -4,6 +4,7 @@
 
 mod args;
 mod check;
+mod cleanup;
 mod commands;
 mod common;
 mod embedded;

@@ -11,8 +11,8 @@ mod exchange;
 mod redact;
 
 pub use auth::TokenSource;
-pub use client::{Http, HttpOptions, OutRequest};
-pub use exchange::{Exchange, Response, Role, Surface, cut};
+pub use client::{Http, HttpOptions, HttpStats, Limits, OutRequest};
+pub use exchange::{Exchange, Response, Role, Surface, Throttled, cut};
 pub use redact::{MASK, Redactor};
 
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,

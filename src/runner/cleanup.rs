@@ -1,33 +1,86 @@
-//! Creating the run's resource group, and deleting at the end what the run created: every
-//! tracked resource (children first, LRO deletes polled to completion), then the group if the
-//! run made it. Whatever could not be deleted is listed in the reports.
+//! Creating the run's resource group, and deleting what the run created: as each test ends,
+//! what it tracked (children first, a few deletes at a time run-wide); at the end, whatever is
+//! left, then the group if the run made it.
+//!
+//! A delete counts only once it is *confirmed*: its operation is followed to its end, then the
+//! resource is read until it answers 404 (or the deadline passes). A resource whose PUT got no
+//! success answer, or that a scenario deleted, is read first: it may not exist at all. What
+//! cannot be confirmed gone is listed, with the reason, in every report and in the journal.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::context::RunCtx;
-use crate::http::{OutRequest, Role};
+use super::context::{RunCtx, Tracked};
+use crate::http::{Exchange, OutRequest, Role, Surface};
+use crate::lro::{State, Strategy, Vocabulary};
 
-fn with_version(url: &str, v: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}api-version={v}")
+/// Tags on the resource group a run creates, so `rpconform cleanup --sweep-tagged` can find
+/// leftovers without a journal.
+pub const TAG_RUN: &str = "rpconform-run";
+pub const TAG_CREATED_BY: &str = "created-by";
+pub const TAG_CREATED_AT: &str = "rpconform-created-at";
+pub const CREATED_BY: &str = "rpconform";
+
+pub fn with_version(url: &str, v: Option<&str>) -> String {
+    match v {
+        None => url.to_string(),
+        Some(v) => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}api-version={v}")
+        }
+    }
 }
 
-/// PUT the resource group when the target asks the run to create it.
+fn request(surface: Surface, method: &str, url: &str, body: Option<String>) -> OutRequest {
+    OutRequest {
+        surface,
+        method: method.into(),
+        url: url.into(),
+        headers: Vec::new(),
+        body,
+    }
+}
+
+/// Send a cleanup request (shown to `-v`).
+async fn send(ctx: &RunCtx, surface: Surface, method: &str, url: &str) -> Exchange {
+    let ex = ctx
+        .http
+        .send(request(surface, method, url, None), Role::Cleanup)
+        .await;
+    ctx.observe("cleanup", &ex);
+    ex
+}
+
+/// The tags a run puts on the resource group it creates.
+pub fn group_tags(run_id: &str) -> serde_json::Value {
+    serde_json::json!({
+        TAG_RUN: run_id,
+        TAG_CREATED_BY: CREATED_BY,
+        TAG_CREATED_AT: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
+}
+
+/// PUT the resource group when the target asks the run to create it (tagged, and written to
+/// the journal before the PUT leaves).
 pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     let rg = &ctx.target.resource_group;
     if !rg.create {
         return Ok(());
     }
-    let url = with_version(&ctx.target.rg_url(), &rg.api_version);
-    let body = serde_json::json!({"location": ctx.target.location}).to_string();
-    let req = OutRequest {
-        surface: crate::http::Surface::Arm,
-        method: "PUT".into(),
-        url,
-        headers: Vec::new(),
-        body: Some(body),
-    };
-    let ex = ctx.http.send(req, Role::Setup).await;
+    if let Some(j) = ctx.cleanup.journal() {
+        j.group(&ctx.target.rg_url(), &rg.api_version);
+    }
+    let url = with_version(&ctx.target.rg_url(), Some(&rg.api_version));
+    let body = serde_json::json!({
+        "location": ctx.target.location,
+        "tags": group_tags(&ctx.run_id),
+    })
+    .to_string();
+    let ex = ctx
+        .http
+        .send(request(Surface::Arm, "PUT", &url, Some(body)), Role::Setup)
+        .await;
+    ctx.observe("setup", &ex);
     match ex.status() {
         Some(200 | 201) => Ok(()),
         Some(s) => Err(format!(
@@ -43,127 +96,301 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
 }
 
-/// Delete what is left; returns what could not be deleted.
-pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec<String> {
-    let start = Instant::now();
-    // Passes until nothing is left or a pass makes no progress: a dependency refuses its DELETE
-    // until its dependant is gone, in an order the run cannot know.
-    loop {
-        let mut items = ctx.cleanup.remaining();
-        if items.is_empty() || start.elapsed() >= budget {
-            break;
-        }
-        // Children first: longer paths go before their parents.
-        items.sort_by_key(|(u, _)| std::cmp::Reverse(u.matches('/').count()));
-        let before = items.len();
-        // Delete a whole depth level at once: deletes are slow and independent.
-        let mut depth_groups: Vec<Vec<String>> = Vec::new();
-        let mut last_depth = usize::MAX;
-        for (url, _) in items {
-            let d = url.matches('/').count();
-            if d != last_depth {
-                depth_groups.push(Vec::new());
-                last_depth = d;
-            }
-            if let Some(g) = depth_groups.last_mut() {
-                g.push(url);
-            }
-        }
-        for group in depth_groups {
-            let mut set = tokio::task::JoinSet::new();
-            for url in group {
-                if !ctx.cleanup.contains(&url) {
-                    continue; // deleted with its parent
-                }
-                let ctx = ctx.clone();
-                let left = budget.saturating_sub(start.elapsed());
-                set.spawn(async move {
-                    if delete_and_wait(&ctx, &url, left).await {
-                        ctx.cleanup.forget(&url);
-                    }
-                });
-            }
-            while set.join_next().await.is_some() {}
-        }
-        if ctx.cleanup.remaining().len() >= before {
-            break;
-        }
-    }
-    let mut left: Vec<String> = ctx
-        .cleanup
-        .remaining()
-        .into_iter()
-        .map(|(url, by)| format!("{url} (created by {by})"))
-        .collect();
-    let rg = &ctx.target.resource_group;
-    if rg.create {
-        let url = with_version(&ctx.target.rg_url(), &rg.api_version);
-        let ex = ctx
-            .http
-            .send(
-                OutRequest {
-                    surface: crate::http::Surface::Arm,
-                    method: "DELETE".into(),
-                    url,
-                    headers: Vec::new(),
-                    body: None,
-                },
-                Role::Cleanup,
-            )
-            .await;
-        if !matches!(ex.status(), Some(200..=299)) {
-            left.push(format!("resource group {} ({})", rg.name, ex.summary()));
-        }
-    }
-    left
+/// Why a resource is not confirmed gone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Miss {
+    /// Another pass may help (a refusal while a dependant exists, a transport error).
+    Retry(String),
+    /// Waited its whole budget (or the run was forced to stop).
+    Gave(String),
 }
 
-async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
-    let start = Instant::now();
-    let u = with_version(url, &ctx.target.api_version);
-    let ex = ctx
-        .http
-        .send(
-            OutRequest {
-                surface: crate::http::Surface::Arm,
-                method: "DELETE".into(),
-                url: u.clone(),
-                headers: Vec::new(),
-                body: None,
-            },
-            Role::Cleanup,
-        )
-        .await;
-    match ex.status() {
-        Some(200 | 204 | 404) => return true,
-        Some(202) => {}
-        _ => return false,
+/// The wait before read number `n` while confirming: 250 ms doubling to 5 s, scaled.
+fn backoff(ctx: &RunCtx, n: u32) -> Duration {
+    let base = Duration::from_millis(250) * 2u32.pow(n.min(5));
+    base.min(Duration::from_secs(5))
+        .mul_f64(ctx.time_scale.clamp(0.0, 100.0))
+        .max(Duration::from_millis(5))
+}
+
+/// Wait before the next read, within the deadline, unless the run is forced to stop.
+async fn pause(ctx: &RunCtx, n: u32, deadline: Instant) -> bool {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return false;
     }
-    // Poll the resource itself until it is gone: the simplest signal every RP gives.
-    while start.elapsed() < budget {
-        tokio::time::sleep(
-            Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64)
-                .max(Duration::from_millis(50)),
-        )
-        .await;
-        let g = ctx
-            .http
-            .send(
-                OutRequest {
-                    surface: crate::http::Surface::Arm,
-                    method: "GET".into(),
-                    url: u.clone(),
-                    headers: Vec::new(),
-                    body: None,
-                },
-                Role::Cleanup,
-            )
-            .await;
-        match g.status() {
-            Some(404) => return true,
-            Some(_) => continue,
-            None => return false,
+    ctx.cancel
+        .sleep_unless_forced(backoff(ctx, n).min(left))
+        .await
+}
+
+/// Delete one resource and confirm it gone (its operation ended, then a 404), by `deadline`.
+pub async fn remove(ctx: &RunCtx, t: &Tracked, deadline: Instant) -> Result<(), Miss> {
+    let url = with_version(&t.url, t.api_version.as_deref());
+    if t.maybe_gone {
+        let g = send(ctx, t.surface, "GET", &url).await;
+        if matches!(g.status(), Some(404 | 410)) {
+            return Ok(());
         }
     }
-    false
+    let d = send(ctx, t.surface, "DELETE", &url).await;
+    if ctx.cancel.is_forced() {
+        return Err(Miss::Gave(format!(
+            "DELETE sent ({}), not confirmed: the run was stopped",
+            status_text(&d)
+        )));
+    }
+    let resp = match (d.status(), &d.response) {
+        (Some(200 | 201 | 202 | 204 | 404), Some(r)) => r,
+        (Some(s), _) => {
+            return Err(Miss::Retry(format!(
+                "DELETE answered {s}: {}",
+                crate::http::cut(
+                    &d.response
+                        .as_ref()
+                        .map(|r| r.body.clone())
+                        .unwrap_or_default(),
+                    200
+                )
+            )));
+        }
+        (None, _) => {
+            return Err(Miss::Retry(format!(
+                "no answer to DELETE: {}",
+                d.error.unwrap_or_default()
+            )));
+        }
+    };
+    // Follow its operation, when it started one.
+    if matches!(resp.status, 201 | 202) {
+        let mut strategy = match t.surface {
+            Surface::Arm => Strategy::arm("DELETE", &url, resp),
+            _ => Strategy::monitor(
+                crate::lro::Channel::OperationLocation,
+                &url,
+                resp,
+                Vocabulary::arm(),
+            ),
+        };
+        let mut n = 0;
+        while let Some(op) = strategy.url().map(str::to_string)
+            && !matches!(strategy, Strategy::Body { .. } | Strategy::Done)
+            && ctx.http.refusal(&op).is_none()
+        {
+            if !pause(ctx, n, deadline).await {
+                break;
+            }
+            n += 1;
+            let r = send(ctx, t.surface, "GET", &op).await;
+            match strategy.read(r.response.as_ref()) {
+                State::Running(_) => {}
+                State::Done(crate::lro::Outcome::Succeeded, _) => break,
+                State::Done(o, why) => {
+                    return Err(Miss::Retry(format!(
+                        "its DELETE operation ended {} ({why})",
+                        o.as_str()
+                    )));
+                }
+                // Cannot tell from the operation: the resource itself will.
+                State::Unreadable(_) => break,
+            }
+        }
+    }
+    // Confirm: read until 404.
+    let mut n = 0;
+    loop {
+        let g = send(ctx, t.surface, "GET", &url).await;
+        if matches!(g.status(), Some(404 | 410)) {
+            return Ok(());
+        }
+        let last = status_text(&g);
+        if !pause(ctx, n, deadline).await {
+            let why = if ctx.cancel.is_forced() {
+                format!("deleted, not confirmed gone: the run was stopped (GET answered {last})")
+            } else {
+                format!(
+                    "still there after its DELETE answered {}: GET answers {last} at the deadline",
+                    resp.status
+                )
+            };
+            return Err(Miss::Gave(why));
+        }
+        n += 1;
+    }
+}
+
+fn status_text(ex: &Exchange) -> String {
+    match (ex.status(), &ex.error) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(e)) => format!("no answer: {}", crate::http::cut(e, 120)),
+        _ => "no answer".into(),
+    }
+}
+
+/// Delete these resources (children first, a depth level at a time, `DELETE_SLOTS` run-wide),
+/// again while a pass makes progress (a dependency refuses its DELETE until its dependant is
+/// gone). Confirmed ones are forgotten; the others are marked left with the reason.
+pub async fn remove_all(ctx: &Arc<RunCtx>, items: Vec<Tracked>, budget: Duration) {
+    let deadline = Instant::now() + budget;
+    let mut todo = items;
+    loop {
+        todo.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        let before = todo.len();
+        let mut retry = Vec::new();
+        let mut i = 0;
+        while i < todo.len() {
+            let depth = todo[i].depth();
+            let mut set = tokio::task::JoinSet::new();
+            while i < todo.len() && todo[i].depth() == depth {
+                let t = todo[i].clone();
+                i += 1;
+                // Gone with its parent already.
+                if !ctx.cleanup.contains(&t.url) {
+                    continue;
+                }
+                let ctx = ctx.clone();
+                set.spawn(async move {
+                    let _slot = ctx.delete_slots.acquire().await;
+                    let r = if t.waited {
+                        // It had its full wait once: read it once more, no new wait.
+                        let url = with_version(&t.url, t.api_version.as_deref());
+                        let g = send(&ctx, t.surface, "GET", &url).await;
+                        match g.status() {
+                            Some(404 | 410) => Ok(()),
+                            _ => Err(Miss::Gave(t.left.clone().unwrap_or_default())),
+                        }
+                    } else {
+                        remove(&ctx, &t, deadline).await
+                    };
+                    (t, r)
+                });
+            }
+            while let Some(done) = set.join_next().await {
+                let Ok((t, r)) = done else { continue };
+                match r {
+                    Ok(()) => ctx.cleanup.gone(&t.url),
+                    Err(Miss::Gave(why)) => ctx.cleanup.left(&t.url, &why, true),
+                    Err(Miss::Retry(why)) => {
+                        ctx.cleanup.left(&t.url, &why, false);
+                        retry.push(t);
+                    }
+                }
+            }
+        }
+        let progress = retry.len() < before;
+        todo = retry;
+        if todo.is_empty() || !progress || Instant::now() >= deadline || ctx.cancel.is_forced() {
+            break;
+        }
+    }
+}
+
+/// Test `by` ended: delete what it tracked that no running test still uses.
+pub async fn after_test(ctx: &Arc<RunCtx>, by: &str) {
+    let items = ctx.cleanup.release(by);
+    if items.is_empty() {
+        return;
+    }
+    remove_all(ctx, items, ctx.target.deadline).await;
+}
+
+/// Delete what is left, then the run's resource group; returns what could not be confirmed
+/// gone ("URL (created by TEST): why"), also written to the journal.
+pub async fn final_cleanup(ctx: Arc<RunCtx>, budget: Duration) -> Vec<String> {
+    let start = Instant::now();
+    let items = ctx.cleanup.remaining();
+    if !items.is_empty() {
+        remove_all(&ctx, items, budget).await;
+    }
+    let mut left = Vec::new();
+    let rg = &ctx.target.resource_group;
+    if rg.create {
+        let left_budget = budget
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_secs(5).min(budget));
+        match delete_group(&ctx, &ctx.target.rg_url(), &rg.api_version, left_budget).await {
+            Ok(()) => ctx.cleanup.gone(&ctx.target.rg_url()),
+            Err(why) => {
+                if let Some(j) = ctx.cleanup.journal() {
+                    j.left(&ctx.target.rg_url(), &why);
+                }
+                left.push(format!("resource group {} ({why})", rg.name));
+            }
+        }
+    }
+    let mut rest: Vec<String> = Vec::new();
+    for t in ctx.cleanup.remaining() {
+        let why = t
+            .left
+            .clone()
+            .unwrap_or_else(|| "not deleted: cleanup ran out of time".into());
+        if let Some(j) = ctx.cleanup.journal() {
+            j.left(&t.url, &why);
+        }
+        rest.push(format!("{} (created by {}): {why}", t.url, t.by));
+    }
+    rest.append(&mut left);
+    rest
+}
+
+/// Delete a resource group and confirm it gone: its operation (a 202's Location) followed,
+/// then the group read until 404.
+pub async fn delete_group(
+    ctx: &RunCtx,
+    rg_url: &str,
+    api_version: &str,
+    budget: Duration,
+) -> Result<(), String> {
+    let deadline = Instant::now() + budget;
+    let url = with_version(rg_url, Some(api_version));
+    let d = send(ctx, Surface::Arm, "DELETE", &url).await;
+    if ctx.cancel.is_forced() {
+        return Err(format!(
+            "DELETE sent ({}), not confirmed: the run was stopped",
+            status_text(&d)
+        ));
+    }
+    match d.status() {
+        Some(200 | 202 | 204 | 404) => {}
+        _ => return Err(format!("DELETE answered {}", status_text(&d))),
+    }
+    if d.status() == Some(202)
+        && let Some(mut strategy) = d
+            .response
+            .as_ref()
+            .map(|r| Strategy::arm("DELETE", &url, r))
+    {
+        let mut n = 0;
+        while let Some(op) = strategy.url().map(str::to_string)
+            && ctx.http.refusal(&op).is_none()
+        {
+            if !pause(ctx, n, deadline).await {
+                break;
+            }
+            n += 1;
+            let r = send(ctx, Surface::Arm, "GET", &op).await;
+            match strategy.read(r.response.as_ref()) {
+                State::Running(_) => {}
+                State::Done(crate::lro::Outcome::Succeeded, _) | State::Unreadable(_) => break,
+                State::Done(o, why) => {
+                    return Err(format!("its DELETE operation ended {} ({why})", o.as_str()));
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    loop {
+        let g = send(ctx, Surface::Arm, "GET", &url).await;
+        if matches!(g.status(), Some(404)) {
+            return Ok(());
+        }
+        if !pause(ctx, n, deadline).await {
+            return Err(format!(
+                "its DELETE answered {} but GET still answers {} at the deadline",
+                status_text(&d),
+                status_text(&g)
+            ));
+        }
+        n += 1;
+    }
 }

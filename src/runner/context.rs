@@ -1,15 +1,19 @@
 //! What every scenario of a run shares: the target, the HTTP client, the time scale, the
-//! uniqueness registry, the cleanup list and the cancellation signal (Ctrl-C / SIGTERM).
+//! uniqueness registry, the cleanup tracker (with its journal) and the cancellation signal.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
-use crate::http::Http;
+use super::journal::Journal;
+use crate::cancel::Cancel;
+use crate::http::{Exchange, Http, Surface};
 use crate::rules::Registry;
 use crate::target::Target;
+
+/// Sees every exchange as it happens, with the name of the test that made it (`-v`).
+pub type ExchangeObserver = Arc<dyn Fn(&str, &Exchange) + Send + Sync>;
 
 /// Settings of a run that scenarios read.
 pub struct RunCtx {
@@ -21,12 +25,20 @@ pub struct RunCtx {
     /// Values that must be unique across the run (request ids, task ids).
     pub registry: Registry,
     pub cleanup: Cleanup,
-    pub cancel: Cancel,
+    pub cancel: Arc<Cancel>,
+    /// Cleanup deletes in flight at once, run-wide.
+    pub delete_slots: tokio::sync::Semaphore,
+    pub observer: Option<ExchangeObserver>,
     counter: AtomicU64,
 }
 
+/// Cleanup deletes in flight at once (each waits for its operation and a 404).
+pub const DELETE_SLOTS: usize = 16;
+
 impl RunCtx {
     pub fn new(target: Target, http: Http, time_scale: f64, strict: bool, run_id: String) -> Self {
+        let cancel = Arc::new(Cancel::default());
+        http.set_cancel(cancel.clone());
         RunCtx {
             target,
             http,
@@ -35,7 +47,9 @@ impl RunCtx {
             run_id,
             registry: Registry::default(),
             cleanup: Cleanup::default(),
-            cancel: Cancel::default(),
+            cancel,
+            delete_slots: tokio::sync::Semaphore::new(DELETE_SLOTS),
+            observer: None,
             counter: AtomicU64::new(0),
         }
     }
@@ -46,91 +60,313 @@ impl RunCtx {
         format!("rpc{}{n}", self.run_id)
     }
 
-    /// A wait scaled by `--time-scale`, cut short by cancellation. False when cancelled.
+    /// A wait scaled by `--time-scale`, capped by the operation deadline, cut short by
+    /// cancellation. False when cancelled.
     pub async fn sleep(&self, secs: f64) -> bool {
-        let d = Duration::from_secs_f64((secs * self.time_scale).clamp(0.0, 86_400.0));
+        let d = Duration::from_secs_f64((secs * self.time_scale).clamp(0.0, 86_400.0))
+            .min(self.target.deadline);
         self.cancel.sleep(d).await
+    }
+
+    /// Show an exchange to the observer (`-v`), if there is one.
+    pub fn observe(&self, test: &str, ex: &Exchange) {
+        if let Some(o) = &self.observer {
+            o(test, ex);
+        }
     }
 }
 
-/// Resources the run created and has not deleted yet, to delete at the end.
+/// How a tracked resource is deleted and read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracked {
+    /// Absolute URL without query, as first sent.
+    pub url: String,
+    /// The api-version its PUT was sent with (sent again on DELETE and GET).
+    pub api_version: Option<String>,
+    pub surface: Surface,
+    /// The test that sent its first PUT.
+    pub by: String,
+    /// It may not exist (its PUT got no success answer, or a DELETE answered success): read it
+    /// before deleting it.
+    pub maybe_gone: bool,
+    /// Why cleanup could not confirm it gone (set once cleanup tried and gave up).
+    pub left: Option<String>,
+    /// Cleanup waited its full budget on it: later passes only read it once more.
+    pub waited: bool,
+}
+
+impl Tracked {
+    /// Path depth, for children-first ordering.
+    pub fn depth(&self) -> usize {
+        self.url.matches('/').count()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Keyed by lowercased URL without query or trailing slash: a child's key starts with its
+    /// parent's key and a `/`, so a parent's subtree is one range of the map.
+    items: BTreeMap<String, (Tracked, Vec<Arc<str>>)>,
+    /// Keys each test tracked (some may be gone already).
+    by_test: HashMap<Arc<str>, Vec<String>>,
+}
+
+/// Resources the run sent a PUT for and has not confirmed gone. Every operation is O(log n)
+/// (plus what it returns); the journal records each resource before its PUT leaves and again
+/// once it is confirmed gone.
 #[derive(Default)]
 pub struct Cleanup {
-    items: Mutex<Vec<(String, String)>>,
+    inner: Mutex<Inner>,
+    journal: OnceLock<Arc<Journal>>,
+}
+
+pub(crate) fn key(url: &str) -> String {
+    url.split('?')
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .to_ascii_lowercase()
+}
+
+/// The first key after every key under `k/` (`0` follows `/` in ASCII).
+fn subtree_end(k: &str) -> String {
+    format!("{k}0")
 }
 
 impl Cleanup {
-    fn key(url: &str) -> String {
-        url.split('?')
-            .next()
-            .unwrap_or(url)
-            .trim_end_matches('/')
-            .to_ascii_lowercase()
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Remember `url` (absolute, no query), created by test `by`.
-    pub fn track(&self, url: &str, by: &str) {
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        let k = Self::key(url);
-        if !items.iter().any(|(u, _)| Self::key(u) == k) {
-            items.push((
-                url.split('?').next().unwrap_or(url).to_string(),
-                by.to_string(),
-            ));
+    /// Write to this journal from now on.
+    pub fn set_journal(&self, j: Arc<Journal>) {
+        let _ = self.journal.set(j);
+    }
+
+    pub fn journal(&self) -> Option<&Arc<Journal>> {
+        self.journal.get()
+    }
+
+    /// Remember `url` before a PUT for it is sent by test `by` (journaled before returning).
+    pub fn track(&self, url: &str, by: &str, api_version: Option<&str>, surface: Surface) {
+        let k = key(url);
+        let fresh = {
+            let mut inner = self.lock();
+            let owner: Arc<str> = Arc::from(by);
+            let fresh = match inner.items.get_mut(&k) {
+                Some((t, owners)) => {
+                    // Sent again: it may exist again whatever happened before.
+                    t.maybe_gone = false;
+                    t.left = None;
+                    t.waited = false;
+                    if !owners.iter().any(|o| **o == *by) {
+                        owners.push(owner.clone());
+                    }
+                    None
+                }
+                None => {
+                    let t = Tracked {
+                        url: url.split('?').next().unwrap_or(url).to_string(),
+                        api_version: api_version.map(str::to_string),
+                        surface,
+                        by: by.to_string(),
+                        maybe_gone: false,
+                        left: None,
+                        waited: false,
+                    };
+                    inner
+                        .items
+                        .insert(k.clone(), (t.clone(), vec![owner.clone()]));
+                    Some(t)
+                }
+            };
+            inner.by_test.entry(owner).or_default().push(k);
+            fresh
+        };
+        if let (Some(t), Some(j)) = (fresh, self.journal.get()) {
+            j.put(&t);
         }
     }
 
-    /// Forget `url` and everything under it (deleting a parent deletes its children).
-    pub fn forget(&self, url: &str) {
-        let k = Self::key(url);
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        items.retain(|(u, _)| {
-            let uk = Self::key(u);
-            uk != k && !uk.starts_with(&format!("{k}/"))
-        });
+    /// Put back what a journal lists (for `rpconform cleanup --journal`): not journaled again.
+    pub fn restore(&self, t: Tracked) {
+        let k = key(&t.url);
+        let owner: Arc<str> = Arc::from(t.by.as_str());
+        let mut inner = self.lock();
+        inner.items.insert(k.clone(), (t, vec![owner.clone()]));
+        inner.by_test.entry(owner).or_default().push(k);
     }
 
-    /// Is `url` still to be deleted (not yet gone with itself or its parent)?
+    /// The resource may not exist any more (its PUT failed, or a DELETE answered success,
+    /// which deletes its children too): cleanup reads before it deletes.
+    pub fn maybe_gone(&self, url: &str) {
+        let k = key(url);
+        let mut inner = self.lock();
+        if let Some((t, _)) = inner.items.get_mut(&k) {
+            t.maybe_gone = true;
+        }
+        let end = subtree_end(&k);
+        for (_, (t, _)) in inner.items.range_mut(format!("{k}/")..end) {
+            t.maybe_gone = true;
+        }
+    }
+
+    /// Confirmed gone (a 404): forget it and everything under it.
+    pub fn gone(&self, url: &str) {
+        let k = key(url);
+        let removed: Vec<String> = {
+            let mut inner = self.lock();
+            let mut removed = Vec::new();
+            if let Some((t, _)) = inner.items.remove(&k) {
+                removed.push(t.url);
+            }
+            let under: Vec<String> = inner
+                .items
+                .range(format!("{k}/")..subtree_end(&k))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for u in under {
+                if let Some((t, _)) = inner.items.remove(&u) {
+                    removed.push(t.url);
+                }
+            }
+            removed
+        };
+        if let Some(j) = self.journal.get() {
+            for u in removed {
+                j.gone(&u);
+            }
+        }
+    }
+
+    /// Cleanup gave up on it for now, with the reason; `waited`: it had its full wait.
+    pub fn left(&self, url: &str, why: &str, waited: bool) {
+        let k = key(url);
+        let mut inner = self.lock();
+        if let Some((t, _)) = inner.items.get_mut(&k) {
+            t.left = Some(why.to_string());
+            t.waited |= waited;
+        }
+    }
+
+    /// Is `url` still to be deleted (not yet confirmed gone, with itself or its parent)?
     pub fn contains(&self, url: &str) -> bool {
-        let k = Self::key(url);
-        self.items
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|(u, _)| Self::key(u) == k)
+        self.lock().items.contains_key(&key(url))
     }
 
-    pub fn remaining(&self) -> Vec<(String, String)> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// Test `by` ended: drop its claim on what it tracked; returns what no running test
+    /// claims any more (to delete now), children first.
+    pub fn release(&self, by: &str) -> Vec<Tracked> {
+        let mut inner = self.lock();
+        let Some(keys) = inner.by_test.remove(by) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for k in keys {
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            if let Some((t, owners)) = inner.items.get_mut(&k) {
+                owners.retain(|o| **o != *by);
+                if owners.is_empty() {
+                    out.push(t.clone());
+                }
+            }
+        }
+        out.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        out
+    }
+
+    /// Everything not confirmed gone, children first.
+    pub fn remaining(&self) -> Vec<Tracked> {
+        let mut v: Vec<Tracked> = self.lock().items.values().map(|(t, _)| t.clone()).collect();
+        v.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        v
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
-/// Cancellation: set once by a signal; waits wake up at once.
-#[derive(Default)]
-pub struct Cancel {
-    flag: AtomicBool,
-    notify: Notify,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Cancel {
-    pub fn cancel(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
+    fn track(c: &Cleanup, url: &str, by: &str) {
+        c.track(url, by, Some("2024-01-01"), Surface::Arm);
     }
 
-    pub fn is_cancelled(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
+    #[test]
+    fn a_parent_takes_its_subtree_and_nothing_else() {
+        let c = Cleanup::default();
+        track(&c, "http://h/rg/p/a", "t1");
+        track(&c, "http://h/rg/p/a/children/x", "t1");
+        track(&c, "http://h/rg/p/a/children/x/g/y", "t1");
+        track(&c, "http://h/rg/p/ab", "t1");
+        track(&c, "http://h/rg/p/a.b", "t1");
+        c.gone("http://h/rg/p/A/");
+        let left: Vec<String> = c.remaining().into_iter().map(|t| t.url).collect();
+        assert_eq!(left, vec!["http://h/rg/p/ab", "http://h/rg/p/a.b"]);
+        assert!(!c.contains("http://h/rg/p/a/children/x"));
+        assert!(c.contains("http://h/rg/p/AB?api-version=1"));
     }
 
-    /// Sleep unless cancelled; false when cancelled.
-    pub async fn sleep(&self, d: Duration) -> bool {
-        if self.is_cancelled() {
-            return false;
+    #[test]
+    fn a_shared_resource_is_released_by_its_last_test() {
+        let c = Cleanup::default();
+        track(&c, "http://h/fixed", "t1");
+        track(&c, "http://h/fixed", "t2");
+        track(&c, "http://h/mine", "t1");
+        track(&c, "http://h/mine/child", "t1");
+        let r1: Vec<String> = c.release("t1").into_iter().map(|t| t.url).collect();
+        assert_eq!(r1, vec!["http://h/mine/child", "http://h/mine"]);
+        let r2: Vec<String> = c.release("t2").into_iter().map(|t| t.url).collect();
+        assert_eq!(r2, vec!["http://h/fixed"]);
+        assert!(c.release("t2").is_empty());
+        assert_eq!(c.len(), 3, "released is not gone: only a 404 forgets");
+    }
+
+    #[test]
+    fn maybe_gone_marks_the_subtree_and_a_new_put_clears_it() {
+        let c = Cleanup::default();
+        track(&c, "http://h/a", "t");
+        track(&c, "http://h/a/b", "t");
+        c.maybe_gone("http://h/a");
+        assert!(c.remaining().iter().all(|t| t.maybe_gone));
+        track(&c, "http://h/a", "t");
+        let a = c
+            .remaining()
+            .into_iter()
+            .find(|t| t.url == "http://h/a")
+            .unwrap();
+        assert!(!a.maybe_gone);
+    }
+
+    #[test]
+    fn tracking_stays_fast_with_many_resources() {
+        let c = Cleanup::default();
+        let start = std::time::Instant::now();
+        for i in 0..50_000 {
+            let u = format!("http://h/rg/providers/x/things/r{i}");
+            track(&c, &u, &format!("t{i}"));
+            assert!(c.contains(&u));
         }
-        let notified = self.notify.notified();
-        tokio::select! {
-            _ = tokio::time::sleep(d) => !self.is_cancelled(),
-            _ = notified => false,
+        for i in 0..50_000 {
+            let r = c.release(&format!("t{i}"));
+            assert_eq!(r.len(), 1);
+            c.gone(&r[0].url);
         }
+        assert!(c.is_empty());
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

@@ -70,7 +70,12 @@ pub(super) struct Exec<'a> {
     /// Inside a `during` block: expectations kept until the operation is known to have run
     /// before and after the block's reads.
     pub deferring: Option<Vec<(Vec<Expectation>, StepOut)>>,
+    /// Where the run's interruption stopped this test (Ctrl-C, SIGTERM, SIGHUP).
+    pub interrupted: Option<String>,
 }
+
+/// What a step that the run's interruption cut short returns instead of its result.
+pub(super) const INTERRUPTED: &str = "interrupted";
 
 /// Run one test to its end; never panics on target behaviour.
 pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
@@ -119,6 +124,7 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         correlation: super::ids::uuid(),
         step_label: String::new(),
         deferring: None,
+        interrupted: None,
     };
     let error = ex.run_all().await;
     let ledger = &ex.judge.ledger;
@@ -135,6 +141,18 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
     {
         ex.notes.push(format!("runner error: {e}"));
         result.status = Status::Failed;
+    }
+    // Stopped by the run's interruption: "interrupted", never a rule failure of its own (a
+    // rule that failed before the interruption still fails the test).
+    if let Some(at) = &ex.interrupted {
+        if ledger.failed_at(ctx.strict) {
+            ex.notes.push(format!("interrupted at {at}"));
+            result.status = Status::Failed;
+        } else {
+            result.status = Status::Interrupted(format!(
+                "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); teardown and cleanup ran"
+            ));
+        }
     }
     // A test in which no rule was judged checked nothing: not applicable, not passed.
     if result.status == Status::Passed && !ledger.judged_any() {
@@ -187,15 +205,35 @@ impl<'a> Exec<'a> {
             }
         }
         let mut error = None;
-        for step in sc.setup.iter().chain(&sc.steps) {
+        let steps: Vec<&Step> = sc.setup.iter().chain(&sc.steps).collect();
+        let mut i = 0;
+        while i < steps.len() {
+            let step = steps[i];
             if self.ctx.cancel.is_cancelled() {
-                error = Some("interrupted (Ctrl-C / SIGTERM); teardown ran".into());
+                self.interrupted = Some(format!(
+                    "step `{}` ({}), before it ran",
+                    step.label(),
+                    step.pos
+                ));
                 break;
             }
-            if let Err(e) = self.run_step(step).await {
-                error = Some(format!("{}: step `{}`: {e}", step.pos, step.label()));
+            // Independent creates run at once: their waits overlap.
+            let group = self.create_group(&steps[i..]);
+            let res = if group > 1 {
+                self.run_group(&steps[i..i + group]).await
+            } else {
+                self.run_step(step).await.map_err(|e| (0, e))
+            };
+            if let Err((k, e)) = res {
+                let failed = steps[i + k];
+                if self.ctx.cancel.is_cancelled() {
+                    self.interrupted = Some(format!("step `{}` ({})", failed.label(), failed.pos));
+                } else {
+                    error = Some(format!("{}: step `{}`: {e}", failed.pos, failed.label()));
+                }
                 break;
             }
+            i += group.max(1);
         }
         for step in &sc.teardown {
             if let Err(e) = self.run_step(step).await {
@@ -227,23 +265,178 @@ impl<'a> Exec<'a> {
         all != c.negate
     }
 
-    pub(super) async fn run_step(&mut self, step: &Step) -> StepResult<()> {
-        if !self.condition_holds(step) {
-            return Ok(());
-        }
+    /// Name the step now running (findings and poll records name it), with its exemptions.
+    fn enter(&mut self, step: &Step) {
         self.step_label = step.label();
         self.step_name = step.name.clone();
         self.judge.ledger.step = Some(self.step_label.clone());
         self.judge.ledger.set_exempt(step.exempt.clone());
+    }
+
+    pub(super) async fn run_step(&mut self, step: &Step) -> StepResult<()> {
+        if !self.condition_holds(step) {
+            return Ok(());
+        }
+        self.enter(step);
         let out = match &step.action {
             Action::During(d) => Box::pin(self.during(d)).await,
             _ => self.run_action(step).await,
         };
         self.judge.ledger.set_exempt(Vec::new());
+        // Cut short by the run's interruption: what it shows is not the target's doing.
+        if self.ctx.cancel.is_cancelled() {
+            return Err(INTERRUPTED.into());
+        }
         let out = out?;
+        self.finish(step, out)
+    }
+
+    /// A step's expectations and bindings, once its action ran.
+    fn finish(&mut self, step: &Step, out: StepOut) -> StepResult<()> {
         self.expectations(step, &out)?;
         self.bind(step, out);
         Ok(())
+    }
+
+    /// How many steps from the first one form a group of independent creates (`create` or
+    /// `fresh`) that may run at once: none reads what an earlier one of the group binds, none
+    /// names its parent (siblings under one parent may be refused while another is written),
+    /// none is of a type with fixed names. 1 when the first step is not such a create.
+    fn create_group(&self, steps: &[&Step]) -> usize {
+        let mut bound: Vec<String> = Vec::new();
+        let mut n = 0;
+        for step in steps {
+            let spec = match &step.action {
+                Action::Create(s) | Action::Fresh(s) => s,
+                _ => break,
+            };
+            let fixed = self
+                .resolve_type(&spec.type_ref)
+                .map(|t| t.names.is_some())
+                .unwrap_or(true);
+            if spec.parent.is_some() || fixed {
+                break;
+            }
+            let mut roots: Vec<&str> = Vec::new();
+            if let Some(c) = &step.condition {
+                roots.extend(
+                    c.templates
+                        .iter()
+                        .flat_map(|t| t.vars().map(|v| v.root.as_str())),
+                );
+            }
+            if let Some(d) = &spec.dependency {
+                roots.extend(d.vars().map(|v| v.root.as_str()));
+            }
+            if let Some(b) = &spec.body {
+                roots.extend(b.vars().into_iter().map(|v| v.root.as_str()));
+            }
+            if roots.iter().any(|r| bound.iter().any(|b| b == r)) {
+                break;
+            }
+            bound.push(spec.bind.clone());
+            bound.extend(step.name.clone());
+            bound.extend(step.capture.iter().map(|c| c.var.clone()));
+            n += 1;
+        }
+        n
+    }
+
+    /// A copy of this test's state for one step that runs beside others; its findings,
+    /// exchanges and records are merged back by [`Exec::join`].
+    fn fork(&self) -> Exec<'a> {
+        Exec {
+            ctx: self.ctx,
+            inst: self.inst,
+            ty: self.ty,
+            mon: self.mon,
+            scope: self.scope.clone(),
+            judge: Judge::new(&self.ctx.target, &self.ctx.registry),
+            exchanges: Vec::new(),
+            polls: Vec::new(),
+            outs: HashMap::new(),
+            notes: Vec::new(),
+            started: HashMap::new(),
+            step_name: None,
+            correlation: self.correlation.clone(),
+            step_label: String::new(),
+            deferring: None,
+            interrupted: None,
+        }
+    }
+
+    /// Merge a forked step back: its exchanges (the step's result re-indexed), findings,
+    /// records and the variable it bound.
+    fn join(&mut self, sub: Exec<'a>, bind: &str, out: &mut StepOut) {
+        let off = self.exchanges.len();
+        out.exchange = out.exchange.map(|i| i + off);
+        out.initial = out.initial.map(|i| i + off);
+        self.exchanges.extend(sub.exchanges);
+        self.polls.extend(sub.polls);
+        self.notes.extend(sub.notes);
+        self.judge.absorb(sub.judge);
+        if let Some(v) = sub.scope.get(bind) {
+            self.scope.insert(bind.to_string(), v.clone());
+        }
+    }
+
+    /// Run independent creates at once; then their expectations and bindings in order. The
+    /// error names the index of the step that failed first.
+    async fn run_group(&mut self, group: &[&Step]) -> Result<(), (usize, String)> {
+        let active: Vec<(usize, &Step)> = group
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, s)| self.condition_holds(s))
+            .collect();
+        let mut subs: Vec<Exec<'a>> = active.iter().map(|_| self.fork()).collect();
+        let runs = subs
+            .iter_mut()
+            .zip(&active)
+            .map(|(sub, (_, step))| async move {
+                sub.enter(step);
+                match &step.action {
+                    Action::Create(spec) => sub.create(spec, true, Role::Step).await,
+                    Action::Fresh(spec) => sub.create(spec, false, Role::Step).await,
+                    _ => Err("internal: only creates run in a group".to_string()),
+                }
+            });
+        let outs = join_all(runs.collect()).await;
+        let mut first_err = None;
+        for ((sub, (k, step)), out) in subs.into_iter().zip(active).zip(outs) {
+            let bind = match &step.action {
+                Action::Create(s) | Action::Fresh(s) => s.bind.clone(),
+                _ => String::new(),
+            };
+            match out {
+                Ok(mut out) => {
+                    self.join(sub, &bind, &mut out);
+                    if first_err.is_some() {
+                        continue;
+                    }
+                    if self.ctx.cancel.is_cancelled() {
+                        first_err = Some((k, INTERRUPTED.to_string()));
+                        continue;
+                    }
+                    self.enter(step);
+                    self.judge.ledger.set_exempt(Vec::new());
+                    if let Err(e) = self.finish(step, out) {
+                        first_err = Some((k, e));
+                    }
+                }
+                Err(e) => {
+                    let mut none = StepOut::default();
+                    self.join(sub, &bind, &mut none);
+                    if first_err.is_none() {
+                        first_err = Some((k, e));
+                    }
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Evaluate a step's expectations (or keep them for later inside a `during` block).
@@ -456,4 +649,28 @@ fn truthy(v: &Value) -> bool {
         Value::Number(n) => n.as_f64() != Some(0.0),
         _ => true,
     }
+}
+
+/// Drive several futures to completion at once, on this task; their outputs in order.
+async fn join_all<F: std::future::Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
+    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futs.iter_mut().zip(outs.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outs.into_iter().flatten().collect()
 }

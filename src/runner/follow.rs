@@ -296,7 +296,7 @@ impl Exec<'_> {
             && method == "DELETE"
             && let Some(r) = &spec.resource
         {
-            self.ctx.cleanup.forget(r);
+            self.ctx.cleanup.maybe_gone(r);
         }
         self.polls.push(PollRecord {
             step: self.step_label.clone(),

@@ -6,15 +6,19 @@
 //! test's steps and evaluates what they state; `send` sends and records; `resources` creates
 //! what a test needs; `follow` follows ARM operations (and `during` blocks); `monitor` and
 //! `tasks` drive the data-plane and task surfaces; `sweep` deletes like a resource-group
-//! delete; `partition` splits a run across CI machines; `harness` drives libtest-mimic;
-//! `cleanup` deletes what the run left.
+//! delete; `partition` splits a run across CI machines; `harness` schedules the tests (tasks on
+//! one runtime, libtest's arguments and lines) and `console` prints them; `cleanup` deletes
+//! what each test created as it ends, and what is left at the end, confirming each delete;
+//! `journal` records what the run creates as it goes.
 
-mod cleanup;
+pub mod cleanup;
+pub mod console;
 mod context;
 mod exec;
 mod follow;
 pub mod harness;
 pub mod ids;
+pub mod journal;
 mod monitor;
 pub mod partition;
 mod resources;
@@ -22,6 +26,7 @@ mod send;
 mod sweep;
 mod tasks;
 
+pub use crate::cancel::Cancel;
 pub use cleanup::{create_resource_group, final_cleanup};
-pub use context::{Cancel, Cleanup, RunCtx};
+pub use context::{Cleanup, ExchangeObserver, RunCtx, Tracked};
 pub use exec::run_instance;

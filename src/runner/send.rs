@@ -113,12 +113,25 @@ impl Exec<'_> {
         std_headers.retain(|(k, _)| !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k)));
         std_headers.append(&mut headers);
         // Track what the run may create from the moment the PUT leaves: an answer that never
-        // comes can still have created it.
+        // comes (or a 5xx) can still have created it. ARM resources of a declared type, and
+        // data-plane resources (a status-monitor PUT creates one).
         let bare = format!("{}{}", self.ctx.target.base(), u.path());
         let addressed =
             own && matches!(self.ctx.target.address(u.as_str()), Addressed::Resource(_));
-        if addressed && method == "PUT" {
-            self.ctx.cleanup.track(&bare, &self.inst.name);
+        let trackable = addressed || (own && surface == Surface::DataPlane);
+        let put = trackable && method == "PUT";
+        if put {
+            let api = u
+                .query_pairs()
+                .find(|(k, _)| k == "api-version")
+                .map(|(_, v)| v.into_owned())
+                .or_else(|| {
+                    addressed.then(|| self.ctx.target.api_version_for(u.as_str()).to_string())
+                });
+            let kind = if addressed { Surface::Arm } else { surface };
+            self.ctx
+                .cleanup
+                .track(&bare, &self.inst.name, api.as_deref(), kind);
         }
         let req = OutRequest {
             surface,
@@ -128,9 +141,13 @@ impl Exec<'_> {
             body,
         };
         let exch = self.ctx.http.send(req, role).await;
+        self.ctx.observe(&self.inst.name, &exch);
         self.judge.exchange(&exch);
-        if addressed && method == "DELETE" && matches!(exch.status(), Some(200 | 204)) {
-            self.ctx.cleanup.forget(&bare);
+        // Cleanup reads these before deleting: a failed PUT may have created nothing, a DELETE
+        // that answered success may have removed it (and its children).
+        let ok = matches!(exch.status(), Some(200..=299));
+        if (put && !ok) || (trackable && method == "DELETE" && ok) {
+            self.ctx.cleanup.maybe_gone(&bare);
         }
         self.exchanges.push(exch);
         Ok(self.exchanges.len() - 1)
