@@ -145,7 +145,23 @@ impl Journal {
 
     /// Append to an existing journal (`rpconform cleanup`).
     pub fn append(path: &Path) -> std::io::Result<Arc<Journal>> {
-        let file = OpenOptions::new().append(true).open(path)?;
+        // A run killed in the middle of a write leaves a torn last line: end it first, so the
+        // next line stands on its own.
+        let torn = {
+            let mut f = File::open(path)?;
+            let len = f.metadata()?.len();
+            let mut last = [0u8; 1];
+            len > 0 && {
+                use std::io::{Read, Seek, SeekFrom};
+                f.seek(SeekFrom::Start(len - 1))?;
+                f.read_exact(&mut last)?;
+                last[0] != b'\n'
+            }
+        };
+        let mut file = OpenOptions::new().append(true).open(path)?;
+        if torn {
+            file.write_all(b"\n")?;
+        }
         Ok(Self::start(path.to_path_buf(), file))
     }
 
@@ -268,7 +284,8 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
         }
         let parsed: Line = match serde_json::from_str(&line) {
             Ok(l) => l,
-            Err(_) if lines.peek().is_none() => break,
+            // A torn line: the last one, or one a later append ended (see `append`).
+            Err(e) if lines.peek().is_none() || e.is_eof() => continue,
             Err(e) => {
                 return Err(format!(
                     "{}:{}: not a journal line: {e}",
