@@ -109,8 +109,9 @@ pub struct RunArgs {
     /// Color the test lines: auto (a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
-    /// Most requests per second (default: unlimited against the embedded RP; 12 per second,
-    /// 5 of them writes, against a target file, within ARM's per-subscription limits).
+    /// Most requests per second (default: unlimited against a local endpoint such as the
+    /// embedded RP; 12 per second, 5 of them writes, against any other, within ARM's
+    /// per-subscription limits).
     #[arg(long, value_name = "N")]
     pub max_rps: Option<f64>,
 }

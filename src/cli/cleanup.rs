@@ -67,11 +67,7 @@ fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
         insecure: a.insecure,
         // Cleanup only ever talks to the target's own origin.
         follow_foreign: false,
-        limits: if target.base_url.host_str().is_some_and(|h| {
-            h == "localhost"
-                || h.parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }) {
+        limits: if super::run::is_local(&target.base_url) {
             Limits::default()
         } else {
             Limits::ARM

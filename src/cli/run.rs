@@ -114,10 +114,20 @@ fn eprint_safe(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
-/// The rate limits: what `--max-rps` says, else none for the embedded RP and ARM's for a
-/// target file.
-fn limits(a: &RunArgs) -> Limits {
-    match (a.max_rps, a.target == "embedded") {
+/// Is this a local endpoint (the embedded RP, a server on this machine)?
+pub(super) fn is_local(base: &url::Url) -> bool {
+    match base.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The rate limits: what `--max-rps` says, else none for a local endpoint (the embedded RP)
+/// and ARM's for a real one.
+fn limits(a: &RunArgs, base: &url::Url) -> Limits {
+    match (a.max_rps, is_local(base)) {
         (Some(r), true) => Limits {
             max_rps: Some(r),
             max_write_rps: None,
@@ -201,7 +211,7 @@ pub(super) fn run_suites(
         body_cap: a.body_cap,
         insecure: a.insecure,
         follow_foreign: !a.no_foreign,
-        limits: limits(a),
+        limits: limits(a, &target.base_url),
         throttle_budget: target.deadline,
         time_scale: a.time_scale,
         ..Default::default()
@@ -348,7 +358,7 @@ pub(super) fn run_suites(
         shutdown(server);
         return Err(EXIT_FAILED);
     }
-    let in_flight = a.test_threads.unwrap_or(if a.target == "embedded" {
+    let in_flight = a.test_threads.unwrap_or(if is_local(&ctx.target.base_url) {
         harness::DEFAULT_IN_FLIGHT
     } else {
         64

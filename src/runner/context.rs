@@ -216,10 +216,11 @@ impl Cleanup {
         let k = key(url);
         let removed: Vec<String> = {
             let mut inner = self.lock();
-            let mut removed = Vec::new();
-            if let Some((t, _)) = inner.items.remove(&k) {
-                removed.push(t.url);
-            }
+            // The URL itself is journaled even when it is not tracked (the run's group).
+            let mut removed = vec![match inner.items.remove(&k) {
+                Some((t, _)) => t.url,
+                None => url.split('?').next().unwrap_or(url).to_string(),
+            }];
             let under: Vec<String> = inner
                 .items
                 .range(format!("{k}/")..subtree_end(&k))

@@ -278,13 +278,18 @@ impl<'a> Exec<'a> {
             return Ok(());
         }
         self.enter(step);
+        // What the step judges is dropped if the run's interruption cuts it short: a poll
+        // cut off, a request never sent, are not the target's doing.
+        let before = (!self.ctx.cancel.is_cancelled()).then(|| self.judge.ledger.clone());
         let out = match &step.action {
             Action::During(d) => Box::pin(self.during(d)).await,
             _ => self.run_action(step).await,
         };
         self.judge.ledger.set_exempt(Vec::new());
-        // Cut short by the run's interruption: what it shows is not the target's doing.
         if self.ctx.cancel.is_cancelled() {
+            if let Some(l) = before {
+                self.judge.ledger = l;
+            }
             return Err(INTERRUPTED.into());
         }
         let out = out?;
@@ -402,6 +407,15 @@ impl<'a> Exec<'a> {
                 }
             });
         let outs = join_all(runs.collect()).await;
+        if self.ctx.cancel.is_cancelled() {
+            // Cut short: keep what was sent (for the record), not what it would judge.
+            for (sub, _) in subs.into_iter().zip(outs) {
+                self.exchanges.extend(sub.exchanges);
+                self.polls.extend(sub.polls);
+                self.notes.extend(sub.notes);
+            }
+            return Err((0, INTERRUPTED.to_string()));
+        }
         let mut first_err = None;
         for ((sub, (k, step)), out) in subs.into_iter().zip(active).zip(outs) {
             let bind = match &step.action {
@@ -412,10 +426,6 @@ impl<'a> Exec<'a> {
                 Ok(mut out) => {
                     self.join(sub, &bind, &mut out);
                     if first_err.is_some() {
-                        continue;
-                    }
-                    if self.ctx.cancel.is_cancelled() {
-                        first_err = Some((k, INTERRUPTED.to_string()));
                         continue;
                     }
                     self.enter(step);

@@ -257,7 +257,9 @@ async fn fake_arm(State(g): State<Arc<Mutex<Groups>>>, req: Request<Body>) -> Re
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let mut g = g.lock().unwrap();
     let (status, body) = match (method.clone(), segs.as_slice()) {
-        (Method::GET, ["subscriptions", sub, rgs]) if rgs.eq_ignore_ascii_case("resourcegroups") => {
+        (Method::GET, ["subscriptions", sub, rgs])
+            if rgs.eq_ignore_ascii_case("resourcegroups") =>
+        {
             let value: Vec<serde_json::Value> = g
                 .groups
                 .iter()
@@ -277,13 +279,19 @@ async fn fake_arm(State(g): State<Arc<Mutex<Groups>>>, req: Request<Body>) -> Re
         }
         (Method::GET, ["subscriptions", _, _, name]) => match g.groups.get(*name) {
             Some(_) => (200, serde_json::json!({"name": name}).to_string()),
-            None => (404, r#"{"error":{"code":"ResourceGroupNotFound","message":"gone"}}"#.into()),
+            None => (
+                404,
+                r#"{"error":{"code":"ResourceGroupNotFound","message":"gone"}}"#.into(),
+            ),
         },
         (Method::DELETE, ["subscriptions", _, _, name]) => {
             let existed = g.groups.remove(*name).is_some();
             (if existed { 200 } else { 204 }, String::new())
         }
-        _ => (404, r#"{"error":{"code":"NotFound","message":"no such route"}}"#.into()),
+        _ => (
+            404,
+            r#"{"error":{"code":"NotFound","message":"no such route"}}"#.into(),
+        ),
     };
     g.log.push((method.to_string(), target, status));
     answer(status, &[("content-type", "application/json")], &body)
