@@ -29,6 +29,28 @@ use crate::scenario::{Action, Instance, Step, TypeRef};
 /// holds its exchanges), far above what a suite needs to overlap all its waits.
 pub const DEFAULT_IN_FLIGHT: usize = 1024;
 
+/// Tests started at most per admission tick (10 ms): a ramp, so the scheduler sees the load
+/// the tests make before it starts more.
+const RAMP: usize = 16;
+/// While the runtime answers late by more than this (it is busy: tests are work now, not
+/// waits, or the machine is loaded), no more tests start, beyond a few.
+const LAG_LIMIT: Duration = Duration::from_millis(30);
+const MIN_RUNNING: usize = 4;
+
+/// How late the runtime wakes a 10 ms timer (smoothed): how busy it is.
+fn watch_lag(lag: Arc<std::sync::atomic::AtomicU64>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut smooth = 0.0f64;
+        loop {
+            let t = std::time::Instant::now();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let late = t.elapsed().saturating_sub(Duration::from_millis(10));
+            smooth = smooth * 0.7 + late.as_micros() as f64 * 0.3;
+            lag.store(smooth as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+}
+
 /// The instances left after `--partition`, in order.
 pub fn partitioned(instances: Vec<Instance>, partition: Option<Partition>) -> Vec<Instance> {
     match partition {
@@ -268,14 +290,38 @@ pub async fn run(
         .collect();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(ScenarioResult, bool)>();
     let sem = Arc::new(tokio::sync::Semaphore::new(slots));
+    let lag = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lag_watch = watch_lag(lag.clone());
     let feeder = {
+        let lag = lag.clone();
         let ctx = ctx.clone();
         let console = console.clone();
         let tx = tx.clone();
         tokio::spawn(async move {
             let mut left: Duration = order.iter().map(|(d, _)| *d).sum();
             let mut queue = order.into_iter();
+            let mut tick = std::time::Instant::now();
+            let mut this_tick = 0;
             for (est, inst) in queue.by_ref() {
+                // Ramp up, and hold off while the runtime is busy.
+                loop {
+                    if tick.elapsed() >= Duration::from_millis(10) {
+                        tick = std::time::Instant::now();
+                        this_tick = 0;
+                    }
+                    let running = slots - sem.available_permits();
+                    let busy =
+                        Duration::from_micros(lag.load(std::sync::atomic::Ordering::Relaxed))
+                            > LAG_LIMIT
+                            && running >= MIN_RUNNING;
+                    if this_tick < RAMP && !busy {
+                        break;
+                    }
+                    if !ctx.cancel.sleep(Duration::from_millis(5)).await {
+                        break;
+                    }
+                }
+                this_tick += 1;
                 let permit = tokio::select! {
                     p = sem.clone().acquire_owned() => p,
                     _ = ctx.cancel.cancelled() => {
@@ -351,6 +397,7 @@ pub async fn run(
         }
     }
     let _ = feeder.await;
+    lag_watch.abort();
     console.done();
     failures.sort();
     console.summary(&failures, &outcome.counts, outcome.filtered_out);
