@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Figures for the rpconform runner against its embedded reference RP (127.0.0.1 only):
-#   (a) requests/second and per-request cost with every wait at (nearly) zero;
-#   (b) how well polls overlap: wall time / longest test for 20 tests that each poll ~2 s;
-#   (c) peak memory of runs of 50 and 500 small scenarios (--test-threads 64).
-# Builds --release once, then prints one line per figure. Every run is bounded (RUN_LIMIT s).
+# Figures of the rpconform runner, from one invocation, printed as ratios (127.0.0.1 only):
+#   (1) real time: wall / longest test, full suites against the embedded RP at time scale 1;
+#   (2) CPU µs per checked request against a local reference RP (`rpconform serve`, its own
+#       process), and the ratio to Hurl 8.0.1 doing the same requests and checks, both reusing
+#       connections (when `hurl` is installed; the bench says when it is not);
+#   (3) scale: CPU ms per scenario and peak RSS at 500, 5 000 and 50 000 scenarios (a create
+#       and a read each, waits scaled to ~0), and the growth of CPU per scenario.
+# Builds --release once (BENCH_SKIP_BUILD=1 reuses the binary). Every run is bounded.
 #
-# Usage: bench/bench.sh            (honours CARGO_TARGET_DIR; needs python3;
-#                                   BENCH_SKIP_BUILD=1 reuses the release binary as it is)
+# Usage: bench/bench.sh   (needs python3; GNU time at /usr/bin/time for CPU and RSS)
+#   BENCH_SIZES="500 5000"   scales to measure (default "500 5000 50000")
+#   BENCH_SKIP_REAL=1        skip (1), which takes as long as the longest test (~1 min)
+#   BENCH_INSTALL_HURL=1     `cargo install hurl --version 8.0.1` when hurl is missing
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-RUN_LIMIT=${RUN_LIMIT:-120}
-command -v python3 >/dev/null || { echo "bench.sh needs python3 to read report.json" >&2; exit 2; }
+RUN_LIMIT=${RUN_LIMIT:-3600}
+SIZES=${BENCH_SIZES:-"500 5000 50000"}
+REQS=${BENCH_REQUESTS:-2000}
+command -v python3 >/dev/null || { echo "bench.sh needs python3 to read the reports" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench.sh needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     echo "building rpconform --release (once)..." >&2
@@ -23,36 +31,24 @@ BIN=$TARGET_DIR/release/rpconform
 [ -x "$BIN" ] || { echo "no binary at $BIN" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rpconform-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+SERVE_PID=
+cleanup() {
+    [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
 
-# measure NAME ARGS...: run the binary bounded by RUN_LIMIT; sets WALL_S, CPU_S, PEAK_KB, CODE.
+# measure NAME CMD...: run bounded by RUN_LIMIT; sets WALL_S, CPU_S, PEAK_KB, CODE.
 measure() {
     local name=$1
     shift
     local start end
     start=$(date +%s.%N)
     CODE=0
-    if [ -x /usr/bin/time ]; then
-        /usr/bin/time -v -o "$WORK/$name.time" timeout "$RUN_LIMIT" "$BIN" "$@" >"$WORK/$name.out" 2>&1 || CODE=$?
-        end=$(date +%s.%N)
-        PEAK_KB=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/$name.time")
-        CPU_S=$(awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.3f", u+s}' "$WORK/$name.time")
-    else
-        # No GNU time: sample VmHWM (peak RSS so far) from /proc until the process exits.
-        "$BIN" "$@" >"$WORK/$name.out" 2>&1 &
-        local pid=$! hwm=0 v waited=0
-        while kill -0 "$pid" 2>/dev/null; do
-            v=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
-            [ -n "$v" ] && hwm=$v
-            sleep 0.05
-            waited=$((waited + 1))
-            if [ "$waited" -gt $((RUN_LIMIT * 20)) ]; then kill "$pid" 2>/dev/null || true; fi
-        done
-        wait "$pid" || CODE=$?
-        end=$(date +%s.%N)
-        PEAK_KB=$hwm
-        CPU_S=nan
-    fi
+    /usr/bin/time -f '%U %S %M' -o "$WORK/$name.time" timeout "$RUN_LIMIT" "$@" >"$WORK/$name.out" 2>&1 || CODE=$?
+    end=$(date +%s.%N)
+    read -r U S PEAK_KB <"$WORK/$name.time" || true
+    CPU_S=$(python3 -c "print(f'{$U + $S:.3f}')")
     WALL_S=$(python3 -c "print(f'{$end - $start:.3f}')")
     if [ "$CODE" -eq 124 ] || [ "$CODE" -eq 2 ]; then
         echo "run $name did not complete (exit $CODE):" >&2
@@ -61,7 +57,7 @@ measure() {
     fi
 }
 
-# report DIR EXPR: evaluate a Python expression over report.json (`r`) and its results (`res`).
+# report DIR EXPR: a Python expression over report.json (`r`) and its results (`res`).
 report() {
     python3 - "$1/report.json" "$2" <<'EOF'
 import json, sys
@@ -71,72 +67,92 @@ print(eval(sys.argv[2]))
 EOF
 }
 
-# table_suite FILE NAME ROWS STEPS: a suite of one scenario with ROWS table rows.
-table_suite() {
-    local file=$1 name=$2 rows=$3 steps=$4
+# (1) Real time, default settings.
+if [ "${BENCH_SKIP_REAL:-0}" != 1 ]; then
+    measure real "$BIN" run suites -q --report-dir "$WORK/real"
+    R=$(report "$WORK/real" '"%.1f %s %d %s" % (max(x["duration_ms"] for x in res) / 1000, max(res, key=lambda x: x["duration_ms"])["name"], len(res), ",".join(f"{v} {k}" for k, v in r["counts"].items() if v))')
+    read -r LONGEST LNAME NTESTS RCOUNTS <<<"$R"
+    python3 -c "print(f'(1) real time, full suites, embedded RP, time scale 1, default settings: wall {$WALL_S:.1f} s / longest test {$LONGEST:.1f} s ($LNAME) = {$WALL_S / $LONGEST:.3f}  [$NTESTS tests: $RCOUNTS]')"
+fi
+
+# (2) CPU per checked request: the same requests and checks from rpconform and from Hurl,
+# against one reference RP in its own process (so each client's CPU is its own).
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$BIN" serve --port "$PORT" --op-duration 0 --write-target "$WORK/served.yaml" >"$WORK/serve.out" 2>&1 &
+SERVE_PID=$!
+for _ in $(seq 100); do [ -s "$WORK/served.yaml" ] && break; sleep 0.1; done
+BASE="http://127.0.0.1:$PORT"
+SUB=00000000-0000-0000-0000-00000000c0de
+RG=bench-rg
+W="$BASE/subscriptions/$SUB/resourceGroups/$RG/providers/Microsoft.Contoso/widgets/w1?api-version=2024-05-01"
+curl -s -X PUT -H 'content-type: application/json' -d '{"location":"eastus"}' \
+    "$BASE/subscriptions/$SUB/resourceGroups/$RG?api-version=2021-04-01" >/dev/null
+curl -s -X PUT -H 'content-type: application/json' -d '{"location":"eastus","properties":{"size":3}}' "$W" >/dev/null
+sed -i "s/^  name: rpconform$/  name: $RG/; s/^  create: true .*$/  create: false/" "$WORK/served.yaml"
+{
+    echo "suite: bench-cpu"
+    echo "scenarios:"
+    echo "  - name: reads"
+    echo "    steps:"
+    for _ in $(seq "$REQS"); do
+        echo "      - request: {url: \"\${target.provider_url}/widgets/w1\"}"
+        echo "        expect:"
+        echo "          - {status: 200, rule: PUT-04}"
+        echo "          - {header: x-ms-request-id, present: true, rule: HDR-01}"
+        echo "          - {pointer: /properties/provisioningState, equals: Succeeded, rule: PUT-04}"
+    done
+} >"$WORK/cpu.yaml"
+measure cpu "$BIN" run "$WORK/cpu.yaml" --target "$WORK/served.yaml" -q --report-dir "$WORK/cpu" --schemas "$ROOT/schemas"
+CPU_REQS=$(report "$WORK/cpu" 'r["run"]["requests"]')
+CPU_OK=$(report "$WORK/cpu" 'r["counts"]["passed"]')
+RPC_US=$(python3 -c "print(f'{$CPU_S / $CPU_REQS * 1e6:.0f}')")
+HURL=$(command -v hurl || true)
+if [ -z "$HURL" ] && [ "${BENCH_INSTALL_HURL:-0}" = 1 ]; then
+    echo "installing hurl 8.0.1 (cargo install)..." >&2
+    cargo install hurl --version 8.0.1 --locked >&2 && HURL=$(command -v hurl || true)
+fi
+if [ -n "$HURL" ]; then
     {
-        echo "suite: $name"
-        echo "scenarios:"
-        echo "  - name: s"
-        echo "    table:"
-        for i in $(seq -w 1 "$rows"); do echo "      - {name: r$i}"; done
-        echo "    steps:"
-        printf '%s\n' "$steps"
-    } >"$file"
-    "$BIN" check "$file" --schemas "$ROOT/schemas" >/dev/null
-}
+        for _ in $(seq "$REQS"); do
+            echo "GET $W"
+            echo "HTTP 200"
+            echo "[Asserts]"
+            echo "header \"x-ms-request-id\" exists"
+            echo "jsonpath \"\$.properties.provisioningState\" == \"Succeeded\""
+            echo
+        done
+    } >"$WORK/cpu.hurl"
+    measure hurl "$HURL" --test "$WORK/cpu.hurl"
+    HURL_US=$(python3 -c "print(f'{$CPU_S / $REQS * 1e6:.0f}')")
+    echo "(2) CPU per checked request: rpconform $RPC_US µs ($CPU_REQS requests, $CPU_OK test passed; every ambient rule judged too), hurl $HURL_US µs; rpconform / hurl = $(python3 -c "print(f'{$RPC_US / $HURL_US:.2f}')")"
+else
+    echo "(2) CPU per checked request: rpconform $RPC_US µs ($CPU_REQS requests; every ambient rule judged too); hurl is not installed, no ratio (cargo install hurl --version 8.0.1, or BENCH_INSTALL_HURL=1)"
+fi
+kill "$SERVE_PID" 2>/dev/null || true
+SERVE_PID=
 
-# (a) Throughput with waits at zero: every Retry-After and sleep scaled by 1e-4, 1 ms operations.
-measure a-parallel run suites --time-scale 0.0001 --op-duration 1 -q --report-dir "$WORK/a-parallel"
-A_EX=$(report "$WORK/a-parallel" 'sum(len(x["exchanges"]) for x in res)')
-A_TESTS=$(report "$WORK/a-parallel" 'len(res)')
-A_CNT=$(report "$WORK/a-parallel" '", ".join(f"{v} {k}" for k, v in r["counts"].items() if v)')
-A_WALL=$WALL_S A_CPU=$CPU_S
-measure a-serial run suites --time-scale 0.0001 --op-duration 1 -q --test-threads 1 --report-dir "$WORK/a-serial"
-S_EX=$(report "$WORK/a-serial" 'sum(len(x["exchanges"]) for x in res)')
-S_WALL=$WALL_S
-python3 - "$A_EX" "$A_WALL" "$A_CPU" "$S_EX" "$S_WALL" "$A_TESTS" "$A_CNT" <<'EOF'
+# (3) Scale: N scenarios (a table of N rows), each creates a widget, waits for it and reads it.
+FIRST_MS=
+for n in $SIZES; do
+    python3 - "$WORK/scale$n.yaml" "$n" <<'EOF'
 import sys
-ex, wall, cpu, sex, swall, tests, counts = sys.argv[1:]
-ex, wall, sex, swall = int(ex), float(wall), int(sex), float(swall)
-cpu_us = float(cpu) / ex * 1e6 if cpu != "nan" else float("nan")
-print(f"(a) throughput, waits ~0: {ex} exchanges / {wall:.2f} s = {ex / wall:.0f} req/s with 32 test threads "
-      f"(CPU {cpu_us:.0f} us per request, runner + in-process RP); "
-      f"--test-threads 1: {swall / sex * 1000:.2f} ms per request ({sex / swall:.0f} req/s) "
-      f"[{tests} tests: {counts}]")
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, "w") as f:
+    f.write("suite: bench-scale\nscenarios:\n  - name: s\n    table:\n")
+    for i in range(n):
+        f.write(f"      - {{name: r{i:06d}}}\n")
+    f.write("""    steps:
+      - create: {as: r, type: widgets}
+      - request: {url: "${r.url}"}
+        expect:
+          - {status: 200, rule: PUT-04}
+""")
 EOF
-
-# (b) Poll overlap: 20 tests each create a widget whose operation lasts 2 s and poll it. The
-# run's own time also holds starting the RP, the resource group and the final cleanup, whose
-# DELETEs are 2 s operations too; a run of the same scenario with one row is the baseline.
-POLL='      - name: put
-        create: {as: r, type: widgets, wait: false}
-      - name: follow
-        poll: put
-        expect:
-          - {outcome: Succeeded, rule: PUT-04}'
-for n in 1 20; do
-    table_suite "$WORK/poll$n.yaml" "bench-poll$n" "$n" "$POLL"
-    measure "b$n" run "$WORK/poll$n.yaml" --op-duration 2000 --time-scale 0.01 -q --report-dir "$WORK/b$n"
-done
-B_FIG=$(report "$WORK/b20" '"%d tests, run %.2f s / longest test %.2f s = %.2f (mean test %.2f s; %s)" % (len(res), r["run"]["duration_ms"] / 1000, max(x["duration_ms"] for x in res) / 1000, r["run"]["duration_ms"] / max(x["duration_ms"] for x in res), sum(x["duration_ms"] for x in res) / len(res) / 1000, ", ".join(f"{v} {k}" for k, v in r["counts"].items() if v))')
-B_ONE=$(report "$WORK/b1" 'r["run"]["duration_ms"]')
-B_TWENTY=$(report "$WORK/b20" 'r["run"]["duration_ms"]')
-echo "(b) parallel polling: $B_FIG; the run includes a 2 s final cleanup, so against one test alone:" \
-    "$(python3 -c "print(f'{$B_TWENTY / 1000:.2f} s / {$B_ONE / 1000:.2f} s = {$B_TWENTY / $B_ONE:.2f}x (1.00 = the 20 polls fully overlap)')")"
-
-# (c) Peak memory for 50 and 500 small scenarios (a create that settles, then a GET).
-SMALL='      - create: {as: r, type: widgets}
-      - name: get
-        request: {url: "${r.url}"}
-        expect:
-          - {status: 200, rule: PUT-04}'
-for n in 50 500; do
-    table_suite "$WORK/small$n.yaml" "bench-small$n" "$n" "$SMALL"
-    measure "c$n" run "$WORK/small$n.yaml" --op-duration 100 --time-scale 0.01 --test-threads 64 -q --report-dir "$WORK/c$n"
-    C_EX=$(report "$WORK/c$n" 'sum(len(x["exchanges"]) for x in res)')
-    C_CNT=$(report "$WORK/c$n" '", ".join(f"{v} {k}" for k, v in r["counts"].items() if v)')
-    C_JSON=$(du -k "$WORK/c$n/report.json" | cut -f1)
-    echo "(c) peak memory, $n scenarios (--test-threads 64): $(python3 -c "print(f'{$PEAK_KB / 1024:.1f}')") MiB max RSS" \
-        "in ${WALL_S} s ($C_EX exchanges, report.json ${C_JSON} KiB; $C_CNT)"
+    measure "scale$n" "$BIN" run "$WORK/scale$n.yaml" --op-duration 1 --time-scale 0.001 -q --report-dir "$WORK/scale$n" --schemas "$ROOT/schemas"
+    S=$(report "$WORK/scale$n" '"%d %d %s" % (len(res), r["run"]["requests"], ",".join(f"{v} {k}" for k, v in r["counts"].items() if v))')
+    read -r SN SREQ SCOUNTS <<<"$S"
+    MS=$(python3 -c "print(f'{$CPU_S / $SN * 1000:.2f}')")
+    [ -z "$FIRST_MS" ] && FIRST_MS=$MS
+    echo "(3) $n scenarios: CPU $MS ms per scenario ($(python3 -c "print(f'{$MS / $FIRST_MS:.2f}')")x the first size), $(python3 -c "print(f'{$CPU_S / $SREQ * 1e6:.0f}')") µs per request (runner + in-process RP), peak RSS $(python3 -c "print(f'{$PEAK_KB / 1024:.0f}')") MiB, wall ${WALL_S} s [$SREQ requests; $SCOUNTS]"
+    rm -rf "$WORK/scale$n" "$WORK/scale$n.yaml"
 done

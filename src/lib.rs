@@ -9,6 +9,7 @@
 //! the expectations a step states) against the rule catalogue; `report` writes JUnit, JSON and
 //! Markdown. `cli` is the command line. The reference RP lives in the `rpconform-refrp` crate.
 
+pub mod cancel;
 pub mod cli;
 pub mod diag;
 pub mod http;

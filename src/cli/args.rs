@@ -32,6 +32,8 @@ pub enum Command {
     Report(ReportCommand),
     /// Write a target file from the RP's OpenAPI spec(s).
     Init(InitArgs),
+    /// Delete what a run left: what its journal lists, or tagged resource groups.
+    Cleanup(CleanupArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -138,12 +140,54 @@ pub struct RunArgs {
     pub include_ignored: bool,
     #[arg(long)]
     pub ignored: bool,
-    /// Tests run at once (default 32: most of a test's time is waiting on polls).
+    /// Most tests running at once (default: as many as the rate limits allow; tests are waits,
+    /// not work, and hold no thread).
     #[arg(long)]
     pub test_threads: Option<usize>,
-    /// One character per test.
+    /// One character per test, printed as each ends.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Show each exchange as it happens (redacted).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
+    /// Color the test lines: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+    /// Most requests per second (default: unlimited against a local endpoint such as the
+    /// embedded RP; 12 per second, 5 of them writes, against any other, within ARM's
+    /// per-subscription limits).
+    #[arg(long, value_name = "N")]
+    pub max_rps: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanupArgs {
+    /// A report directory (or journal file) of a run that did not finish its cleanup: delete
+    /// what its journal lists as not confirmed gone, and nothing else.
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+    /// Find resource groups that runs created (tagged `rpconform-run` and
+    /// `created-by: rpconform`) in the target's subscription and delete those older than
+    /// --older-than.
+    #[arg(long)]
+    pub sweep_tagged: bool,
+    /// With --sweep-tagged: only groups created longer ago than this (30m, 2h, 1d).
+    #[arg(long, value_name = "AGE", default_value = "2h")]
+    pub older_than: String,
+    /// The target file (default for --journal: the one the journal records).
+    #[arg(long, value_name = "FILE")]
+    pub target: Option<PathBuf>,
+    /// Say what would be deleted, delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Seconds to wait for one delete to be confirmed.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub deadline: u64,
+    /// Per-request timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub request_timeout: u64,
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -21,6 +21,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Init(a) => super::init::init(a),
         Command::Probe(a) => super::probe::probe(a),
         Command::Serve(a) => super::embedded::serve(a),
+        Command::Cleanup(a) => super::cleanup::cleanup(a),
         Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
         {
             Ok(c) => {

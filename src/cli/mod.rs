@@ -4,6 +4,7 @@
 
 mod args;
 mod check;
+mod cleanup;
 mod commands;
 mod common;
 mod embedded;
@@ -12,6 +13,7 @@ mod matrix;
 mod probe;
 mod rules;
 mod run;
+mod signals;
 
 pub use args::{Cli, Command};
 

@@ -21,7 +21,7 @@ use serde_json::json;
 use super::args::ProbeArgs;
 use super::common::{runtime, usage};
 use super::embedded::parse_faults;
-use super::run::wait_for_signal;
+use super::signals::wait_for_signal;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Redactor, TokenSource, cut};
 use crate::report::{self, RunInfo, ScenarioResult, Status};
@@ -285,8 +285,18 @@ async fn run(
             duration_ms: started.elapsed().as_millis() as u64,
             left_behind: left.clone(),
             faults: faults.iter().map(|f| f.name().to_string()).collect(),
+            interrupted: ctx.cancel.is_cancelled(),
+            requests: result.exchanges.len() as u64,
+            request_rate: 0.0,
+            throttling: Default::default(),
+            journal: None,
         };
-        if let Err(e) = report::write_all(dir, &info, std::slice::from_ref(&result)) {
+        let written = report::ResultsWriter::create(dir).and_then(|mut w| {
+            w.push(&result)?;
+            w.finish()?;
+            report::write_all(dir, &info)
+        });
+        if let Err(e) = written {
             eprintln!("error: cannot write reports to {}: {e}", dir.display());
             return EXIT_FAILED;
         }

@@ -1,6 +1,13 @@
-//! `rpconform run`: validate the plan, start the target (embedded or a file), run the tests,
-//! clean up, write the reports.
+//! `rpconform run`: validate the plan, start the target (embedded or a file), run the tests
+//! (each a task; see `runner::harness`), clean up as each ends and at the end, write the
+//! reports. A journal in the report directory records what the run creates as it goes.
+//!
+//! Signals: the first SIGINT, SIGTERM or SIGHUP stops the tests (they end "interrupted") and
+//! cleanup still runs; a second one stops cleanup from waiting (deletes already sent are
+//! listed as unconfirmed); a third exits at once, leaving the journal. An interrupted run
+//! exits 130 and says so in every report.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,11 +16,18 @@ use super::args::RunArgs;
 use super::common::{load, paths_and_filters, runtime, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{Http, HttpOptions, Redactor, TokenSource};
-use crate::report::{self, RunInfo, Status};
-use crate::runner::{self, RunCtx, harness, partition::Partition};
+use crate::http::{Http, HttpOptions, Limits, Redactor, TokenSource};
+use crate::report::{self, ResultsWriter, RunInfo, Throttling};
+use crate::runner::console::{Console, ConsoleOptions};
+use crate::runner::harness::{self, Durations};
+use crate::runner::journal::{self, Journal};
+use crate::runner::{self, RunCtx, partition::Partition};
+use super::signals::spawn_signal_handler;
 use crate::scenario::{Suite, expand};
 use crate::target::{embedded_target_yaml_for, load_target, parse_target};
+
+/// The exit status of an interrupted run (128 + SIGINT), as shells report Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Everything `run` needs once arguments are validated.
 pub(super) struct RunPlan {
@@ -43,6 +57,14 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
         return Err(usage(
             "--time-scale must be a number above 0 and at most 100",
         ));
+    }
+    if let Some(r) = a.max_rps
+        && !(r > 0.0 && r.is_finite())
+    {
+        return Err(usage("--max-rps must be a number above 0"));
+    }
+    if a.test_threads == Some(0) {
+        return Err(usage("--test-threads must be at least 1"));
     }
     let partition = match &a.partition {
         Some(p) => Some(p.parse::<Partition>().map_err(usage)?),
@@ -95,28 +117,61 @@ pub(super) struct RunOutcome {
     pub exit: u8,
 }
 
+/// Print to stderr without ever panicking (a closed stderr is not the run's problem).
+pub(super) fn eprint_safe(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// Is this a local endpoint (the embedded RP, a server on this machine)?
+pub(super) fn is_local(base: &url::Url) -> bool {
+    match base.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The rate limits: what `--max-rps` says, else none for a local endpoint (the embedded RP)
+/// and ARM's for a real one.
+fn limits(a: &RunArgs, base: &url::Url) -> Limits {
+    match (a.max_rps, is_local(base)) {
+        (Some(r), true) => Limits {
+            max_rps: Some(r),
+            max_write_rps: None,
+        },
+        (Some(r), false) => Limits {
+            max_rps: Some(r),
+            max_write_rps: Limits::ARM.max_write_rps.map(|w| w.min(r)),
+        },
+        (None, true) => Limits::default(),
+        (None, false) => Limits::ARM,
+    }
+}
+
 /// Start the target (embedded or a file), run, clean up, write reports.
 pub(super) fn run_suites(
     rt: &tokio::runtime::Runtime,
     a: &RunArgs,
     plan: &RunPlan,
     suites: Vec<Arc<Suite>>,
-    faults: std::collections::BTreeSet<rpconform_refrp::Fault>,
-    console: bool,
+    faults: BTreeSet<rpconform_refrp::Fault>,
+    console_out: bool,
 ) -> Result<RunOutcome, u8> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // The target: an in-process reference RP, or a file.
-    if a.target == "embedded" && console && a.hold_reads == 0 {
+    if a.target == "embedded" && console_out && !a.list && a.hold_reads == 0 {
         // The first poll waits the advertised Retry-After (10 s) scaled; if that outlasts the
         // operation, rules judged only while an operation runs (LOC-05, PUT-03...) get no verdict.
         let first_poll_ms = 10_000.0 * a.time_scale;
         if first_poll_ms >= a.op_duration as f64 {
-            eprintln!(
+            eprint_safe(&format!(
                 "warning: the first poll ({first_poll_ms:.0} ms) comes after the embedded RP's operations end ({} ms): \
                  rules judged while an operation runs will get no verdict; lower --time-scale or raise --op-duration",
                 a.op_duration
-            );
+            ));
         }
     }
     let (mut target, server) = if a.target == "embedded" {
@@ -136,7 +191,7 @@ pub(super) fn run_suites(
         match parse_target(Path::new("embedded-target.yaml"), &yaml, &label(&variants)) {
             Ok(t) => (t, Some(server)),
             Err(r) => {
-                eprint!("{}", r.render());
+                eprint_safe(&r.render());
                 return Err(EXIT_USAGE);
             }
         }
@@ -144,9 +199,14 @@ pub(super) fn run_suites(
         match load_target(Path::new(&a.target)) {
             Ok(t) => (t, None),
             Err(r) => {
-                eprint!("{}", r.render());
+                eprint_safe(&r.render());
                 return Err(EXIT_USAGE);
             }
+        }
+    };
+    let shutdown = |server: Option<rpconform_refrp::RunningServer>| {
+        if let Some(s) = server {
+            rt.block_on(s.shutdown());
         }
     };
     if let Some(d) = a.deadline {
@@ -163,6 +223,9 @@ pub(super) fn run_suites(
         body_cap: a.body_cap,
         insecure: a.insecure,
         follow_foreign: !a.no_foreign,
+        limits: limits(a, &target.base_url),
+        throttle_budget: target.deadline,
+        time_scale: a.time_scale,
         ..Default::default()
     };
     let http = match Http::new(
@@ -173,7 +236,10 @@ pub(super) fn run_suites(
         target.headers.clone(),
     ) {
         Ok(h) => h,
-        Err(e) => return Err(usage(e)),
+        Err(e) => {
+            shutdown(server);
+            return Err(usage(e));
+        }
     };
     let all = expand(&suites, &target);
     if let Some(f) = &plan.filter {
@@ -185,9 +251,7 @@ pub(super) fn run_suites(
             }
         });
         if !hit {
-            if let Some(s) = server {
-                rt.block_on(s.shutdown());
-            }
+            shutdown(server);
             return Err(usage(format!(
                 "no test name matches `{f}`; `--list` shows them"
             )));
@@ -206,9 +270,7 @@ pub(super) fn run_suites(
             })
             .collect();
         if kept.is_empty() {
-            if let Some(s) = server {
-                rt.block_on(s.shutdown());
-            }
+            shutdown(server);
             return Err(usage(format!(
                 "no scenario states {}; `rpconform rules` shows which suites check a rule",
                 a.rules.join(", ")
@@ -218,15 +280,7 @@ pub(super) fn run_suites(
     };
     let instances = harness::partitioned(all, plan.partition);
     let label = target.label.clone();
-    // Shown in every report: without the userinfo of `https://user:password@host`.
-    let base_url = redactor.text(&target.base());
-    let ctx = Arc::new(RunCtx::new(
-        target,
-        http,
-        a.time_scale,
-        a.strict,
-        run_id.clone(),
-    ));
+    let base_url = redactor.text(&crate::http::strip_userinfo(&target.base()));
     let args = libtest_mimic::Arguments {
         filter: plan.filter.clone(),
         exact: a.exact,
@@ -234,57 +288,161 @@ pub(super) fn run_suites(
         list: a.list,
         include_ignored: a.include_ignored,
         ignored: a.ignored,
-        test_threads: Some(a.test_threads.unwrap_or(32).max(1)),
-        quiet: a.quiet || !console,
-        // Without a console (the fault matrix), libtest's lines go to a log in the report dir.
-        logfile: (!console).then(|| a.report_dir.join("libtest.log").display().to_string()),
+        test_threads: a.test_threads,
+        quiet: a.quiet || !console_out,
         ..Default::default()
     };
-    if !console {
+    let console = if console_out {
+        Console::new(ConsoleOptions {
+            quiet: a.quiet,
+            color: a.color.parse().unwrap_or_default(),
+            verbose: a.verbose,
+            ..Default::default()
+        })
+    } else {
+        // Without a console (the fault matrix), libtest's lines go to a log in the report dir.
         let _ = std::fs::create_dir_all(&a.report_dir);
-    }
+        Console::to_file(&a.report_dir.join("libtest.log"), true)
+    };
+    let console = match console {
+        Ok(c) => Arc::new(c),
+        Err(e) => {
+            shutdown(server);
+            return Err(usage(format!("cannot write the test log: {e}")));
+        }
+    };
     if a.list {
-        let _ = libtest_mimic::run(
-            &args,
-            instances
-                .iter()
-                .map(|i| libtest_mimic::Trial::test(i.name.clone(), || Ok(())))
-                .collect(),
-        );
+        harness::list(&instances, &args, &console);
+        shutdown(server);
         return Ok(RunOutcome { exit: EXIT_OK });
     }
-    // Ctrl-C / SIGTERM: stop waiting, run teardowns, clean up, still write reports.
-    {
-        let ctx = ctx.clone();
-        rt.spawn(async move {
-            wait_for_signal().await;
-            eprintln!(
-                "\ninterrupted: finishing teardown and cleanup (press Ctrl-C again to abort)"
-            );
-            ctx.cancel.cancel();
-            ctx.http.cancel_auth();
-            wait_for_signal().await;
-            std::process::exit(130);
-        });
+    let mut ctx = RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone());
+    if a.verbose && console_out {
+        let c = console.clone();
+        ctx.observer = Some(Arc::new(move |test, ex| c.exchange(test, ex)));
     }
-    if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
-        eprintln!("error: {}", redactor.text(&e));
-        if let Some(s) = server {
-            rt.block_on(s.shutdown());
+    let ctx = Arc::new(ctx);
+    // The journal, before anything is created.
+    let header = journal::Header {
+        version: 1,
+        run_id: run_id.clone(),
+        target: label.clone(),
+        target_file: (a.target != "embedded").then(|| {
+            std::fs::canonicalize(&a.target)
+                .unwrap_or_else(|_| PathBuf::from(&a.target))
+                .display()
+                .to_string()
+        }),
+        base_url: base_url.clone(),
+        subscription: ctx.target.subscription.clone(),
+        resource_group: ctx.target.resource_group.name.clone(),
+        rg_created: ctx.target.resource_group.create,
+        started_at: started_at.clone(),
+        pid: std::process::id(),
+    };
+    let journal_path = match Journal::create(&a.report_dir, &header) {
+        Ok((j, kept)) => {
+            if let Some(k) = kept {
+                console.note(&format!(
+                    "warning: an earlier run's journal lists resources not confirmed gone; kept as {} (`rpconform cleanup --journal {}`)",
+                    k.display(),
+                    a.report_dir.display()
+                ));
+            }
+            let p = j.path().display().to_string();
+            ctx.cleanup.set_journal(j);
+            Some(p)
         }
+        Err(e) => {
+            console.note(&format!(
+                "warning: cannot write the journal in {}: {e}; a killed run would leave no record of what it created",
+                a.report_dir.display()
+            ));
+            None
+        }
+    };
+    let mut sink = match ResultsWriter::create(&a.report_dir) {
+        Ok(w) => w,
+        Err(e) => {
+            shutdown(server);
+            eprint_safe(&format!(
+                "error: cannot write reports to {}: {e}",
+                a.report_dir.display()
+            ));
+            return Err(EXIT_FAILED);
+        }
+    };
+    // Signals, registered before anything is created.
+    spawn_signal_handler(rt, ctx.clone(), console.clone());
+    if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
+        console.note(&format!("error: {}", redactor.text(&e)));
+        // It may exist even so: the final cleanup reads it and deletes it.
+        let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
+        for l in &left {
+            console.note(&format!("warning: left behind: {}", redactor.text(l)));
+        }
+        if let Some(j) = ctx.cleanup.journal() {
+            j.end(left.len(), ctx.cancel.is_cancelled());
+        }
+        shutdown(server);
         return Err(EXIT_FAILED);
     }
-    let (results, _conclusion) = harness::run(ctx.clone(), rt.handle(), instances, &args);
-    let left = rt.block_on(runner::final_cleanup(
+    let in_flight = a.test_threads.unwrap_or(if is_local(&ctx.target.base_url) {
+        harness::DEFAULT_IN_FLIGHT
+    } else {
+        64
+    });
+    let last = Durations::read(&a.report_dir);
+    let outcome = rt.block_on(harness::run(
         ctx.clone(),
-        // Deletes are operations too: bound cleanup by the operation deadline, within reason.
-        (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(300)),
+        instances,
+        &args,
+        &harness::Limits { in_flight },
+        &last,
+        console.clone(),
+        &mut sink,
     ));
+    let left = rt.block_on(async {
+        let c = ctx.clone();
+        // Deletes are operations too: bound cleanup by the operation deadline, within reason;
+        // once forced to stop, a few seconds to send what it can.
+        let budget = (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(600));
+        tokio::select! {
+            left = runner::final_cleanup(c, budget) => left,
+            _ = async {
+                ctx.cancel.forced().await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            } => {
+                ctx.cleanup
+                    .remaining()
+                    .into_iter()
+                    .map(|t| {
+                        let why = t.left.clone().unwrap_or_else(|| "not deleted: the run was stopped".into());
+                        if let Some(j) = ctx.cleanup.journal() {
+                            j.left(&t.url, &why);
+                        }
+                        format!("{} (created by {}): {why}", t.url, t.by)
+                    })
+                    .collect()
+            }
+        }
+    });
     // URLs shown on the console and in reports: without userinfo or echoed secrets.
     let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
-    if let Some(s) = server {
-        rt.block_on(s.shutdown());
+    let interrupted = ctx.cancel.is_cancelled();
+    if let Some(j) = ctx.cleanup.journal() {
+        j.end(left.len(), interrupted);
     }
+    shutdown(server);
+    if let Err(e) = sink.finish() {
+        eprint_safe(&format!(
+            "error: cannot write reports to {}: {e}",
+            a.report_dir.display()
+        ));
+        return Err(EXIT_FAILED);
+    }
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let stats = ctx.http.stats();
     let info = RunInfo {
         rpconform_version: env!("CARGO_PKG_VERSION").into(),
         run_id,
@@ -297,51 +455,87 @@ pub(super) fn run_suites(
         skip: a.skip.clone(),
         partition: plan.partition.map(|p| p.to_string()),
         started_at,
-        duration_ms: started.elapsed().as_millis() as u64,
+        duration_ms,
         left_behind: left.clone(),
         faults: faults.iter().map(|f| f.name().to_string()).collect(),
+        interrupted,
+        requests: stats.requests,
+        request_rate: if duration_ms > 0 {
+            (stats.requests as f64 * 1000.0 / duration_ms as f64 * 10.0).round() / 10.0
+        } else {
+            0.0
+        },
+        throttling: Throttling {
+            count: stats.throttled,
+            wait_ms: stats.throttle_wait_ms,
+        },
+        journal: journal_path,
     };
-    if let Err(e) = report::write_all(&a.report_dir, &info, &results) {
-        eprintln!(
-            "error: cannot write reports to {}: {e}",
-            a.report_dir.display()
-        );
-        return Err(EXIT_FAILED);
-    }
-    let c = report::counts(&results);
-    if console {
-        for r in results.iter().filter(|r| r.status == Status::Warned) {
-            println!(
-                "warning: {} — SHOULD rules failed: {}",
-                r.name,
-                report::render::failed_rules(r).join(", ")
-            );
+    let c = match report::write_all(&a.report_dir, &info) {
+        Ok(c) => c,
+        Err(e) => {
+            eprint_safe(&format!(
+                "error: cannot write reports to {}: {e}",
+                a.report_dir.display()
+            ));
+            return Err(EXIT_FAILED);
         }
+    };
+    if let Some(e) = &outcome.write_error {
+        eprint_safe(&format!(
+            "error: some results could not be written to {}: {e}",
+            a.report_dir.display()
+        ));
+    }
+    if !interrupted {
+        last.write(&a.report_dir, a.time_scale, &outcome.durations);
+    }
+    if console_out {
         if !left.is_empty() {
-            println!(
-                "warning: could not delete {} resource(s) the run created:",
-                left.len()
-            );
+            console.line(&format!(
+                "warning: could not confirm {} resource(s) the run created gone (also in the journal, for `rpconform cleanup --journal {}`):",
+                left.len(),
+                a.report_dir.display()
+            ));
             for l in &left {
-                println!("    {l}");
+                console.line(&format!("    {l}"));
             }
         }
-        println!(
-            "rpconform: {} passed, {} warned, {} failed, {} errors, {} skipped{}; reports in {}",
+        if stats.throttled > 0 {
+            console.line(&format!(
+                "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
+                stats.throttled,
+                stats.throttle_wait_ms as f64 / 1000.0
+            ));
+        }
+        console.line(&format!(
+            "rpconform: {} passed, {} warned, {} failed, {} errors, {} skipped{}{}; {} requests ({:.1}/s); reports in {}",
             c.passed,
             c.warned,
             c.failed,
             c.errors,
             c.skipped,
+            if c.interrupted > 0 {
+                format!(", {} interrupted", c.interrupted)
+            } else {
+                String::new()
+            },
             if info.accelerated {
                 format!(" (accelerated ×{})", a.time_scale)
             } else {
                 String::new()
             },
+            stats.requests,
+            info.request_rate,
             a.report_dir.display()
-        );
+        ));
+        if interrupted {
+            console.note("rpconform: the run was interrupted");
+        }
     }
-    let exit = if c.failed + c.errors > 0 || !left.is_empty() {
+    let exit = if interrupted {
+        EXIT_INTERRUPTED
+    } else if c.failed + c.errors > 0 || !left.is_empty() || outcome.write_error.is_some() {
         EXIT_FAILED
     } else {
         EXIT_OK
@@ -349,24 +543,3 @@ pub(super) fn run_suites(
     Ok(RunOutcome { exit })
 }
 
-pub(super) async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}

@@ -1,12 +1,17 @@
-//! Sending one request and recording it as an [`Exchange`].
+//! Sending one request and recording it as an [`Exchange`]. Requests are paced by the run's
+//! rate limits ([`Limits`]), and an answer that says the front door is throttling (a 429, or a
+//! 503 with Retry-After) is waited out and the request sent again, within the throttle budget
+//! and the run's cancellation: the rules judge the answer that came after, and the throttled
+//! answers stay on the exchange, marked as such ([`Throttled`]).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::{Exchange, Redactor, Response, Role, TokenSource};
+use super::{Exchange, Redactor, Response, Role, Throttled, TokenSource};
+use crate::cancel::Cancel;
 
 /// Limits and policies of the client.
 #[derive(Debug, Clone)]
@@ -17,6 +22,12 @@ pub struct HttpOptions {
     pub insecure: bool,
     /// Fetch URLs on other origins (without credentials); false refuses them.
     pub follow_foreign: bool,
+    /// How fast requests may go.
+    pub limits: Limits,
+    /// Longest total wait for one request while the target throttles it.
+    pub throttle_budget: Duration,
+    /// `--time-scale`: throttle waits are scaled like every other wait.
+    pub time_scale: f64,
 }
 
 impl Default for HttpOptions {
@@ -27,8 +38,81 @@ impl Default for HttpOptions {
             body_cap: 16 * 1024 * 1024,
             insecure: false,
             follow_foreign: true,
+            limits: Limits::default(),
+            throttle_budget: Duration::from_secs(600),
+            time_scale: 1.0,
         }
     }
+}
+
+/// Request-rate limits (requests per second; `None`: unlimited). Writes (PUT, PATCH, DELETE,
+/// POST) have a budget of their own, as ARM counts them apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    pub max_rps: Option<f64>,
+    pub max_write_rps: Option<f64>,
+}
+
+impl Limits {
+    /// What a run against a real ARM endpoint uses unless told otherwise: ARM refills a
+    /// subscription's write bucket at 10 per second and its read bucket at 25 (per region and
+    /// principal), so half of each leaves room for the other clients of the subscription.
+    pub const ARM: Limits = Limits {
+        max_rps: Some(12.0),
+        max_write_rps: Some(5.0),
+    };
+}
+
+/// A generic cell rate: request `n` may go at `start + n * interval`, with a burst of `burst`
+/// requests allowed at once. O(1) per request, fair (first come, first served).
+#[derive(Debug)]
+struct Bucket {
+    interval: Duration,
+    tolerance: Duration,
+    tat: Mutex<Option<Instant>>,
+}
+
+impl Bucket {
+    fn new(rps: f64) -> Option<Bucket> {
+        if !(rps.is_finite() && rps > 0.0) {
+            return None;
+        }
+        let interval = Duration::from_secs_f64(1.0 / rps);
+        let burst = rps.ceil().max(1.0) as u32;
+        Some(Bucket {
+            interval,
+            tolerance: interval * (burst - 1),
+            tat: Mutex::new(None),
+        })
+    }
+
+    /// When the next request may go (reserving its slot).
+    fn reserve(&self, now: Instant) -> Instant {
+        let mut tat = self.tat.lock().unwrap_or_else(|e| e.into_inner());
+        let t = tat.unwrap_or(now).max(now);
+        let go = t.checked_sub(self.tolerance).unwrap_or(now).max(now);
+        *tat = Some(t.max(go) + self.interval);
+        go
+    }
+}
+
+/// Counters of a run's traffic, for the reports.
+#[derive(Debug, Default)]
+struct Counters {
+    requests: AtomicU64,
+    throttled: AtomicU64,
+    throttle_wait_ms: AtomicU64,
+}
+
+/// What the client sent and how often it was throttled.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HttpStats {
+    /// Requests that left the client (throttled attempts included).
+    pub requests: u64,
+    /// Answers that were throttling (429, 503 with Retry-After) and were retried.
+    pub throttled: u64,
+    /// Time spent waiting them out, in milliseconds.
+    pub throttle_wait_ms: u64,
 }
 
 /// A request to send.
@@ -52,7 +136,16 @@ pub struct Http {
     seq: AtomicU64,
     /// Extra headers sent to the target origin on every request (from the target file).
     fixed_headers: Vec<(String, String)>,
+    all: Option<Bucket>,
+    writes: Option<Bucket>,
+    /// Until when the target asked every request to wait (its last 429).
+    paused_until: Mutex<Option<Instant>>,
+    counters: Counters,
+    cancel: OnceLock<Arc<Cancel>>,
 }
+
+/// Most throttled answers kept on one exchange (the count goes on).
+const THROTTLED_KEPT: usize = 5;
 
 /// Most of a response body kept in reports.
 pub(crate) const REPORT_BODY_CHARS: usize = 64 * 1024;
@@ -93,9 +186,80 @@ impl Http {
             origin,
             tokens,
             redactor,
+            all: options.limits.max_rps.and_then(Bucket::new),
+            writes: options.limits.max_write_rps.and_then(Bucket::new),
             options,
             seq: AtomicU64::new(0),
             fixed_headers,
+            paused_until: Mutex::new(None),
+            counters: Counters::default(),
+            cancel: OnceLock::new(),
+        })
+    }
+
+    /// The run's cancellation: throttle and pacing waits end with it (cleanup requests wait
+    /// until the run is forced to stop). Set once.
+    pub fn set_cancel(&self, cancel: Arc<Cancel>) {
+        let _ = self.cancel.set(cancel);
+    }
+
+    pub fn stats(&self) -> HttpStats {
+        HttpStats {
+            requests: self.counters.requests.load(Ordering::Relaxed),
+            throttled: self.counters.throttled.load(Ordering::Relaxed),
+            throttle_wait_ms: self.counters.throttle_wait_ms.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Wait `d` unless the run is cancelled (forced, for cleanup); false when it is.
+    async fn wait(&self, d: Duration, role: Role) -> bool {
+        if d.is_zero() {
+            return true;
+        }
+        match self.cancel.get() {
+            Some(c) if role == Role::Cleanup => c.sleep_unless_forced(d).await,
+            Some(c) => c.sleep(d).await,
+            None => {
+                tokio::time::sleep(d).await;
+                true
+            }
+        }
+    }
+
+    /// Wait for this request's turn: the target's last throttle pause, then the rate limits.
+    async fn pace(&self, method: &str, own: bool, role: Role) -> bool {
+        if !own {
+            return true;
+        }
+        let now = Instant::now();
+        let paused = *self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+        let mut go = paused.filter(|p| *p > now).unwrap_or(now);
+        if let Some(b) = &self.all {
+            go = go.max(b.reserve(now));
+        }
+        if matches!(method, "PUT" | "PATCH" | "DELETE" | "POST")
+            && let Some(b) = &self.writes
+        {
+            go = go.max(b.reserve(now));
+        }
+        self.wait(go.saturating_duration_since(Instant::now()), role)
+            .await
+    }
+
+    /// How long to wait before sending again, when this answer is the target throttling.
+    fn throttle_wait(&self, ex: &Exchange, attempt: usize) -> Option<Duration> {
+        let r = ex.response.as_ref()?;
+        let asked = crate::lro::retry_after(r);
+        match (r.status, asked) {
+            (429, Some(d)) | (503, Some(d)) => Some(d),
+            // A 429 that names no wait: back off 1, 2, 4... s (at most a minute).
+            (429, None) => Some(Duration::from_secs(1 << attempt.min(6))),
+            _ => None,
+        }
+        .map(|d| {
+            d.max(Duration::from_secs(1))
+                .mul_f64(self.options.time_scale.clamp(0.0, 100.0))
+                .max(Duration::from_millis(5))
         })
     }
 
@@ -113,11 +277,100 @@ impl Http {
     }
 
     /// Send and record. Never fails: transport problems are recorded in `Exchange::error`.
+    /// A throttled answer is waited out and the request sent again; the exchange returned is
+    /// the answer after, with the throttled ones in [`Exchange::throttled`].
     pub async fn send(&self, req: OutRequest, role: Role) -> Exchange {
+        let own = url::Url::parse(&req.url).is_ok_and(|u| self.same_origin(&u));
+        let mut throttled: Vec<Throttled> = Vec::new();
+        let mut times = 0u32;
+        let mut waited = Duration::ZERO;
+        loop {
+            if !self.pace(&req.method, own, role).await {
+                let mut ex = self.record(&req, role);
+                ex.error = Some("not sent: the run was interrupted".into());
+                ex.throttled = throttled;
+                ex.throttled_times = times;
+                return ex;
+            }
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            let mut ex = self.send_once(&req, role).await;
+            let Some(wait) = self.throttle_wait(&ex, times as usize) else {
+                ex.throttled = throttled;
+                ex.throttled_times = times;
+                return ex;
+            };
+            let status = ex.status().unwrap_or_default();
+            let left = self.options.throttle_budget.saturating_sub(waited);
+            if wait > left {
+                // Still throttled past the budget: no answer of the RP's to judge.
+                let why = format!(
+                    "throttled: the target answered {status} for {} s and asked to wait {} s more, past the throttle budget of {} s",
+                    waited.as_secs(),
+                    wait.as_secs(),
+                    self.options.throttle_budget.as_secs()
+                );
+                self.note_throttle(&mut throttled, &mut times, &ex, Duration::ZERO);
+                ex.response = None;
+                ex.error = Some(why);
+                ex.throttled = throttled;
+                ex.throttled_times = times;
+                return ex;
+            }
+            self.note_throttle(&mut throttled, &mut times, &ex, wait);
+            if own {
+                let until = Instant::now() + wait;
+                let mut p = self.paused_until.lock().unwrap_or_else(|e| e.into_inner());
+                if p.is_none_or(|x| x < until) {
+                    *p = Some(until);
+                }
+            }
+            let start = Instant::now();
+            let slept = self.wait(wait, role).await;
+            let took = start.elapsed();
+            waited += took;
+            self.counters
+                .throttle_wait_ms
+                .fetch_add(took.as_millis() as u64, Ordering::Relaxed);
+            if !slept {
+                ex.response = None;
+                ex.error = Some(format!(
+                    "throttled ({status}) and the run was interrupted while waiting"
+                ));
+                ex.throttled = throttled;
+                ex.throttled_times = times;
+                return ex;
+            }
+        }
+    }
+
+    fn note_throttle(
+        &self,
+        kept: &mut Vec<Throttled>,
+        times: &mut u32,
+        ex: &Exchange,
+        wait: Duration,
+    ) {
+        *times += 1;
+        self.counters.throttled.fetch_add(1, Ordering::Relaxed);
+        if kept.len() >= THROTTLED_KEPT {
+            return;
+        }
+        let Some(r) = &ex.response else { return };
+        kept.push(Throttled {
+            seq: ex.seq,
+            status: r.status,
+            retry_after: r.header("retry-after").map(str::to_string),
+            request_id: r.header("x-ms-request-id").map(str::to_string),
+            body: super::cut(&r.body, 300),
+            started_at: ex.started_at.clone(),
+            waited_ms: wait.as_millis() as u64,
+        });
+    }
+
+    /// An exchange for `req`, with nothing sent yet.
+    fn record(&self, req: &OutRequest, role: Role) -> Exchange {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
-        let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let start = Instant::now();
-        let mut ex = Exchange {
+        Exchange {
             seq,
             role,
             surface: req.surface,
@@ -130,11 +383,19 @@ impl Http {
                 .map(|b| super::cut(&self.redactor.text(b), REPORT_BODY_CHARS)),
             response: None,
             error: None,
-            started_at,
+            started_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             elapsed_ms: 0,
             foreign: false,
-        };
-        let result = self.send_inner(&req, &mut ex).await;
+            throttled: Vec::new(),
+            throttled_times: 0,
+        }
+    }
+
+    /// One attempt, recorded.
+    async fn send_once(&self, req: &OutRequest, role: Role) -> Exchange {
+        let start = Instant::now();
+        let mut ex = self.record(req, role);
+        let result = self.send_inner(req, &mut ex).await;
         if let Err(e) = result {
             ex.error = Some(self.redactor.text(&e));
         }
@@ -497,6 +758,104 @@ mod tests {
         assert!(!json_values_over(br#"{"a": "x,y,z,[,{", "b": [1, 2]}"#, 5));
         assert!(json_values_over(b"[1,2,3,4,5,6]", 5));
         assert!(!json_values_over(br#"["a\",b", 1]"#, 3));
+    }
+
+    /// Serve `raws` in turn, one per connection (the last one again once they run out).
+    async fn answers(raws: Vec<Vec<u8>>) -> String {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Ok((mut s, _)) = l.accept().await {
+                let raw = raws[n.min(raws.len() - 1)].clone();
+                n += 1;
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 8192];
+                    let _ = s.read(&mut buf).await;
+                    let _ = s.write_all(&raw).await;
+                    let _ = s.shutdown().await;
+                });
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    fn throttled(retry_after: &str) -> Vec<u8> {
+        format!(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: {retry_after}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+        )
+        .into_bytes()
+    }
+
+    fn scaled(base: &str, scale: f64, budget: Duration) -> Http {
+        let redactor = Arc::new(Redactor::new(&[]));
+        let tokens = TokenSource::new(crate::target::Auth::None, redactor.clone());
+        let options = HttpOptions {
+            request_timeout: Duration::from_secs(5),
+            time_scale: scale,
+            throttle_budget: budget,
+            ..Default::default()
+        };
+        Http::new(
+            url::Url::parse(base).unwrap(),
+            tokens,
+            redactor,
+            options,
+            Vec::new(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_throttled_answer_is_waited_out_and_sent_again() {
+        rt().block_on(async {
+            let base = answers(vec![
+                throttled("1"),
+                throttled("2"),
+                response(br#"{"ok": true}"#),
+            ])
+            .await;
+            let h = scaled(&base, 0.01, Duration::from_secs(60));
+            let ex = h.send(get(&base), Role::Step).await;
+            assert_eq!(ex.status(), Some(200), "{ex:?}");
+            assert_eq!(ex.throttled_times, 2);
+            assert_eq!(ex.throttled.len(), 2);
+            assert_eq!(ex.throttled[0].status, 429);
+            assert_eq!(ex.throttled[1].retry_after.as_deref(), Some("2"));
+            assert!(ex.transcript(100).contains("429 throttled"));
+            let st = h.stats();
+            assert_eq!((st.requests, st.throttled), (3, 2));
+            assert!(st.throttle_wait_ms >= 25, "{st:?}");
+        });
+    }
+
+    #[test]
+    fn throttling_past_the_budget_is_no_answer_to_judge() {
+        rt().block_on(async {
+            let base = answers(vec![throttled("100")]).await;
+            let h = scaled(&base, 1.0, Duration::from_secs(2));
+            let start = Instant::now();
+            let ex = h.send(get(&base), Role::Step).await;
+            assert!(start.elapsed() < Duration::from_secs(2));
+            assert!(ex.response.is_none());
+            assert!(
+                ex.error.as_deref().unwrap().contains("throttle budget"),
+                "{ex:?}"
+            );
+            assert_eq!(ex.throttled_times, 1);
+        });
+    }
+
+    #[test]
+    fn requests_are_paced_by_the_rate_limit() {
+        let b = Bucket::new(5.0).unwrap();
+        let now = Instant::now();
+        let slots: Vec<Duration> = (0..10).map(|_| b.reserve(now) - now).collect();
+        // A burst of 5 at once, then one every 200 ms.
+        assert!(slots[..5].iter().all(|d| d.is_zero()), "{slots:?}");
+        assert_eq!(slots[5], Duration::from_millis(200));
+        assert_eq!(slots[9], Duration::from_millis(1000));
+        assert!(Bucket::new(0.0).is_none() && Bucket::new(f64::NAN).is_none());
     }
 
     #[test]

@@ -107,6 +107,33 @@ pub struct Exchange {
     /// Sent to another origin than the target's, without credentials.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub foreign: bool,
+    /// Answers before this one that were the target throttling (429, or 503 with
+    /// Retry-After): waited out and sent again. Never judged by the rules; the first few are
+    /// kept, `throttled_times` counts them all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttled: Vec<Throttled>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub throttled_times: u32,
+}
+
+/// A throttled answer, waited out before the request was sent again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Throttled {
+    pub seq: u64,
+    pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    pub started_at: String,
+    /// How long the client waited before sending again.
+    pub waited_ms: u64,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Exchange {
@@ -139,6 +166,21 @@ impl Exchange {
         );
         if self.foreign {
             out.push_str("> (another origin than the target: sent without credentials)\n");
+        }
+        for t in &self.throttled {
+            out.push_str(&format!(
+                "< {} throttled (#{}, Retry-After: {}): waited {} ms and sent again; not judged\n",
+                t.status,
+                t.seq,
+                t.retry_after.as_deref().unwrap_or("none"),
+                t.waited_ms
+            ));
+        }
+        if self.throttled_times as usize > self.throttled.len() {
+            out.push_str(&format!(
+                "< ... throttled {} times in all\n",
+                self.throttled_times
+            ));
         }
         for (k, v) in &self.request_headers {
             out.push_str(&format!("> {k}: {v}\n"));
@@ -194,6 +236,8 @@ mod tests {
             started_at: String::new(),
             elapsed_ms: 1,
             foreign: true,
+            throttled: Vec::new(),
+            throttled_times: 0,
         };
         assert!(
             ex.transcript(100)

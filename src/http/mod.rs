@@ -13,9 +13,9 @@ mod redact;
 pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
 };
-pub use client::{Http, HttpOptions, OutRequest};
+pub use client::{Http, HttpOptions, HttpStats, Limits, OutRequest};
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
-pub use exchange::{Exchange, Response, Role, Surface, cut};
+pub use exchange::{Exchange, Response, Role, Surface, Throttled, cut};
 pub use redact::{MASK, Redactor};
 
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,

@@ -265,6 +265,8 @@ impl<'o> Builder<'o> {
         self.entries.push(Exchange {
             seq,
             role,
+            throttled: Vec::new(),
+            throttled_times: 0,
             surface: match &raw.own {
                 Some(o) => o.surface,
                 None if arm => crate::http::Surface::Arm,

@@ -28,6 +28,9 @@ pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
                 info.partition.clone().unwrap_or_default().as_str(),
             ));
             s.add_property(("rpconform_version", info.rpconform_version.as_str()));
+            if info.interrupted {
+                s.add_property(("interrupted", "true"));
+            }
             s.add_property(("suite_file", r.suite_file.as_str()));
             s
         });
@@ -50,6 +53,12 @@ pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
             Status::Skipped(reason) => {
                 let mut st = TestCaseStatus::skipped();
                 st.set_message(reason.clone());
+                st
+            }
+            Status::Interrupted(at) => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message(format!("interrupted: {at}"));
+                st.set_type("interrupted");
                 st
             }
         };

@@ -17,7 +17,17 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
     } else {
         "❌ failed"
     };
+    let verdict = if info.interrupted {
+        "⏹️ interrupted"
+    } else {
+        verdict
+    };
     let mut out = format!("# rpconform: {verdict}\n\n");
+    if info.interrupted {
+        out.push_str(
+            "**The run was interrupted** (Ctrl-C, SIGTERM or SIGHUP): not every test ran to its end.\n\n",
+        );
+    }
     out.push_str(&format!(
         "- target: `{}` ({})\n- rpconform {} · run `{}` · started {}\n- time scale: {}{}\n- strict: {}\n",
         info.target,
@@ -46,14 +56,26 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
         ));
     }
     out.push_str(&format!(
-        "\n**{} passed · {} warned · {} failed · {} errors · {} skipped** in {:.1} s\n",
+        "\n**{} passed · {} warned · {} failed · {} errors · {} skipped{}** in {:.1} s\n",
         c.passed,
         c.warned,
         c.failed,
         c.errors,
         c.skipped,
+        if c.interrupted > 0 {
+            format!(" · {} interrupted", c.interrupted)
+        } else {
+            String::new()
+        },
         info.duration_ms as f64 / 1000.0
     ));
+    if info.throttling.count > 0 {
+        out.push_str(&format!(
+            "\nThe target throttled {} request(s) (429, or 503 with Retry-After), waited out in {:.1} s and retried; throttled answers are not judged.\n",
+            info.throttling.count,
+            info.throttling.wait_ms as f64 / 1000.0
+        ));
+    }
     if !info.left_behind.is_empty() {
         out.push_str("\n## ⚠️ Left behind (could not delete)\n\n");
         for l in &info.left_behind {
@@ -65,7 +87,7 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
         by_suite.entry(r.suite.as_str()).or_default().push(r);
     }
     for (suite, rs) in by_suite {
-        let sc = counts(&rs.iter().map(|r| (*r).clone()).collect::<Vec<_>>());
+        let sc = super::counts_of(rs.iter().copied());
         out.push_str(&format!(
             "\n## {suite} — {} passed, {} failed, {} errors, {} skipped\n\n| test | result | rules | detail |\n|---|---|---|---|\n",
             sc.passed + sc.warned,
@@ -80,6 +102,7 @@ pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
                 Status::Failed => ("❌ fail", message(r)),
                 Status::Error(_) => ("💥 error", message(r)),
                 Status::Skipped(reason) => ("⏭️ skip", reason.clone()),
+                Status::Interrupted(at) => ("⏹️ interrupted", at.clone()),
             };
             let rules: Vec<&str> = r.verdicts.iter().map(|v| v.rule.as_str()).collect();
             out.push_str(&format!(

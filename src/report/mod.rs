@@ -8,11 +8,13 @@ mod junit;
 mod markdown;
 mod model;
 pub mod render;
+mod stream;
 
 pub use json::{JsonReport, read_json_report};
 pub use junit::junit_xml;
 pub use markdown::summary_md;
 pub use model::*;
+pub use stream::{RESULTS_FILE, ResultsWriter, write_all};
 
 use std::path::Path;
 
@@ -24,9 +26,16 @@ pub struct Counts {
     pub failed: usize,
     pub errors: usize,
     pub skipped: usize,
+    #[serde(default)]
+    pub interrupted: usize,
 }
 
 pub fn counts(results: &[ScenarioResult]) -> Counts {
+    counts_of(results)
+}
+
+/// Counts over any results, without copying them.
+pub fn counts_of<'a>(results: impl IntoIterator<Item = &'a ScenarioResult>) -> Counts {
     let mut c = Counts::default();
     for r in results {
         match r.status {
@@ -35,13 +44,18 @@ pub fn counts(results: &[ScenarioResult]) -> Counts {
             Status::Failed => c.failed += 1,
             Status::Error(_) => c.errors += 1,
             Status::Skipped(_) => c.skipped += 1,
+            Status::Interrupted(_) => c.interrupted += 1,
         }
     }
     c
 }
 
-/// Write the three reports into `dir`.
-pub fn write_all(dir: &Path, info: &RunInfo, results: &[ScenarioResult]) -> std::io::Result<()> {
+/// Write the three reports into `dir` from results in memory (`report merge`).
+pub fn write_reports(
+    dir: &Path,
+    info: &RunInfo,
+    results: &[ScenarioResult],
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("junit.xml"), junit_xml(info, results))?;
     let json = JsonReport {
@@ -97,7 +111,7 @@ pub fn merge(dirs: &[std::path::PathBuf], out: &Path) -> Result<Counts, String> 
     } else {
         Some(format!("merged: {}", parts.join(", ")))
     };
-    write_all(out, &info, &results)
+    write_reports(out, &info, &results)
         .map_err(|e| format!("cannot write reports to {}: {e}", out.display()))?;
     Ok(counts(&results))
 }

@@ -19,6 +19,8 @@ pub enum Status {
     Error(String),
     /// Not applicable to this target, or ignored; with the reason.
     Skipped(String),
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP) before the test could end; where.
+    Interrupted(String),
 }
 
 /// One poll loop's history: attempts are history, never failures of their own.
@@ -129,6 +131,28 @@ pub struct RunInfo {
     pub left_behind: Vec<String>,
     #[serde(default)]
     pub faults: Vec<String>,
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): not every test ran to its end.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Requests sent (throttled attempts included) and their rate over the run, per second.
+    #[serde(default)]
+    pub requests: u64,
+    #[serde(default)]
+    pub request_rate: f64,
+    /// Answers that were the target throttling (429, 503 with Retry-After), waited out and
+    /// retried; never judged by the rules.
+    #[serde(default)]
+    pub throttling: Throttling,
+    /// The run's journal of what it created (for `rpconform cleanup --journal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<String>,
+}
+
+/// How much the target throttled the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throttling {
+    pub count: u64,
+    pub wait_ms: u64,
 }
 
 /// Turn a scenario's tallies into report verdicts.

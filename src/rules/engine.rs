@@ -90,6 +90,12 @@ impl<'r> Judge<'r> {
         }
     }
 
+    /// Take in what another judge of the same test saw (steps that ran concurrently).
+    pub fn absorb(&mut self, other: Judge<'_>) {
+        self.ledger.absorb(other.ledger);
+        self.history.ops.extend(other.history.ops);
+    }
+
     /// Is this response header one the recording format drops?
     pub fn response_stripped(&self, name: &str) -> bool {
         Stripped::has(&self.stripped.response, name)

@@ -210,6 +210,54 @@ impl Ledger {
         }
     }
 
+    /// Add what another ledger of the same test recorded (steps that ran concurrently, each
+    /// with a ledger of its own): counts add up, a failure anywhere is a failure, distinct
+    /// failures are kept up to the same bound.
+    pub fn absorb(&mut self, other: Ledger) {
+        for (rule, t) in other.tallies {
+            let Some(mine) = self.tallies.get_mut(rule) else {
+                self.tallies.insert(rule, t);
+                continue;
+            };
+            mine.passed += t.passed;
+            mine.failed += t.failed;
+            let rank = |o: Outcome| match o {
+                Outcome::Failed => 3,
+                Outcome::Passed => 2,
+                Outcome::Exempt => 1,
+                Outcome::NotJudged => 0,
+            };
+            if rank(t.outcome) > rank(mine.outcome) {
+                mine.outcome = t.outcome;
+            }
+            for f in t.failures {
+                let same = mine
+                    .failures
+                    .iter()
+                    .position(|x| x.expected == f.expected && x.step == f.step && x.at == f.at);
+                match same {
+                    Some(i) => {
+                        let x = &mut mine.failures[i];
+                        x.count += f.count;
+                        x.last_exchange = f.last_exchange.or(f.exchange).or(x.last_exchange);
+                    }
+                    None if mine.failures.len() < KEEP => mine.failures.push(f),
+                    None => {}
+                }
+            }
+            if mine.exempt_reason.is_none() {
+                mine.exempt_reason = t.exempt_reason;
+            }
+            if mine.outcome == Outcome::NotJudged {
+                if mine.not_judged.is_none() {
+                    mine.not_judged = t.not_judged;
+                }
+            } else {
+                mine.not_judged = None;
+            }
+        }
+    }
+
     pub fn tallies(&self) -> Vec<RuleTally> {
         self.tallies.values().cloned().collect()
     }
@@ -255,6 +303,25 @@ mod tests {
         assert_eq!(t.failures[0].count, 190);
         assert_eq!(t.failures[0].exchange, Some(1));
         assert_eq!(t.failures[0].last_exchange, Some(190));
+    }
+
+    #[test]
+    fn absorbing_a_ledger_adds_its_verdicts() {
+        let mut a = Ledger::default();
+        a.pass("PUT-04");
+        a.not_judged("PUT-03", "timing");
+        let mut b = Ledger::default();
+        b.fail("PUT-04", "Succeeded", "Failed", Some(7), None);
+        b.pass("PUT-03");
+        b.pass("LOC-02");
+        a.absorb(b);
+        let t = a.tallies();
+        let get = |r: &str| t.iter().find(|x| x.rule == r).unwrap();
+        assert_eq!(get("PUT-04").outcome, Outcome::Failed);
+        assert_eq!((get("PUT-04").passed, get("PUT-04").failed), (1, 1));
+        assert_eq!(get("PUT-03").outcome, Outcome::Passed);
+        assert!(get("PUT-03").not_judged.is_none());
+        assert_eq!(get("LOC-02").passed, 1);
     }
 
     #[test]

@@ -1,33 +1,99 @@
-//! Creating the run's resource group, and deleting at the end what the run created: every
-//! tracked resource (children first, LRO deletes polled to completion), then the group if the
-//! run made it. Whatever could not be deleted is listed in the reports.
+//! Creating the run's resource group, and deleting what the run created: as each test ends,
+//! what it tracked (children first, a few deletes at a time run-wide); at the end, whatever is
+//! left, then the group if the run made it.
+//!
+//! A delete counts only once it is *confirmed*: its operation is followed to its end, then the
+//! resource is read until it answers 404 (or the deadline passes). A resource whose PUT got no
+//! success answer, or that a scenario deleted, is read first: it may not exist at all. What
+//! cannot be confirmed gone is listed, with the reason, in every report and in the journal.
+//!
+//! Fixed-name resources that existed before the run are put back as they were, never deleted;
+//! resources of types that cannot be deleted go with their parent or are listed.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::context::RunCtx;
-use crate::http::{OutRequest, Role};
+use super::context::{RunCtx, Tracked};
+use crate::http::{Exchange, OutRequest, Role, Surface};
+use crate::lro::{State, Strategy, Vocabulary};
 
-fn with_version(url: &str, v: &str) -> String {
-    let sep = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{sep}api-version={v}")
+/// Tags on the resource group a run creates, so `rpconform cleanup --sweep-tagged` can find
+/// leftovers without a journal.
+pub const TAG_RUN: &str = "rpconform-run";
+pub const TAG_CREATED_BY: &str = "created-by";
+pub const TAG_CREATED_AT: &str = "rpconform-created-at";
+pub const CREATED_BY: &str = "rpconform";
+
+pub fn with_version(url: &str, v: Option<&str>) -> String {
+    match v {
+        None => url.to_string(),
+        Some(v) => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            format!("{url}{sep}api-version={v}")
+        }
+    }
 }
 
-/// PUT the resource group when the target asks the run to create it.
+fn request(surface: Surface, method: &str, url: &str, body: Option<String>) -> OutRequest {
+    OutRequest {
+        surface,
+        method: method.into(),
+        url: url.into(),
+        headers: Vec::new(),
+        body,
+    }
+}
+
+/// Send a cleanup request (shown to `-v`).
+async fn send(ctx: &RunCtx, surface: Surface, method: &str, url: &str) -> Exchange {
+    send_body(ctx, surface, method, url, None).await
+}
+
+async fn send_body(
+    ctx: &RunCtx,
+    surface: Surface,
+    method: &str,
+    url: &str,
+    body: Option<String>,
+) -> Exchange {
+    let ex = ctx
+        .http
+        .send(request(surface, method, url, body), Role::Cleanup)
+        .await;
+    ctx.observe("cleanup", &ex);
+    ex
+}
+
+/// The tags a run puts on the resource group it creates.
+pub fn group_tags(run_id: &str) -> serde_json::Value {
+    serde_json::json!({
+        TAG_RUN: run_id,
+        TAG_CREATED_BY: CREATED_BY,
+        TAG_CREATED_AT: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    })
+}
+
+/// PUT the resource group when the target asks the run to create it (tagged, and written to
+/// the journal before the PUT leaves).
 pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     let rg = &ctx.target.resource_group;
     if !rg.create {
         return Ok(());
     }
-    let url = with_version(&ctx.target.rg_url(), &rg.api_version);
-    let body = serde_json::json!({"location": ctx.target.location}).to_string();
-    let req = OutRequest {
-        surface: crate::http::Surface::Arm,
-        method: "PUT".into(),
-        url,
-        headers: Vec::new(),
-        body: Some(body),
-    };
-    let ex = ctx.http.send(req, Role::Setup).await;
+    if let Some(j) = ctx.cleanup.journal() {
+        j.group(&ctx.target.rg_url(), &rg.api_version);
+    }
+    let url = with_version(&ctx.target.rg_url(), Some(&rg.api_version));
+    let body = serde_json::json!({
+        "location": ctx.target.location,
+        "tags": group_tags(&ctx.run_id),
+    })
+    .to_string();
+    let ex = ctx
+        .http
+        .send(request(Surface::Arm, "PUT", &url, Some(body)), Role::Setup)
+        .await;
+    ctx.observe("setup", &ex);
     match ex.status() {
         Some(200 | 201) => Ok(()),
         Some(s) => Err(format!(
@@ -43,20 +109,226 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
 }
 
-/// Put back what the run changed and delete what it created; returns what could not be.
-/// Fixed-name resources that existed before the run are restored to the body they had;
-/// resources of types that cannot be deleted go with their parent or are listed.
-pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec<String> {
+/// Why a resource is not confirmed gone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Miss {
+    /// Another pass may help (a refusal while a dependant exists, a transport error).
+    Retry(String),
+    /// Waited its whole budget (or the run was forced to stop).
+    Gave(String),
+}
+
+/// The wait before read number `n` while confirming: 250 ms doubling to 5 s, scaled.
+fn backoff(ctx: &RunCtx, n: u32) -> Duration {
+    let base = Duration::from_millis(250) * 2u32.pow(n.min(5));
+    base.min(Duration::from_secs(5))
+        .mul_f64(ctx.time_scale.clamp(0.0, 100.0))
+        .max(Duration::from_millis(5))
+}
+
+/// Wait before the next read, within the deadline, unless the run is forced to stop.
+async fn pause(ctx: &RunCtx, n: u32, deadline: Instant) -> bool {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return false;
+    }
+    ctx.cancel
+        .sleep_unless_forced(backoff(ctx, n).min(left))
+        .await
+}
+
+/// Delete one resource and confirm it gone (its operation ended, then a 404), by `deadline`.
+pub async fn remove(ctx: &RunCtx, t: &Tracked, deadline: Instant) -> Result<(), Miss> {
+    let url = with_version(&t.url, t.api_version.as_deref());
+    if t.surface == Surface::Arm && ctx.target.type_for(&t.url).is_some_and(|ty| !ty.deletable) {
+        // Gone only with a parent the run created (forgotten then with its subtree).
+        let g = send(ctx, t.surface, "GET", &url).await;
+        if matches!(g.status(), Some(404 | 410)) {
+            return Ok(());
+        }
+        return Err(Miss::Gave(
+            "its type cannot be deleted and no parent the run created took it along".into(),
+        ));
+    }
+    if t.maybe_gone {
+        let g = send(ctx, t.surface, "GET", &url).await;
+        if matches!(g.status(), Some(404 | 410)) {
+            return Ok(());
+        }
+    }
+    let d = send(ctx, t.surface, "DELETE", &url).await;
+    if ctx.cancel.is_forced() {
+        return Err(Miss::Gave(format!(
+            "DELETE sent ({}), not confirmed: the run was stopped",
+            status_text(&d)
+        )));
+    }
+    let resp = match (d.status(), &d.response) {
+        (Some(200 | 201 | 202 | 204 | 404), Some(r)) => r,
+        (Some(s), _) => {
+            return Err(Miss::Retry(format!(
+                "DELETE answered {s}: {}",
+                crate::http::cut(
+                    &d.response
+                        .as_ref()
+                        .map(|r| r.body.clone())
+                        .unwrap_or_default(),
+                    200
+                )
+            )));
+        }
+        (None, _) => {
+            return Err(Miss::Retry(format!(
+                "no answer to DELETE: {}",
+                d.error.unwrap_or_default()
+            )));
+        }
+    };
+    // Follow its operation, when it started one.
+    if matches!(resp.status, 201 | 202) {
+        let mut strategy = match t.surface {
+            Surface::Arm => Strategy::arm("DELETE", &url, resp),
+            _ => Strategy::monitor(
+                crate::lro::Channel::OperationLocation,
+                &url,
+                resp,
+                Vocabulary::arm(),
+            ),
+        };
+        let mut n = 0;
+        while let Some(op) = strategy.url().map(str::to_string)
+            && !matches!(strategy, Strategy::Body { .. } | Strategy::Done)
+            && ctx.http.refusal(&op).is_none()
+        {
+            if !pause(ctx, n, deadline).await {
+                break;
+            }
+            n += 1;
+            let r = send(ctx, t.surface, "GET", &op).await;
+            match strategy.read(r.response.as_ref()) {
+                State::Running(_) => {}
+                State::Done(crate::lro::Outcome::Succeeded, _) => break,
+                State::Done(o, why) => {
+                    return Err(Miss::Retry(format!(
+                        "its DELETE operation ended {} ({why})",
+                        o.as_str()
+                    )));
+                }
+                // Cannot tell from the operation: the resource itself will.
+                State::Unreadable(_) => break,
+            }
+        }
+    }
+    // Confirm: read until 404.
+    let mut n = 0;
+    loop {
+        let g = send(ctx, t.surface, "GET", &url).await;
+        if matches!(g.status(), Some(404 | 410)) {
+            return Ok(());
+        }
+        let last = status_text(&g);
+        if !pause(ctx, n, deadline).await {
+            let why = if ctx.cancel.is_forced() {
+                format!("deleted, not confirmed gone: the run was stopped (GET answered {last})")
+            } else {
+                format!(
+                    "still there after its DELETE answered {}: GET answers {last} at the deadline",
+                    resp.status
+                )
+            };
+            return Err(Miss::Gave(why));
+        }
+        n += 1;
+    }
+}
+
+fn status_text(ex: &Exchange) -> String {
+    match (ex.status(), &ex.error) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(e)) => format!("no answer: {}", crate::http::cut(e, 120)),
+        _ => "no answer".into(),
+    }
+}
+
+/// Delete these resources (children first, a depth level at a time, `DELETE_SLOTS` run-wide),
+/// again while a pass makes progress (a dependency refuses its DELETE until its dependant is
+/// gone). Confirmed ones are forgotten; the others are marked left with the reason.
+pub async fn remove_all(ctx: &Arc<RunCtx>, items: Vec<Tracked>, budget: Duration) {
+    let deadline = Instant::now() + budget;
+    let mut todo = items;
+    loop {
+        todo.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        let before = todo.len();
+        let mut retry = Vec::new();
+        let mut i = 0;
+        while i < todo.len() {
+            let depth = todo[i].depth();
+            let mut set = tokio::task::JoinSet::new();
+            while i < todo.len() && todo[i].depth() == depth {
+                let t = todo[i].clone();
+                i += 1;
+                // Gone with its parent already.
+                if !ctx.cleanup.contains(&t.url) {
+                    continue;
+                }
+                let ctx = ctx.clone();
+                set.spawn(async move {
+                    let _slot = ctx.delete_slots.acquire().await;
+                    let r = if t.waited {
+                        // It had its full wait once: read it once more, no new wait.
+                        let url = with_version(&t.url, t.api_version.as_deref());
+                        let g = send(&ctx, t.surface, "GET", &url).await;
+                        match g.status() {
+                            Some(404 | 410) => Ok(()),
+                            _ => Err(Miss::Gave(t.left.clone().unwrap_or_default())),
+                        }
+                    } else {
+                        remove(&ctx, &t, deadline).await
+                    };
+                    (t, r)
+                });
+            }
+            while let Some(done) = set.join_next().await {
+                let Ok((t, r)) = done else { continue };
+                match r {
+                    Ok(()) => ctx.cleanup.gone(&t.url),
+                    Err(Miss::Gave(why)) => ctx.cleanup.left(&t.url, &why, true),
+                    Err(Miss::Retry(why)) => {
+                        ctx.cleanup.left(&t.url, &why, false);
+                        retry.push(t);
+                    }
+                }
+            }
+        }
+        let progress = retry.len() < before;
+        todo = retry;
+        if todo.is_empty() || !progress || Instant::now() >= deadline || ctx.cancel.is_forced() {
+            break;
+        }
+    }
+}
+
+/// Test `by` ended: delete what it tracked that no running test still uses.
+pub async fn after_test(ctx: &Arc<RunCtx>, by: &str) {
+    let items = ctx.cleanup.release(by);
+    if items.is_empty() {
+        return;
+    }
+    remove_all(ctx, items, ctx.target.deadline).await;
+}
+
+/// Delete what is left, then the run's resource group; returns what could not be confirmed
+/// gone ("URL (created by TEST): why"), also written to the journal.
+pub async fn final_cleanup(ctx: Arc<RunCtx>, budget: Duration) -> Vec<String> {
     let start = Instant::now();
     let mut left = Vec::new();
-    for o in ctx.cleanup.originals() {
-        let budget_left = budget.saturating_sub(start.elapsed());
-        let mut done = restore(&ctx, &o.url, &o.body, budget_left).await;
+    for o in ctx.cleanup.fixed.originals() {
+        let deadline = Instant::now() + budget.saturating_sub(start.elapsed());
+        let mut done = restore(&ctx, &o.url, &o.body, deadline).await;
         // A server that accepts only the exact body of its type gets the same values in that
         // body's shape.
         if let (Err(_), Some(f)) = (&done, &o.fallback) {
-            let budget_left = budget.saturating_sub(start.elapsed());
-            done = restore(&ctx, &o.url, f, budget_left).await;
+            done = restore(&ctx, &o.url, f, deadline).await;
         }
         if let Err(why) = done {
             left.push(format!(
@@ -65,114 +337,38 @@ pub async fn final_cleanup(ctx: std::sync::Arc<RunCtx>, budget: Duration) -> Vec
             ));
         }
     }
-    let deletable = |url: &str| ctx.target.type_for(url).is_none_or(|t| t.deletable);
-    // Passes until nothing is left or a pass makes no progress: a dependency refuses its DELETE
-    // until its dependant is gone, in an order the run cannot know.
-    loop {
-        let mut items = ctx.cleanup.remaining();
-        items.retain(|(u, _)| deletable(u));
-        if items.is_empty() || start.elapsed() >= budget {
-            break;
-        }
-        // Children first: longer paths go before their parents.
-        items.sort_by_key(|(u, _)| std::cmp::Reverse(u.matches('/').count()));
-        let before = items.len();
-        // Delete a whole depth level at once: deletes are slow and independent.
-        let mut depth_groups: Vec<Vec<String>> = Vec::new();
-        let mut last_depth = usize::MAX;
-        for (url, _) in items {
-            let d = url.matches('/').count();
-            if d != last_depth {
-                depth_groups.push(Vec::new());
-                last_depth = d;
-            }
-            if let Some(g) = depth_groups.last_mut() {
-                g.push(url);
-            }
-        }
-        for group in depth_groups {
-            let mut set = tokio::task::JoinSet::new();
-            for url in group {
-                if !ctx.cleanup.contains(&url) {
-                    continue; // deleted with its parent
-                }
-                let ctx = ctx.clone();
-                let left = budget.saturating_sub(start.elapsed());
-                set.spawn(async move {
-                    if delete_and_wait(&ctx, &url, left).await {
-                        ctx.cleanup.forget(&url);
-                    }
-                });
-            }
-            while set.join_next().await.is_some() {}
-        }
-        let now = ctx
-            .cleanup
-            .remaining()
-            .iter()
-            .filter(|(u, _)| deletable(u))
-            .count();
-        if now >= before {
-            break;
-        }
+    let items = ctx.cleanup.remaining();
+    if !items.is_empty() {
+        remove_all(&ctx, items, budget.saturating_sub(start.elapsed())).await;
     }
-    left.extend(ctx.cleanup.remaining().into_iter().map(|(url, by)| {
-        if deletable(&url) {
-            format!("{url} (created by {by})")
-        } else {
-            format!("{url} (created by {by}; its type cannot be deleted and no parent the run created took it along)")
-        }
-    }));
     let rg = &ctx.target.resource_group;
     if rg.create {
-        let url = with_version(&ctx.target.rg_url(), &rg.api_version);
-        let ex = ctx
-            .http
-            .send(
-                OutRequest {
-                    surface: crate::http::Surface::Arm,
-                    method: "DELETE".into(),
-                    url,
-                    headers: Vec::new(),
-                    body: None,
-                },
-                Role::Cleanup,
-            )
-            .await;
-        if !matches!(ex.status(), Some(200..=299)) {
-            left.push(format!("resource group {} ({})", rg.name, ex.summary()));
+        let left_budget = budget
+            .saturating_sub(start.elapsed())
+            .max(Duration::from_secs(5).min(budget));
+        match delete_group(&ctx, &ctx.target.rg_url(), &rg.api_version, left_budget).await {
+            Ok(()) => ctx.cleanup.gone(&ctx.target.rg_url()),
+            Err(why) => {
+                if let Some(j) = ctx.cleanup.journal() {
+                    j.left(&ctx.target.rg_url(), &why);
+                }
+                left.push(format!("resource group {} ({why})", rg.name));
+            }
         }
     }
-    left
-}
-
-async fn send(
-    ctx: &RunCtx,
-    method: &str,
-    url: &str,
-    body: Option<String>,
-) -> crate::http::Exchange {
-    ctx.http
-        .send(
-            OutRequest {
-                surface: crate::http::Surface::Arm,
-                method: method.into(),
-                url: url.to_string(),
-                headers: Vec::new(),
-                body,
-            },
-            Role::Cleanup,
-        )
-        .await
-}
-
-/// The wait between cleanup reads.
-async fn pause(ctx: &RunCtx) {
-    tokio::time::sleep(
-        Duration::from_millis((500.0 * ctx.time_scale.max(0.05)) as u64)
-            .max(Duration::from_millis(50)),
-    )
-    .await;
+    let mut rest: Vec<String> = Vec::new();
+    for t in ctx.cleanup.remaining() {
+        let why = t
+            .left
+            .clone()
+            .unwrap_or_else(|| "not deleted: cleanup ran out of time".into());
+        if let Some(j) = ctx.cleanup.journal() {
+            j.left(&t.url, &why);
+        }
+        rest.push(format!("{} (created by {}): {why}", t.url, t.by));
+    }
+    rest.append(&mut left);
+    rest
 }
 
 /// PUT the body a fixed-name resource had before the run, and wait until it settles.
@@ -180,67 +376,90 @@ async fn restore(
     ctx: &RunCtx,
     url: &str,
     body: &serde_json::Value,
-    budget: Duration,
+    deadline: Instant,
 ) -> Result<(), String> {
-    let start = Instant::now();
-    let u = with_version(url, ctx.target.api_version_for(url));
-    let ex = send(ctx, "PUT", &u, Some(body.to_string())).await;
-    let mut last = ex;
+    let u = with_version(url, Some(ctx.target.api_version_for(url)));
+    let mut last = send_body(ctx, Surface::Arm, "PUT", &u, Some(body.to_string())).await;
+    let mut n = 0;
     loop {
         match last.status() {
             Some(200 | 201) => {
                 let json = last.response.as_ref().and_then(|r| r.json.as_ref());
                 match crate::lro::resource_state(json) {
-                    crate::lro::State::Done(crate::lro::Outcome::Succeeded, _) => return Ok(()),
-                    crate::lro::State::Done(o, _) => {
-                        return Err(format!("it ended {}", o.as_str()));
-                    }
+                    State::Done(crate::lro::Outcome::Succeeded, _) => return Ok(()),
+                    State::Done(o, _) => return Err(format!("it ended {}", o.as_str())),
                     _ => {}
                 }
             }
             Some(202) => {}
             _ => return Err(last.summary()),
         }
-        if start.elapsed() >= budget {
+        if !pause(ctx, n, deadline).await {
             return Err("still running when the cleanup budget ran out".into());
         }
-        pause(ctx).await;
-        last = send(ctx, "GET", &u, None).await;
+        n += 1;
+        last = send(ctx, Surface::Arm, "GET", &u).await;
     }
 }
 
-/// DELETE and confirm the resource is gone (GET answers 404).
-async fn delete_and_wait(ctx: &RunCtx, url: &str, budget: Duration) -> bool {
-    let start = Instant::now();
-    let u = with_version(url, ctx.target.api_version_for(url));
-    let ex = send(ctx, "DELETE", &u, None).await;
-    match ex.status() {
-        Some(404) => return true,
-        Some(200 | 202 | 204) => {}
-        _ => return false,
+/// Delete a resource group and confirm it gone: its operation (a 202's Location) followed,
+/// then the group read until 404.
+pub async fn delete_group(
+    ctx: &RunCtx,
+    rg_url: &str,
+    api_version: &str,
+    budget: Duration,
+) -> Result<(), String> {
+    let deadline = Instant::now() + budget;
+    let url = with_version(rg_url, Some(api_version));
+    let d = send(ctx, Surface::Arm, "DELETE", &url).await;
+    if ctx.cancel.is_forced() {
+        return Err(format!(
+            "DELETE sent ({}), not confirmed: the run was stopped",
+            status_text(&d)
+        ));
     }
-    // The operation's own URL, read as given on each round as a client following it would
-    // (some RPs end an operation only once it has been observed).
-    let op_url = ex.response.as_ref().and_then(|r| {
-        r.header("azure-asyncoperation")
-            .or_else(|| r.header("location"))
-            .and_then(|l| url::Url::parse(&u).ok()?.join(l).ok())
-            .map(|l| l.to_string())
-    });
-    // Read the resource itself until it is gone: the simplest signal every RP gives.
+    match d.status() {
+        Some(200 | 202 | 204 | 404) => {}
+        _ => return Err(format!("DELETE answered {}", status_text(&d))),
+    }
+    if d.status() == Some(202)
+        && let Some(mut strategy) = d
+            .response
+            .as_ref()
+            .map(|r| Strategy::arm("DELETE", &url, r))
+    {
+        let mut n = 0;
+        while let Some(op) = strategy.url().map(str::to_string)
+            && ctx.http.refusal(&op).is_none()
+        {
+            if !pause(ctx, n, deadline).await {
+                break;
+            }
+            n += 1;
+            let r = send(ctx, Surface::Arm, "GET", &op).await;
+            match strategy.read(r.response.as_ref()) {
+                State::Running(_) => {}
+                State::Done(crate::lro::Outcome::Succeeded, _) | State::Unreadable(_) => break,
+                State::Done(o, why) => {
+                    return Err(format!("its DELETE operation ended {} ({why})", o.as_str()));
+                }
+            }
+        }
+    }
+    let mut n = 0;
     loop {
-        if let Some(op) = &op_url {
-            let _ = send(ctx, "GET", op, None).await;
+        let g = send(ctx, Surface::Arm, "GET", &url).await;
+        if matches!(g.status(), Some(404)) {
+            return Ok(());
         }
-        let g = send(ctx, "GET", &u, None).await;
-        match g.status() {
-            Some(404) => return true,
-            Some(_) => {}
-            None => return false,
+        if !pause(ctx, n, deadline).await {
+            return Err(format!(
+                "its DELETE answered {} but GET still answers {} at the deadline",
+                status_text(&d),
+                status_text(&g)
+            ));
         }
-        if start.elapsed() >= budget {
-            return false;
-        }
-        pause(ctx).await;
+        n += 1;
     }
 }

@@ -1,16 +1,20 @@
 //! What every scenario of a run shares: the target, the HTTP client, the time scale, the
-//! uniqueness registry, the cleanup list and the cancellation signal (Ctrl-C / SIGTERM).
+//! uniqueness registry, the cleanup tracker (with its journal) and the cancellation signal.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
-use crate::http::Http;
+use super::fixed::FixedNames;
+use super::journal::Journal;
+use crate::cancel::Cancel;
+use crate::http::{Exchange, Http, Surface};
 use crate::rules::Registry;
 use crate::target::Target;
+
+/// Sees every exchange as it happens, with the name of the test that made it (`-v`).
+pub type ExchangeObserver = Arc<dyn Fn(&str, &Exchange) + Send + Sync>;
 
 /// Settings of a run that scenarios read.
 pub struct RunCtx {
@@ -22,12 +26,20 @@ pub struct RunCtx {
     /// Values that must be unique across the run (request ids, task ids).
     pub registry: Registry,
     pub cleanup: Cleanup,
-    pub cancel: Cancel,
+    pub cancel: Arc<Cancel>,
+    /// Cleanup deletes in flight at once, run-wide.
+    pub delete_slots: tokio::sync::Semaphore,
+    pub observer: Option<ExchangeObserver>,
     counter: AtomicU64,
 }
 
+/// Cleanup deletes in flight at once (each waits for its operation and a 404).
+pub const DELETE_SLOTS: usize = 16;
+
 impl RunCtx {
     pub fn new(target: Target, http: Http, time_scale: f64, strict: bool, run_id: String) -> Self {
+        let cancel = Arc::new(Cancel::default());
+        http.set_cancel(cancel.clone());
         RunCtx {
             target,
             http,
@@ -36,7 +48,9 @@ impl RunCtx {
             run_id,
             registry: Registry::default(),
             cleanup: Cleanup::default(),
-            cancel: Cancel::default(),
+            cancel,
+            delete_slots: tokio::sync::Semaphore::new(DELETE_SLOTS),
+            observer: None,
             counter: AtomicU64::new(0),
         }
     }
@@ -47,188 +61,331 @@ impl RunCtx {
         format!("rpc{}{n}", self.run_id)
     }
 
-    /// A wait scaled by `--time-scale`, cut short by cancellation. False when cancelled.
+    /// A wait scaled by `--time-scale`, capped by the operation deadline, cut short by
+    /// cancellation. False when cancelled.
     pub async fn sleep(&self, secs: f64) -> bool {
-        let d = Duration::from_secs_f64((secs * self.time_scale).clamp(0.0, 86_400.0));
+        let d = Duration::from_secs_f64((secs * self.time_scale).clamp(0.0, 86_400.0))
+            .min(self.target.deadline);
         self.cancel.sleep(d).await
+    }
+
+    /// Show an exchange to the observer (`-v`), if there is one.
+    pub fn observe(&self, test: &str, ex: &Exchange) {
+        if let Some(o) = &self.observer {
+            o(test, ex);
+        }
     }
 }
 
-/// Resources the run created and has not deleted yet, to delete at the end; and resources of
-/// fixed-name types that existed before the run wrote them, to put back as they were.
-#[derive(Default)]
-pub struct Cleanup {
-    items: Mutex<Vec<(String, String)>>,
-    /// Every URL the run ever created (deleted or not), by key.
-    created: Mutex<HashSet<String>>,
-    /// Fixed-name resources as they were before the run's first write: URL, body, test.
-    originals: Mutex<Vec<Original>>,
-    /// Fixed-name URLs whose state before the run is known (read, or absent).
-    known: Mutex<HashSet<String>>,
-    /// One lock per fixed-name URL: a test that writes one holds it until it ends, so two
-    /// tests never change the same resource at once.
-    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+/// How a tracked resource is deleted and read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracked {
+    /// Absolute URL without query, as first sent.
+    pub url: String,
+    /// The api-version its PUT was sent with (sent again on DELETE and GET).
+    pub api_version: Option<String>,
+    pub surface: Surface,
+    /// The test that sent its first PUT.
+    pub by: String,
+    /// It may not exist (its PUT got no success answer, or a DELETE answered success): read it
+    /// before deleting it.
+    pub maybe_gone: bool,
+    /// Why cleanup could not confirm it gone (set once cleanup tried and gave up).
+    pub left: Option<String>,
+    /// Cleanup waited its full budget on it: later passes only read it once more.
+    pub waited: bool,
 }
 
-/// A fixed-name resource as the run found it, to restore at the end.
-#[derive(Debug, Clone)]
-pub struct Original {
-    pub url: String,
-    pub body: serde_json::Value,
-    /// The same values in the shape of the type's own PUT body, for a server that accepts
-    /// only exact bodies (tried when `body` is refused).
-    pub fallback: Option<serde_json::Value>,
-    pub by: String,
+impl Tracked {
+    /// Path depth, for children-first ordering.
+    pub fn depth(&self) -> usize {
+        self.url.matches('/').count()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Keyed by lowercased URL without query or trailing slash: a child's key starts with its
+    /// parent's key and a `/`, so a parent's subtree is one range of the map.
+    items: BTreeMap<String, (Tracked, Vec<Arc<str>>)>,
+    /// Keys each test tracked (some may be gone already).
+    by_test: HashMap<Arc<str>, Vec<String>>,
+}
+
+/// Resources the run sent a PUT for and has not confirmed gone. Every operation is O(log n)
+/// (plus what it returns); the journal records each resource before its PUT leaves and again
+/// once it is confirmed gone.
+#[derive(Default)]
+pub struct Cleanup {
+    inner: Mutex<Inner>,
+    journal: OnceLock<Arc<Journal>>,
+    /// Fixed-name resources: locks, and what existed before the run (restored, not deleted).
+    pub fixed: FixedNames,
+}
+
+pub(crate) fn key(url: &str) -> String {
+    url.split('?')
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .to_ascii_lowercase()
+}
+
+/// The first key after every key under `k/` (`0` follows `/` in ASCII).
+fn subtree_end(k: &str) -> String {
+    format!("{k}0")
 }
 
 impl Cleanup {
-    fn key(url: &str) -> String {
-        url.split('?')
-            .next()
-            .unwrap_or(url)
-            .trim_end_matches('/')
-            .to_ascii_lowercase()
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Remember `url` (absolute, no query), created by test `by`; true when it was not yet
-    /// remembered.
-    pub fn track(&self, url: &str, by: &str) -> bool {
-        let k = Self::key(url);
-        if self.is_original(url) {
-            return false; // it existed before the run: restored, never deleted
-        }
-        self.created
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(k.clone());
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        if items.iter().any(|(u, _)| Self::key(u) == k) {
-            return false;
-        }
-        items.push((
-            url.split('?').next().unwrap_or(url).to_string(),
-            by.to_string(),
-        ));
-        true
+    /// Write to this journal from now on.
+    pub fn set_journal(&self, j: Arc<Journal>) {
+        let _ = self.journal.set(j);
     }
 
-    /// Forget `url` and everything under it (deleting a parent deletes its children).
+    pub fn journal(&self) -> Option<&Arc<Journal>> {
+        self.journal.get()
+    }
+
+    /// Remember `url` before a PUT for it is sent by test `by` (journaled before returning).
+    pub fn track(&self, url: &str, by: &str, api_version: Option<&str>, surface: Surface) {
+        if self.fixed.is_original(url) {
+            return; // it existed before the run: restored at the end, never deleted
+        }
+        let k = key(url);
+        self.fixed.note_created(&k);
+        let fresh = {
+            let mut inner = self.lock();
+            let owner: Arc<str> = Arc::from(by);
+            let fresh = match inner.items.get_mut(&k) {
+                Some((t, owners)) => {
+                    // Sent again: it may exist again whatever happened before.
+                    t.maybe_gone = false;
+                    t.left = None;
+                    t.waited = false;
+                    if !owners.iter().any(|o| **o == *by) {
+                        owners.push(owner.clone());
+                    }
+                    None
+                }
+                None => {
+                    let t = Tracked {
+                        url: url.split('?').next().unwrap_or(url).to_string(),
+                        api_version: api_version.map(str::to_string),
+                        surface,
+                        by: by.to_string(),
+                        maybe_gone: false,
+                        left: None,
+                        waited: false,
+                    };
+                    inner
+                        .items
+                        .insert(k.clone(), (t.clone(), vec![owner.clone()]));
+                    Some(t)
+                }
+            };
+            inner.by_test.entry(owner).or_default().push(k);
+            fresh
+        };
+        if let (Some(t), Some(j)) = (fresh, self.journal.get()) {
+            j.put(&t);
+        }
+    }
+
+    /// Put back what a journal lists (for `rpconform cleanup --journal`): not journaled again.
+    pub fn restore(&self, t: Tracked) {
+        let k = key(&t.url);
+        let owner: Arc<str> = Arc::from(t.by.as_str());
+        let mut inner = self.lock();
+        inner.items.insert(k.clone(), (t, vec![owner.clone()]));
+        inner.by_test.entry(owner).or_default().push(k);
+    }
+
+    /// The resource may not exist any more (its PUT failed, or a DELETE answered success,
+    /// which deletes its children too): cleanup reads before it deletes.
+    pub fn maybe_gone(&self, url: &str) {
+        let k = key(url);
+        let mut inner = self.lock();
+        if let Some((t, _)) = inner.items.get_mut(&k) {
+            t.maybe_gone = true;
+        }
+        let end = subtree_end(&k);
+        for (_, (t, _)) in inner.items.range_mut(format!("{k}/")..end) {
+            t.maybe_gone = true;
+        }
+    }
+
+    /// Confirmed gone (a 404): forget it and everything under it.
+    pub fn gone(&self, url: &str) {
+        let k = key(url);
+        let removed: Vec<String> = {
+            let mut inner = self.lock();
+            // The URL itself is journaled even when it is not tracked (the run's group).
+            let mut removed = vec![match inner.items.remove(&k) {
+                Some((t, _)) => t.url,
+                None => url.split('?').next().unwrap_or(url).to_string(),
+            }];
+            let under: Vec<String> = inner
+                .items
+                .range(format!("{k}/")..subtree_end(&k))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for u in under {
+                if let Some((t, _)) = inner.items.remove(&u) {
+                    removed.push(t.url);
+                }
+            }
+            removed
+        };
+        if let Some(j) = self.journal.get() {
+            for u in removed {
+                j.gone(&u);
+            }
+        }
+    }
+
+    /// Not the run's to delete (a probe wrote to what existed, or was told to keep it): drop
+    /// it alone, journaled as settled.
     pub fn forget(&self, url: &str) {
-        let k = Self::key(url);
-        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        items.retain(|(u, _)| {
-            let uk = Self::key(u);
-            uk != k && !uk.starts_with(&format!("{k}/"))
-        });
+        let k = key(url);
+        let removed = self.lock().items.remove(&k).map(|(t, _)| t.url);
+        if let (Some(u), Some(j)) = (removed, self.journal.get()) {
+            j.gone(&u);
+        }
     }
 
-    /// Is `url` still to be deleted (not yet gone with itself or its parent)?
+    /// Cleanup gave up on it for now, with the reason; `waited`: it had its full wait.
+    pub fn left(&self, url: &str, why: &str, waited: bool) {
+        let k = key(url);
+        let mut inner = self.lock();
+        if let Some((t, _)) = inner.items.get_mut(&k) {
+            t.left = Some(why.to_string());
+            t.waited |= waited;
+        }
+    }
+
+    /// Is `url` still to be deleted (not yet confirmed gone, with itself or its parent)?
     pub fn contains(&self, url: &str) -> bool {
-        let k = Self::key(url);
-        self.items
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|(u, _)| Self::key(u) == k)
+        self.lock().items.contains_key(&key(url))
     }
 
-    pub fn remaining(&self) -> Vec<(String, String)> {
-        self.items.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    /// Test `by` ended: drop its claim on what it tracked; returns what no running test
+    /// claims any more (to delete now), children first.
+    pub fn release(&self, by: &str) -> Vec<Tracked> {
+        let mut inner = self.lock();
+        let Some(keys) = inner.by_test.remove(by) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for k in keys {
+            if !seen.insert(k.clone()) {
+                continue;
+            }
+            if let Some((t, owners)) = inner.items.get_mut(&k) {
+                owners.retain(|o| **o != *by);
+                if owners.is_empty() {
+                    out.push(t.clone());
+                }
+            }
+        }
+        out.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        out
     }
 
-    /// The lock of a fixed-name URL.
-    pub fn lock_of(&self, url: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.locks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(Self::key(url))
-            .or_default()
-            .clone()
+    /// Everything not confirmed gone, children first.
+    pub fn remaining(&self) -> Vec<Tracked> {
+        let mut v: Vec<Tracked> = self.lock().items.values().map(|(t, _)| t.clone()).collect();
+        v.sort_by_key(|t| std::cmp::Reverse(t.depth()));
+        v
     }
 
-    /// True the first time a fixed-name URL is about to be written in this run (its state
-    /// before the run is still to be read); false ever after.
-    pub fn first_write(&self, url: &str) -> bool {
-        self.known
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(Self::key(url))
+    pub fn len(&self) -> usize {
+        self.lock().items.len()
     }
 
-    /// The resource at `url` existed before the run with this body: restore it at the end.
-    pub fn keep_original(
-        &self,
-        url: &str,
-        body: serde_json::Value,
-        fallback: Option<serde_json::Value>,
-        by: &str,
-    ) {
-        self.originals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Original {
-                url: url.split('?').next().unwrap_or(url).to_string(),
-                body,
-                fallback,
-                by: by.to_string(),
-            });
-    }
-
-    fn is_original(&self, url: &str) -> bool {
-        let k = Self::key(url);
-        self.originals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|o| Self::key(&o.url) == k)
-    }
-
-    /// Originals to restore: those under no resource the run created (those go with it).
-    pub fn originals(&self) -> Vec<Original> {
-        let created = self
-            .created
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        self.originals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter(|o| {
-                let k = Self::key(&o.url);
-                !created.iter().any(|c| k.starts_with(&format!("{c}/")))
-            })
-            .cloned()
-            .collect()
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
-/// Cancellation: set once by a signal; waits wake up at once.
-#[derive(Default)]
-pub struct Cancel {
-    flag: AtomicBool,
-    notify: Notify,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Cancel {
-    pub fn cancel(&self) {
-        self.flag.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
+    fn track(c: &Cleanup, url: &str, by: &str) {
+        c.track(url, by, Some("2024-01-01"), Surface::Arm);
     }
 
-    pub fn is_cancelled(&self) -> bool {
-        self.flag.load(Ordering::SeqCst)
+    #[test]
+    fn a_parent_takes_its_subtree_and_nothing_else() {
+        let c = Cleanup::default();
+        track(&c, "http://h/rg/p/a", "t1");
+        track(&c, "http://h/rg/p/a/children/x", "t1");
+        track(&c, "http://h/rg/p/a/children/x/g/y", "t1");
+        track(&c, "http://h/rg/p/ab", "t1");
+        track(&c, "http://h/rg/p/a.b", "t1");
+        c.gone("http://h/rg/p/A/");
+        let mut left: Vec<String> = c.remaining().into_iter().map(|t| t.url).collect();
+        left.sort();
+        assert_eq!(left, vec!["http://h/rg/p/a.b", "http://h/rg/p/ab"]);
+        assert!(!c.contains("http://h/rg/p/a/children/x"));
+        assert!(c.contains("http://h/rg/p/AB?api-version=1"));
     }
 
-    /// Sleep unless cancelled; false when cancelled.
-    pub async fn sleep(&self, d: Duration) -> bool {
-        if self.is_cancelled() {
-            return false;
+    #[test]
+    fn a_shared_resource_is_released_by_its_last_test() {
+        let c = Cleanup::default();
+        track(&c, "http://h/fixed", "t1");
+        track(&c, "http://h/fixed", "t2");
+        track(&c, "http://h/mine", "t1");
+        track(&c, "http://h/mine/child", "t1");
+        let r1: Vec<String> = c.release("t1").into_iter().map(|t| t.url).collect();
+        assert_eq!(r1, vec!["http://h/mine/child", "http://h/mine"]);
+        let r2: Vec<String> = c.release("t2").into_iter().map(|t| t.url).collect();
+        assert_eq!(r2, vec!["http://h/fixed"]);
+        assert!(c.release("t2").is_empty());
+        assert_eq!(c.len(), 3, "released is not gone: only a 404 forgets");
+    }
+
+    #[test]
+    fn maybe_gone_marks_the_subtree_and_a_new_put_clears_it() {
+        let c = Cleanup::default();
+        track(&c, "http://h/a", "t");
+        track(&c, "http://h/a/b", "t");
+        c.maybe_gone("http://h/a");
+        assert!(c.remaining().iter().all(|t| t.maybe_gone));
+        track(&c, "http://h/a", "t");
+        let a = c
+            .remaining()
+            .into_iter()
+            .find(|t| t.url == "http://h/a")
+            .unwrap();
+        assert!(!a.maybe_gone);
+    }
+
+    #[test]
+    fn tracking_stays_fast_with_many_resources() {
+        let c = Cleanup::default();
+        let start = std::time::Instant::now();
+        for i in 0..50_000 {
+            let u = format!("http://h/rg/providers/x/things/r{i}");
+            track(&c, &u, &format!("t{i}"));
+            assert!(c.contains(&u));
         }
-        let notified = self.notify.notified();
-        tokio::select! {
-            _ = tokio::time::sleep(d) => !self.is_cancelled(),
-            _ = notified => false,
+        for i in 0..50_000 {
+            let r = c.release(&format!("t{i}"));
+            assert_eq!(r.len(), 1);
+            c.gone(&r[0].url);
         }
+        assert!(c.is_empty());
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

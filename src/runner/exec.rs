@@ -74,7 +74,12 @@ pub(super) struct Exec<'a> {
     pub not_applicable: Option<String>,
     /// Locks of fixed-name resources this test writes, held until it ends.
     pub held: Vec<(String, tokio::sync::OwnedMutexGuard<()>)>,
+    /// Where the run's interruption stopped this test (Ctrl-C, SIGTERM, SIGHUP).
+    pub interrupted: Option<String>,
 }
+
+/// What a step that the run's interruption cut short returns instead of its result.
+pub(super) const INTERRUPTED: &str = "interrupted";
 
 /// Run one test to its end; never panics on target behaviour.
 pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
@@ -118,6 +123,7 @@ impl<'a> Exec<'a> {
             deferring: None,
             not_applicable: None,
             held: Vec::new(),
+            interrupted: None,
         }
     }
 
@@ -155,6 +161,18 @@ impl<'a> Exec<'a> {
         {
             notes.push(format!("runner error: {e}"));
             result.status = Status::Failed;
+        }
+        // Stopped by the run's interruption: "interrupted", never a rule failure of its own (a
+        // rule that failed before the interruption still fails the test).
+        if let Some(at) = &self.interrupted {
+            if ledger.failed_at(self.ctx.strict) {
+                notes.push(format!("interrupted at {at}"));
+                result.status = Status::Failed;
+            } else {
+                result.status = Status::Interrupted(format!(
+                    "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); teardown and cleanup ran"
+                ));
+            }
         }
         // A scenario that found what it needs missing says so (unless a rule failed before).
         if let (Status::Passed, Some(why)) = (&result.status, &self.not_applicable) {
@@ -212,15 +230,35 @@ impl<'a> Exec<'a> {
             }
         }
         let mut error = None;
-        for step in sc.setup.iter().chain(&sc.steps) {
+        let steps: Vec<&Step> = sc.setup.iter().chain(&sc.steps).collect();
+        let mut i = 0;
+        while i < steps.len() {
+            let step = steps[i];
             if self.ctx.cancel.is_cancelled() {
-                error = Some("interrupted (Ctrl-C / SIGTERM); teardown ran".into());
+                self.interrupted = Some(format!(
+                    "step `{}` ({}), before it ran",
+                    step.label(),
+                    step.pos
+                ));
                 break;
             }
-            if let Err(e) = self.run_step(step).await {
-                error = Some(format!("{}: step `{}`: {e}", step.pos, step.label()));
+            // Independent creates run at once: their waits overlap.
+            let group = self.create_group(&steps[i..]);
+            let res = if group > 1 {
+                self.run_group(&steps[i..i + group]).await
+            } else {
+                self.run_step(step).await.map_err(|e| (0, e))
+            };
+            if let Err((k, e)) = res {
+                let failed = steps[i + k];
+                if self.ctx.cancel.is_cancelled() {
+                    self.interrupted = Some(format!("step `{}` ({})", failed.label(), failed.pos));
+                } else {
+                    error = Some(format!("{}: step `{}`: {e}", failed.pos, failed.label()));
+                }
                 break;
             }
+            i += group.max(1);
             if self.not_applicable.is_some() {
                 break;
             }
@@ -255,23 +293,194 @@ impl<'a> Exec<'a> {
         all != c.negate
     }
 
-    pub(super) async fn run_step(&mut self, step: &Step) -> StepResult<()> {
-        if !self.condition_holds(step) {
-            return Ok(());
-        }
+    /// Name the step now running (findings and poll records name it), with its exemptions.
+    fn enter(&mut self, step: &Step) {
         self.step_label = step.label();
         self.step_name = step.name.clone();
         self.judge.ledger.step = Some(self.step_label.clone());
         self.judge.ledger.set_exempt(step.exempt.clone());
+    }
+
+    pub(super) async fn run_step(&mut self, step: &Step) -> StepResult<()> {
+        if !self.condition_holds(step) {
+            return Ok(());
+        }
+        self.enter(step);
+        // What the step judges is dropped if the run's interruption cuts it short: a poll
+        // cut off, a request never sent, are not the target's doing.
+        let before = (!self.ctx.cancel.is_cancelled()).then(|| self.judge.ledger.clone());
         let out = match &step.action {
             Action::During(d) => Box::pin(self.during(d)).await,
             _ => self.run_action(step).await,
         };
         self.judge.ledger.set_exempt(Vec::new());
+        if self.ctx.cancel.is_cancelled() {
+            if let Some(l) = before {
+                self.judge.ledger = l;
+            }
+            return Err(INTERRUPTED.into());
+        }
         let out = out?;
+        self.finish(step, out)
+    }
+
+    /// A step's expectations and bindings, once its action ran.
+    fn finish(&mut self, step: &Step, out: StepOut) -> StepResult<()> {
         self.expectations(step, &out)?;
         self.bind(step, out);
         Ok(())
+    }
+
+    /// How many steps from the first one form a group of independent creates (`create` or
+    /// `fresh`) that may run at once: none reads what an earlier one of the group binds, none
+    /// names its parent (siblings under one parent may be refused while another is written),
+    /// none is of a type with fixed names. 1 when the first step is not such a create.
+    fn create_group(&self, steps: &[&Step]) -> usize {
+        let mut bound: Vec<String> = Vec::new();
+        let mut n = 0;
+        for step in steps {
+            let spec = match &step.action {
+                Action::Create(s) | Action::Fresh(s) => s,
+                _ => break,
+            };
+            let fixed = self
+                .resolve_type(&spec.type_ref)
+                .map(|t| t.names.is_some())
+                .unwrap_or(true);
+            if spec.parent.is_some() || fixed {
+                break;
+            }
+            let mut roots: Vec<&str> = Vec::new();
+            if let Some(c) = &step.condition {
+                roots.extend(
+                    c.templates
+                        .iter()
+                        .flat_map(|t| t.vars().map(|v| v.root.as_str())),
+                );
+            }
+            if let Some(d) = &spec.dependency {
+                roots.extend(d.vars().map(|v| v.root.as_str()));
+            }
+            if let Some(b) = &spec.body {
+                roots.extend(b.vars().into_iter().map(|v| v.root.as_str()));
+            }
+            if roots.iter().any(|r| bound.iter().any(|b| b == r)) {
+                break;
+            }
+            bound.push(spec.bind.clone());
+            bound.extend(step.name.clone());
+            bound.extend(step.capture.iter().map(|c| c.var.clone()));
+            n += 1;
+        }
+        n
+    }
+
+    /// A copy of this test's state for one step that runs beside others; its findings,
+    /// exchanges and records are merged back by [`Exec::join`].
+    fn fork(&self) -> Exec<'a> {
+        Exec {
+            ctx: self.ctx,
+            inst: self.inst,
+            ty: self.ty,
+            mon: self.mon,
+            scope: self.scope.clone(),
+            judge: Judge::new(&self.ctx.target, &self.ctx.registry),
+            exchanges: Vec::new(),
+            polls: Vec::new(),
+            outs: HashMap::new(),
+            notes: Vec::new(),
+            started: HashMap::new(),
+            step_name: None,
+            correlation: self.correlation.clone(),
+            step_label: String::new(),
+            deferring: None,
+            not_applicable: None,
+            held: Vec::new(),
+            interrupted: None,
+        }
+    }
+
+    /// Merge a forked step back: its exchanges (the step's result re-indexed), findings,
+    /// records and the variable it bound.
+    fn join(&mut self, sub: Exec<'a>, bind: &str, out: &mut StepOut) {
+        let off = self.exchanges.len();
+        out.exchange = out.exchange.map(|i| i + off);
+        out.initial = out.initial.map(|i| i + off);
+        self.exchanges.extend(sub.exchanges);
+        self.polls.extend(sub.polls);
+        self.notes.extend(sub.notes);
+        self.judge.absorb(sub.judge);
+        self.held.extend(sub.held);
+        if self.not_applicable.is_none() {
+            self.not_applicable = sub.not_applicable;
+        }
+        if let Some(v) = sub.scope.get(bind) {
+            self.scope.insert(bind.to_string(), v.clone());
+        }
+    }
+
+    /// Run independent creates at once; then their expectations and bindings in order. The
+    /// error names the index of the step that failed first.
+    async fn run_group(&mut self, group: &[&Step]) -> Result<(), (usize, String)> {
+        let active: Vec<(usize, &Step)> = group
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, s)| self.condition_holds(s))
+            .collect();
+        let mut subs: Vec<Exec<'a>> = active.iter().map(|_| self.fork()).collect();
+        let runs = subs
+            .iter_mut()
+            .zip(&active)
+            .map(|(sub, (_, step))| async move {
+                sub.enter(step);
+                match &step.action {
+                    Action::Create(spec) => sub.create(spec, true, Role::Step).await,
+                    Action::Fresh(spec) => sub.create(spec, false, Role::Step).await,
+                    _ => Err("internal: only creates run in a group".to_string()),
+                }
+            });
+        let outs = join_all(runs.collect()).await;
+        if self.ctx.cancel.is_cancelled() {
+            // Cut short: keep what was sent (for the record), not what it would judge.
+            for (sub, _) in subs.into_iter().zip(outs) {
+                self.exchanges.extend(sub.exchanges);
+                self.polls.extend(sub.polls);
+                self.notes.extend(sub.notes);
+            }
+            return Err((0, INTERRUPTED.to_string()));
+        }
+        let mut first_err = None;
+        for ((sub, (k, step)), out) in subs.into_iter().zip(active).zip(outs) {
+            let bind = match &step.action {
+                Action::Create(s) | Action::Fresh(s) => s.bind.clone(),
+                _ => String::new(),
+            };
+            match out {
+                Ok(mut out) => {
+                    self.join(sub, &bind, &mut out);
+                    if first_err.is_some() {
+                        continue;
+                    }
+                    self.enter(step);
+                    self.judge.ledger.set_exempt(Vec::new());
+                    if let Err(e) = self.finish(step, out) {
+                        first_err = Some((k, e));
+                    }
+                }
+                Err(e) => {
+                    let mut none = StepOut::default();
+                    self.join(sub, &bind, &mut none);
+                    if first_err.is_none() {
+                        first_err = Some((k, e));
+                    }
+                }
+            }
+        }
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Evaluate a step's expectations (or keep them for later inside a `during` block).
@@ -469,4 +678,27 @@ fn says_running(resp: Option<&crate::http::Response>) -> bool {
         .or_else(|| r.pointer("/properties/provisioningState"))
         .and_then(Value::as_str);
     st.is_some_and(|s| crate::lro::Outcome::of_arm(s).is_none())
+}
+/// Drive several futures to completion at once, on this task; their outputs in order.
+async fn join_all<F: std::future::Future>(futs: Vec<F>) -> Vec<F::Output> {
+    let mut futs: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
+    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futs.iter_mut().zip(outs.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outs.into_iter().flatten().collect()
 }

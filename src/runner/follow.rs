@@ -313,7 +313,7 @@ impl Exec<'_> {
             && method == "DELETE"
             && let Some(r) = &spec.resource
         {
-            self.ctx.cleanup.forget(r);
+            self.ctx.cleanup.maybe_gone(r);
         }
         self.polls.push(PollRecord {
             step: self.step_label.clone(),
@@ -403,14 +403,14 @@ impl Exec<'_> {
             if let Some(mon) = pace.monitor {
                 self.judge.monitor_read(mon, &self.exchanges[i]);
             }
-            let r = self.exchanges[i].response.clone();
-            jar.take(r.as_ref());
+            let r = self.exchanges[i].response.as_ref();
+            jar.take(r);
             // An answer without Retry-After keeps the interval last given (the initial 202 or
             // 201 usually names it; operation-resource reads often do not repeat it).
-            if let Some(ra) = r.as_ref().and_then(retry_after) {
+            if let Some(ra) = r.and_then(retry_after) {
                 wait = Some(ra);
             }
-            let state = strategy.read(r.as_ref());
+            let state = strategy.read(r);
             flow.events.push(Event::Poll {
                 ex: i,
                 channel,

@@ -1,16 +1,55 @@
-//! libtest-mimic drives the tests: one trial per instance, cargo-test flags, progress lines as
-//! tests finish. Trials block on the shared tokio runtime, so a run with many threads waits on
-//! many polls at once while the runtime's two workers do the I/O.
+//! The scheduler: every selected test is a task on the run's tokio runtime. Tests are waits
+//! (polls, Retry-After), not work, so they do not hold a thread: a run starts as many as the
+//! limits allow at once, and the request-rate limits of the HTTP client pace what they send.
+//! Selection and output follow libtest (`libtest_mimic::Arguments`: filters, `--exact`,
+//! `--skip`, `--ignored`, `--include-ignored`, `--list`; `--test-threads N` caps how many tests
+//! run at once), and so do the lines printed (see [`super::console`]).
+//!
+//! When a cap applies, the longest tests start first: their expected duration comes from the
+//! previous run's `durations.json` in the report directory, or from what the scenario waits
+//! for (operations it follows, resources it creates, sleeps). As each test ends, what it
+//! created is deleted (children first), so a run ends when its longest test does.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
-use libtest_mimic::{Arguments, Conclusion, Failed, Trial};
+use libtest_mimic::{Arguments, Trial};
+use serde::{Deserialize, Serialize};
 
+use super::console::Console;
 use super::context::RunCtx;
 use super::exec::run_instance;
 use super::partition::Partition;
-use crate::report::{ScenarioResult, Status, render};
-use crate::scenario::Instance;
+use crate::report::{Counts, ResultsWriter, ScenarioResult, Status, render};
+use crate::scenario::{Action, Instance, Step, TypeRef};
+
+/// Tests in flight at once when nothing else caps them: a bound on memory (each running test
+/// holds its exchanges), far above what a suite needs to overlap all its waits.
+pub const DEFAULT_IN_FLIGHT: usize = 1024;
+
+/// Tests started at most per admission tick (10 ms): a ramp, so the scheduler sees the load
+/// the tests make before it starts more.
+const RAMP: usize = 16;
+/// While the runtime answers late by more than this (it is busy: tests are work now, not
+/// waits, or the machine is loaded), no more tests start, beyond a few.
+const LAG_LIMIT: Duration = Duration::from_millis(30);
+const MIN_RUNNING: usize = 4;
+
+/// How late the runtime wakes a 10 ms timer (smoothed): how busy it is.
+fn watch_lag(lag: Arc<std::sync::atomic::AtomicU64>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut smooth = 0.0f64;
+        loop {
+            let t = std::time::Instant::now();
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let late = t.elapsed().saturating_sub(Duration::from_millis(10));
+            smooth = smooth * 0.7 + late.as_micros() as f64 * 0.3;
+            lag.store(smooth as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+    })
+}
 
 /// The instances left after `--partition`, in order.
 pub fn partitioned(instances: Vec<Instance>, partition: Option<Partition>) -> Vec<Instance> {
@@ -40,53 +79,328 @@ fn ignored_reason(inst: &Instance) -> Option<String> {
         })
 }
 
-/// Run the trials; returns every selected test's result and libtest's conclusion.
-pub fn run(
-    ctx: Arc<RunCtx>,
-    rt: &tokio::runtime::Handle,
-    instances: Vec<Instance>,
-    args: &Arguments,
-) -> (Vec<ScenarioResult>, Conclusion) {
-    let results: Arc<Mutex<Vec<ScenarioResult>>> = Arc::new(Mutex::new(Vec::new()));
-    let mut trials = Vec::new();
-    for inst in &instances {
-        let ctx = ctx.clone();
-        let results = results.clone();
-        let inst2 = inst.clone();
-        let handle = rt.clone();
-        let trial = Trial::test(inst.name.clone(), move || {
-            let res = handle.block_on(run_instance(&ctx, &inst2));
-            let verdict = match &res.status {
-                Status::Failed | Status::Error(_) => {
-                    Err(Failed::from(render::failure_text(&res, false)))
-                }
-                _ => Ok(()),
-            };
-            results.lock().unwrap_or_else(|e| e.into_inner()).push(res);
-            verdict
-        })
-        .with_ignored_flag(ignored_reason(inst).is_some());
-        trials.push(trial);
-    }
-    // Selection as libtest sees it, so tests that were selected but not run (ignored) still
-    // appear in reports as skipped with their reason.
-    let selected: Vec<(bool, bool)> = trials
-        .iter()
-        .map(|t| (!args.is_filtered_out(t), args.is_ignored(t)))
-        .collect();
-    let conclusion = libtest_mimic::run(args, trials);
-    let mut results = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
-    for (inst, (sel, ign)) in instances.iter().zip(selected) {
-        if sel && ign && !results.iter().any(|r| r.name == inst.name) {
-            let reason = ignored_reason(inst).unwrap_or_default();
-            results.push(render::skipped_result(inst, reason));
+/// How libtest's arguments see an instance.
+fn trial(inst: &Instance) -> Trial {
+    Trial::test(inst.name.clone(), || Ok(())).with_ignored_flag(ignored_reason(inst).is_some())
+}
+
+/// `--list`: `NAME: test` per selected test (with `--ignored`, only ignored ones). Returns
+/// false when stdout went away (a closed pipe), which is not an error.
+pub fn list(instances: &[Instance], args: &Arguments, console: &Console) {
+    for inst in instances {
+        let t = trial(inst);
+        if args.is_filtered_out(&t) || (args.ignored && ignored_reason(inst).is_none()) {
+            continue;
+        }
+        console.line(&format!("{}: test", inst.name));
+        if console.closed() {
+            return;
         }
     }
-    let order: std::collections::HashMap<&str, usize> = instances
-        .iter()
-        .enumerate()
-        .map(|(i, x)| (x.name.as_str(), i))
+}
+
+/// The durations of the last run (`<report dir>/durations.json`), to start the longest first.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Durations {
+    pub time_scale: f64,
+    pub tests: HashMap<String, u64>,
+}
+
+pub const DURATIONS_FILE: &str = "durations.json";
+
+impl Durations {
+    pub fn read(dir: &Path) -> Durations {
+        std::fs::read_to_string(dir.join(DURATIONS_FILE))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keep this run's durations (and the earlier ones of tests it did not run).
+    pub fn write(mut self, dir: &Path, time_scale: f64, this_run: &[(String, u64)]) {
+        if self.time_scale != time_scale {
+            self.tests.clear();
+        }
+        self.time_scale = time_scale;
+        for (n, ms) in this_run {
+            self.tests.insert(n.clone(), *ms);
+        }
+        if let Ok(text) = serde_json::to_string(&self) {
+            let _ = std::fs::write(dir.join(DURATIONS_FILE), text);
+        }
+    }
+}
+
+/// Operations a list of steps waits for, one after another (a group of independent creates
+/// counts once).
+fn waits(ctx: &RunCtx, inst: &Instance, steps: &[Step]) -> f64 {
+    let depth = |name: Option<&str>| -> f64 {
+        let mut d = 0.0;
+        let mut cur = name.and_then(|n| ctx.target.type_named(n));
+        while let Some(t) = cur {
+            d += 1.0;
+            if t.depends_on.is_some() {
+                d += 1.0;
+            }
+            cur = t.parent.as_deref().and_then(|p| ctx.target.type_named(p));
+            if d > 10.0 {
+                break;
+            }
+        }
+        d
+    };
+    let mut total = 0.0;
+    let mut group: f64 = 0.0;
+    for s in steps {
+        let w = match &s.action {
+            Action::Create(c) | Action::Fresh(c) => {
+                let d = match &c.type_ref {
+                    TypeRef::SelfType => depth(inst.type_name.as_deref()),
+                    TypeRef::Named(n) => depth(Some(n)),
+                    _ => 2.0,
+                };
+                let own = if matches!(s.action, Action::Fresh(_)) {
+                    1.0
+                } else {
+                    0.0
+                };
+                group = group.max(d - own);
+                continue;
+            }
+            Action::Poll(_) | Action::Settle(_) | Action::Inspect(_) => 1.0,
+            Action::During(d) => 1.0 + waits(ctx, inst, &d.steps),
+            Action::Sleep(secs) => secs / 10.0,
+            Action::Sweep(sw) => sw.resources.len() as f64,
+            Action::Start(_) => 2.0,
+            Action::Task(_) => 3.0,
+            Action::Request(r) if r.all_pages => 0.2,
+            Action::Request(_) => 0.05,
+            Action::NotApplicable(_) => 0.0,
+        };
+        total += group + w;
+        group = 0.0;
+    }
+    total + group
+}
+
+/// What a test is expected to take: the last run's duration, or its waits (an operation
+/// waits the 10 s Retry-After ARM suggests, scaled).
+pub fn estimate(ctx: &RunCtx, inst: &Instance, last: &Durations) -> Duration {
+    if let Some(ms) = last.tests.get(&inst.name) {
+        return Duration::from_millis(*ms);
+    }
+    let sc = inst.scenario();
+    let ops =
+        waits(ctx, inst, &sc.setup) + waits(ctx, inst, &sc.steps) + waits(ctx, inst, &sc.teardown);
+    Duration::from_secs_f64((ops * 11.0 * ctx.time_scale).clamp(0.0, 1e6))
+}
+
+/// How a run of the harness went.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub counts: Counts,
+    /// Duration of every test that ran.
+    pub durations: Vec<(String, u64)>,
+    pub filtered_out: usize,
+    /// A result could not be written (the reports are incomplete).
+    pub write_error: Option<String>,
+    /// Every rule that failed in some test, and the tests that ended in a runner error.
+    pub failed_rules: std::collections::BTreeSet<String>,
+    pub errors: Vec<String>,
+}
+
+/// Limits of the scheduler.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Tests in flight at once (`--test-threads`, or a memory bound).
+    pub in_flight: usize,
+}
+
+fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
+    let mut r = render::skipped_result(inst, String::new());
+    r.status = Status::Interrupted(why.to_string());
+    r
+}
+
+/// Run the selected tests; every result goes to `sink` as it comes.
+pub async fn run(
+    ctx: Arc<RunCtx>,
+    instances: Vec<Instance>,
+    args: &Arguments,
+    limits: &Limits,
+    last: &Durations,
+    console: Arc<Console>,
+    sink: &mut ResultsWriter,
+) -> Outcome {
+    let mut outcome = Outcome::default();
+    let mut ignored = Vec::new();
+    let mut runnable = Vec::new();
+    for inst in instances {
+        let t = trial(&inst);
+        if args.is_filtered_out(&t) {
+            outcome.filtered_out += 1;
+        } else if args.is_ignored(&t) {
+            ignored.push(inst);
+        } else {
+            runnable.push(inst);
+        }
+    }
+    let slots = limits.in_flight.max(1);
+    console.title(ignored.len() + runnable.len(), slots);
+    let mut push = |r: &ScenarioResult, outcome: &mut Outcome| {
+        match r.status {
+            crate::report::Status::Passed => outcome.counts.passed += 1,
+            Status::Warned => outcome.counts.warned += 1,
+            Status::Failed => outcome.counts.failed += 1,
+            Status::Error(_) => outcome.counts.errors += 1,
+            Status::Skipped(_) => outcome.counts.skipped += 1,
+            Status::Interrupted(_) => outcome.counts.interrupted += 1,
+        }
+        outcome.failed_rules.extend(
+            r.verdicts
+                .iter()
+                .filter(|v| v.failed_outcome())
+                .map(|v| v.rule.clone()),
+        );
+        if matches!(r.status, Status::Error(_)) {
+            outcome.errors.push(r.name.clone());
+        }
+        if let Err(e) = sink.push(r)
+            && outcome.write_error.is_none()
+        {
+            outcome.write_error = Some(e.to_string());
+        }
+    };
+    for inst in &ignored {
+        let r = render::skipped_result(inst, ignored_reason(inst).unwrap_or_default());
+        console.finished(&r);
+        push(&r, &mut outcome);
+    }
+    // Longest first (stable: declaration order among equals).
+    let mut order: Vec<(Duration, Instance)> = runnable
+        .into_iter()
+        .map(|i| (estimate(&ctx, &i, last), i))
         .collect();
-    results.sort_by_key(|r| order.get(r.name.as_str()).copied().unwrap_or(usize::MAX));
-    (results, conclusion)
+    order.sort_by(|a, b| b.0.cmp(&a.0));
+    console.queued(order.iter().map(|(d, _)| *d).sum());
+
+    // The tests not over yet, to report them interrupted should the run be forced to stop.
+    let mut pending: HashMap<String, Instance> = order
+        .iter()
+        .map(|(_, i)| (i.name.clone(), i.clone()))
+        .collect();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(ScenarioResult, bool)>();
+    let sem = Arc::new(tokio::sync::Semaphore::new(slots));
+    let lag = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lag_watch = watch_lag(lag.clone());
+    let feeder = {
+        let lag = lag.clone();
+        let ctx = ctx.clone();
+        let console = console.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut left: Duration = order.iter().map(|(d, _)| *d).sum();
+            let mut queue = order.into_iter();
+            let mut tick = std::time::Instant::now();
+            let mut this_tick = 0;
+            for (est, inst) in queue.by_ref() {
+                // Ramp up, and hold off while the runtime is busy.
+                loop {
+                    if tick.elapsed() >= Duration::from_millis(10) {
+                        tick = std::time::Instant::now();
+                        this_tick = 0;
+                    }
+                    let running = slots - sem.available_permits();
+                    let busy =
+                        Duration::from_micros(lag.load(std::sync::atomic::Ordering::Relaxed))
+                            > LAG_LIMIT
+                            && running >= MIN_RUNNING;
+                    if this_tick < RAMP && !busy {
+                        break;
+                    }
+                    if !ctx.cancel.sleep(Duration::from_millis(5)).await {
+                        break;
+                    }
+                }
+                this_tick += 1;
+                let permit = tokio::select! {
+                    p = sem.clone().acquire_owned() => p,
+                    _ = ctx.cancel.cancelled() => {
+                        let _ = tx.send((interrupted_result(&inst, "not started: the run was interrupted"), false));
+                        break;
+                    }
+                };
+                let Ok(permit) = permit else { break };
+                if ctx.cancel.is_cancelled() {
+                    let _ = tx.send((
+                        interrupted_result(&inst, "not started: the run was interrupted"),
+                        false,
+                    ));
+                    break;
+                }
+                left = left.saturating_sub(est);
+                console.queued(left);
+                console.started(&inst.name, est);
+                let ctx = ctx.clone();
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let res = run_instance(&ctx, &inst).await;
+                    // Its resources go as it ends.
+                    super::cleanup::after_test(&ctx, &inst.name).await;
+                    drop(permit);
+                    let _ = tx.send((res, true));
+                });
+            }
+            for (_, inst) in queue {
+                let _ = tx.send((
+                    interrupted_result(&inst, "not started: the run was interrupted"),
+                    false,
+                ));
+            }
+        })
+    };
+    drop(tx);
+    let mut failures: Vec<(String, String)> = Vec::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // Forced to stop: a test stuck in a request gets a moment, then is reported interrupted.
+    let gave_up = async {
+        ctx.cancel.forced().await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
+    tokio::pin!(gave_up);
+    loop {
+        tokio::select! {
+            got = rx.recv() => {
+                let Some((res, ran)) = got else { break };
+                pending.remove(&res.name);
+                if ran {
+                    outcome.durations.push((res.name.clone(), res.duration_ms));
+                }
+                if matches!(res.status, Status::Failed | Status::Error(_)) {
+                    failures.push((res.name.clone(), render::failure_text(&res, false)));
+                }
+                console.finished(&res);
+                push(&res, &mut outcome);
+            }
+            _ = tick.tick() => console.tick(),
+            _ = &mut gave_up => {
+                let mut rest: Vec<Instance> = pending.drain().map(|(_, i)| i).collect();
+                rest.sort_by(|a, b| a.name.cmp(&b.name));
+                for inst in rest {
+                    let r = interrupted_result(&inst, "still running when the run was forced to stop");
+                    console.finished(&r);
+                    push(&r, &mut outcome);
+                }
+                feeder.abort();
+                break;
+            }
+        }
+    }
+    let _ = feeder.await;
+    lag_watch.abort();
+    console.done();
+    failures.sort();
+    console.summary(&failures, &outcome.counts, outcome.filtered_out);
+    outcome
 }

@@ -6,15 +6,21 @@
 //! test's steps and evaluates what they state; `send` sends and records; `resources` creates
 //! what a test needs; `follow` follows ARM operations (and `during` blocks); `monitor` and
 //! `tasks` drive the data-plane and task surfaces; `sweep` deletes like a resource-group
-//! delete; `partition` splits a run across CI machines; `harness` drives libtest-mimic;
-//! `cleanup` deletes what the run left; `probe` sends one request and follows what it starts.
+//! delete; `partition` splits a run across CI machines; `harness` schedules the tests (tasks on
+//! one runtime, libtest's arguments and lines) and `console` prints them; `cleanup` deletes
+//! what each test created as it ends, and what is left at the end, confirming each delete;
+//! `fixed` keeps fixed-name resources locked and restored; `journal` records what the run
+//! creates as it goes; `probe` sends one request and follows what it starts.
 
-mod cleanup;
+pub mod cleanup;
+pub mod console;
 mod context;
 mod exec;
+mod fixed;
 mod follow;
 pub mod harness;
 pub mod ids;
+pub mod journal;
 mod monitor;
 pub mod partition;
 mod probe;
@@ -23,7 +29,8 @@ mod send;
 mod sweep;
 mod tasks;
 
+pub use crate::cancel::Cancel;
 pub use cleanup::{create_resource_group, final_cleanup};
-pub use context::{Cancel, Cleanup, RunCtx};
+pub use context::{Cleanup, ExchangeObserver, RunCtx, Tracked};
 pub use exec::run_instance;
 pub use probe::{ProbeRequest, probe};

@@ -16,7 +16,7 @@ use crate::target::{Extends, ResourceType, Scope};
 use crate::template::JsonTemplate;
 
 impl<'a> Exec<'a> {
-    fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
+    pub(super) fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
         let t = self.ctx.target.types.as_slice();
         let named = |n: &str| t.iter().find(|x| x.name == n);
         let child_of = |m: &ResourceType| t.iter().find(|x| x.parent.as_deref() == Some(&m.name));

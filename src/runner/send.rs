@@ -130,7 +130,8 @@ impl Exec<'_> {
         });
         std_headers.append(&mut headers);
         // Track what the run may create from the moment the PUT leaves: an answer that never
-        // comes can still have created it.
+        // comes (or a 5xx) can still have created it. ARM resources of a declared type, and
+        // data-plane resources (a status-monitor PUT creates one).
         let bare = format!("{}{}", self.ctx.target.base(), u.path());
         let addressed_type = match self.ctx.target.address(u.as_str()) {
             Addressed::Resource(t) if own => Some(t),
@@ -143,7 +144,21 @@ impl Exec<'_> {
         {
             self.before_fixed_write(&bare, &u, t.replace_body()).await;
         }
-        let newly = addressed && method == "PUT" && self.ctx.cleanup.track(&bare, &self.inst.name);
+        let trackable = addressed || (own && surface == Surface::DataPlane);
+        let put = trackable && method == "PUT";
+        if put {
+            let api = u
+                .query_pairs()
+                .find(|(k, _)| k == "api-version")
+                .map(|(_, v)| v.into_owned())
+                .or_else(|| {
+                    addressed.then(|| self.ctx.target.api_version_for(u.as_str()).to_string())
+                });
+            let kind = if addressed { Surface::Arm } else { surface };
+            self.ctx
+                .cleanup
+                .track(&bare, &self.inst.name, api.as_deref(), kind);
+        }
         let req = OutRequest {
             surface,
             method: method.to_string(),
@@ -152,13 +167,13 @@ impl Exec<'_> {
             body,
         };
         let exch = self.ctx.http.send(req, role).await;
+        self.ctx.observe(&self.inst.name, &exch);
         self.judge.exchange(&exch);
-        if addressed && method == "DELETE" && matches!(exch.status(), Some(200 | 204)) {
-            self.ctx.cleanup.forget(&bare);
-        }
-        // A PUT refused with 4xx created nothing: only what it started tracking is dropped.
-        if newly && matches!(exch.status(), Some(400..=499)) {
-            self.ctx.cleanup.forget(&bare);
+        // Cleanup reads these before deleting: a failed PUT may have created nothing, a DELETE
+        // that answered success may have removed it (and its children).
+        let ok = matches!(exch.status(), Some(200..=299));
+        if (put && !ok) || (trackable && method == "DELETE" && ok) {
+            self.ctx.cleanup.maybe_gone(&bare);
         }
         self.exchanges.push(exch);
         Ok(self.exchanges.len() - 1)
@@ -170,7 +185,7 @@ impl Exec<'_> {
     async fn before_fixed_write(&mut self, bare: &str, versioned: &url::Url, shape: &Value) {
         let key = bare.to_ascii_lowercase();
         if !self.held.iter().any(|(k, _)| *k == key) {
-            let lock = self.ctx.cleanup.lock_of(bare);
+            let lock = self.ctx.cleanup.fixed.lock_of(bare);
             let wait = (self.ctx.target.deadline * 4)
                 .clamp(Duration::from_secs(60), Duration::from_secs(3600));
             match tokio::time::timeout(wait, lock.lock_owned()).await {
@@ -181,7 +196,7 @@ impl Exec<'_> {
                 )),
             }
         }
-        if !self.ctx.cleanup.first_write(bare) {
+        if !self.ctx.cleanup.fixed.first_write(bare) {
             return;
         }
         let req = OutRequest {
@@ -200,6 +215,7 @@ impl Exec<'_> {
             let fallback = (shaped != full).then_some(shaped);
             self.ctx
                 .cleanup
+                .fixed
                 .keep_original(bare, full, fallback, &self.inst.name);
         }
         self.exchanges.push(exch);

@@ -1,0 +1,423 @@
+//! `rpconform cleanup`: delete what a run left behind.
+//!
+//! - `--journal DIR` reads the journal(s) a run wrote in its report directory and deletes what
+//!   they list as not confirmed gone: only those URLs, on the origin of the target file the
+//!   journal records (or `--target`), each confirmed (its operation followed, then a 404),
+//!   children first, then the run's resource group if the run created it. What is confirmed
+//!   gone (or not) is appended to the journal, so running it again resumes.
+//! - `--sweep-tagged --older-than 2h --target FILE` lists the resource groups of the target's
+//!   subscription and deletes those a run created (tagged `rpconform-run`, `created-by:
+//!   rpconform` and a creation time) longer ago than the age given. Groups without those tags
+//!   are never touched.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::args::CleanupArgs;
+use super::common::{runtime, usage};
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::http::{Http, HttpOptions, Limits, OutRequest, Redactor, Role, Surface, TokenSource};
+use crate::runner::cleanup::{
+    CREATED_BY, TAG_CREATED_AT, TAG_CREATED_BY, TAG_RUN, delete_group, remove_all,
+};
+use crate::runner::journal::{self, Journal};
+use crate::runner::{RunCtx, Tracked};
+use crate::target::{Target, load_target};
+
+fn out(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
+fn err(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// `30m`, `2h`, `1d`, `90s` or plain seconds.
+pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("--older-than: `{s}` is not an age like 30m, 2h or 1d"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => {
+            return Err(format!(
+                "--older-than: unknown unit in `{s}` (s, m, h or d)"
+            ));
+        }
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
+    let redactor = Arc::new(Redactor::new(&target.secret_headers));
+    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
+    let opts = HttpOptions {
+        request_timeout: Duration::from_secs(a.request_timeout.max(1)),
+        insecure: a.insecure,
+        // Cleanup only ever talks to the target's own origin.
+        follow_foreign: false,
+        limits: if super::run::is_local(&target.base_url) {
+            Limits::default()
+        } else {
+            Limits::ARM
+        },
+        throttle_budget: Duration::from_secs(a.deadline.max(1)),
+        ..Default::default()
+    };
+    Http::new(
+        target.base_url.clone(),
+        tokens,
+        redactor,
+        opts,
+        target.headers.clone(),
+    )
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization().to_ascii_lowercase())
+}
+
+pub(super) fn cleanup(a: CleanupArgs) -> u8 {
+    if a.journal.is_none() && !a.sweep_tagged {
+        return usage("cleanup needs --journal DIR or --sweep-tagged (with --target FILE)");
+    }
+    let rt = runtime();
+    let mut code = EXIT_OK;
+    if let Some(dir) = &a.journal {
+        code = code.max(rt.block_on(from_journal(dir, &a)));
+    }
+    if a.sweep_tagged && code != EXIT_USAGE {
+        code = code.max(rt.block_on(sweep_tagged(&a)));
+    }
+    rt.shutdown_timeout(Duration::from_secs(1));
+    code
+}
+
+async fn from_journal(dir: &Path, a: &CleanupArgs) -> u8 {
+    let paths = match journal::find(dir) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let mut code = EXIT_OK;
+    for path in paths {
+        let o = match journal::read(&path) {
+            Ok(o) => o,
+            Err(e) => {
+                err(&format!("error: {e}"));
+                code = code.max(EXIT_USAGE);
+                continue;
+            }
+        };
+        if o.is_empty() {
+            out(&format!(
+                "{}: run {}: nothing outstanding",
+                path.display(),
+                o.header.run_id
+            ));
+            continue;
+        }
+        let file = match (&a.target, &o.header.target_file) {
+            (Some(t), _) => t.clone(),
+            (None, Some(f)) => f.into(),
+            (None, None) => {
+                out(&format!(
+                    "{}: run {} was against the embedded reference RP, which ended with it: nothing to delete",
+                    path.display(),
+                    o.header.run_id
+                ));
+                continue;
+            }
+        };
+        let mut target = match load_target(&file) {
+            Ok(t) => t,
+            Err(r) => {
+                err(&r.render());
+                code = code.max(EXIT_USAGE);
+                continue;
+            }
+        };
+        // Only the origin the run talked to.
+        if origin_of(&target.base()) != origin_of(&o.header.base_url) {
+            err(&format!(
+                "error: {}: the journal's resources are on {}, but {} points at {}; nothing deleted",
+                path.display(),
+                o.header.base_url,
+                file.display(),
+                crate::http::strip_userinfo(&target.base())
+            ));
+            code = code.max(EXIT_USAGE);
+            continue;
+        }
+        target.resource_group.name = o.header.resource_group.clone();
+        target.deadline = Duration::from_secs(a.deadline.max(1));
+        let http = match http_for(&target, a) {
+            Ok(h) => h,
+            Err(e) => {
+                err(&format!("error: {e}"));
+                code = code.max(EXIT_USAGE);
+                continue;
+            }
+        };
+        let (mine, foreign): (Vec<Tracked>, Vec<Tracked>) = o
+            .resources
+            .iter()
+            .cloned()
+            .partition(|t| origin_of(&t.url) == origin_of(&target.base()));
+        for t in &foreign {
+            err(&format!(
+                "warning: not deleting {}: not on the target's origin",
+                t.url
+            ));
+        }
+        out(&format!(
+            "{}: run {} left {} resource(s){}",
+            path.display(),
+            o.header.run_id,
+            mine.len(),
+            if o.group.is_some() {
+                format!(" and its resource group {}", o.header.resource_group)
+            } else {
+                String::new()
+            }
+        ));
+        if a.dry_run {
+            for t in &mine {
+                out(&format!("    would delete {} (created by {})", t.url, t.by));
+            }
+            if let Some((g, _)) = &o.group {
+                out(&format!("    would delete resource group {g}"));
+            }
+            continue;
+        }
+        let ctx = Arc::new(RunCtx::new(
+            target,
+            http,
+            1.0,
+            false,
+            o.header.run_id.clone(),
+        ));
+        match Journal::append(&path) {
+            Ok(j) => ctx.cleanup.set_journal(j),
+            Err(e) => err(&format!(
+                "warning: cannot append to {}: {e}; deleting anyway",
+                path.display()
+            )),
+        }
+        for t in mine {
+            ctx.cleanup.restore(t);
+        }
+        let items = ctx.cleanup.remaining();
+        remove_all(&ctx, items, ctx.target.deadline).await;
+        let mut left: Vec<String> = Vec::new();
+        if let Some((g, v)) = &o.group {
+            match delete_group(&ctx, g, v, ctx.target.deadline).await {
+                Ok(()) => {
+                    ctx.cleanup.gone(g);
+                    out(&format!("    deleted resource group {g} (confirmed gone)"));
+                }
+                Err(why) => {
+                    if let Some(j) = ctx.cleanup.journal() {
+                        j.left(g, &why);
+                    }
+                    left.push(format!("resource group {g}: {why}"));
+                }
+            }
+        }
+        for t in ctx.cleanup.remaining() {
+            let why = t.left.clone().unwrap_or_else(|| "not deleted".into());
+            if let Some(j) = ctx.cleanup.journal() {
+                j.left(&t.url, &why);
+            }
+            left.push(format!("{}: {why}", t.url));
+        }
+        if let Some(j) = ctx.cleanup.journal() {
+            j.cleaned(left.len());
+        }
+        if left.is_empty() {
+            out("    everything it listed is confirmed gone");
+        } else {
+            code = code.max(EXIT_FAILED);
+            out(&format!("    {} not confirmed gone:", left.len()));
+            for l in &left {
+                out(&format!("        {}", ctx.http.redactor.text(l)));
+            }
+        }
+    }
+    code
+}
+
+/// A tagged group's age, when its tags say a run created it.
+fn run_group_age(
+    group: &serde_json::Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let tags = group.get("tags")?.as_object()?;
+    if tags.get(TAG_CREATED_BY)?.as_str()? != CREATED_BY {
+        return None;
+    }
+    let run = tags.get(TAG_RUN)?.as_str()?;
+    if run.trim().is_empty() {
+        return None;
+    }
+    let at = chrono::DateTime::parse_from_rfc3339(tags.get(TAG_CREATED_AT)?.as_str()?).ok()?;
+    (now - at.with_timezone(&chrono::Utc)).to_std().ok()
+}
+
+async fn sweep_tagged(a: &CleanupArgs) -> u8 {
+    let Some(file) = &a.target else {
+        return usage("--sweep-tagged needs --target FILE (its subscription is searched)");
+    };
+    let age = match parse_age(&a.older_than) {
+        Ok(d) => d,
+        Err(e) => return usage(e),
+    };
+    let mut target = match load_target(file) {
+        Ok(t) => t,
+        Err(r) => {
+            err(&r.render());
+            return EXIT_USAGE;
+        }
+    };
+    target.deadline = Duration::from_secs(a.deadline.max(1));
+    let http = match http_for(&target, a) {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
+    let api = target.resource_group.api_version.clone();
+    let base = target.base();
+    let sub = target.subscription.clone();
+    let ctx = Arc::new(RunCtx::new(target, http, 1.0, false, "sweep".into()));
+    // Every group of the subscription (ARM filters by tag name; the tags are checked here too).
+    let mut url = match url::Url::parse(&format!("{base}/subscriptions/{sub}/resourcegroups")) {
+        Ok(u) => u,
+        Err(e) => return usage(format!("invalid base URL: {e}")),
+    };
+    url.query_pairs_mut()
+        .append_pair("api-version", &api)
+        .append_pair("$filter", &format!("tagName eq '{TAG_RUN}'"));
+    let mut next = Some(url.to_string());
+    let mut groups: Vec<serde_json::Value> = Vec::new();
+    let mut pages = 0;
+    while let Some(u) = next.take() {
+        pages += 1;
+        if pages > 200 {
+            break;
+        }
+        let ex = ctx
+            .http
+            .send(
+                OutRequest {
+                    surface: Surface::Arm,
+                    method: "GET".into(),
+                    url: u.clone(),
+                    headers: Vec::new(),
+                    body: None,
+                },
+                Role::Cleanup,
+            )
+            .await;
+        let Some(body) = ex
+            .response
+            .as_ref()
+            .filter(|r| r.status == 200)
+            .and_then(|r| r.json.clone())
+        else {
+            err(&format!(
+                "error: cannot list the resource groups of subscription {sub}: {}",
+                ex.summary()
+            ));
+            return EXIT_FAILED;
+        };
+        if let Some(v) = body.get("value").and_then(|v| v.as_array()) {
+            groups.extend(v.iter().cloned());
+        }
+        next = body
+            .get("nextLink")
+            .and_then(|v| v.as_str())
+            .filter(|n| !n.is_empty() && ctx.http.refusal(n).is_none())
+            .map(str::to_string);
+    }
+    let now = chrono::Utc::now();
+    let mut doomed = Vec::new();
+    let mut young = 0;
+    let mut others = 0;
+    for g in &groups {
+        let Some(name) = g.get("name").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        match run_group_age(g, now) {
+            Some(d) if d >= age => doomed.push((name.to_string(), d)),
+            Some(_) => young += 1,
+            None => others += 1,
+        }
+    }
+    out(&format!(
+        "subscription {sub}: {} group(s) a run created more than {} ago; {young} newer; {others} not created by rpconform (untouched)",
+        doomed.len(),
+        a.older_than
+    ));
+    let mut code = EXIT_OK;
+    for (name, d) in doomed {
+        let rg_url = format!("{base}/subscriptions/{sub}/resourceGroups/{name}");
+        if a.dry_run {
+            out(&format!(
+                "    would delete {name} (created {} h ago)",
+                d.as_secs() / 3600
+            ));
+            continue;
+        }
+        match delete_group(&ctx, &rg_url, &api, ctx.target.deadline).await {
+            Ok(()) => out(&format!("    deleted {name} (confirmed gone)")),
+            Err(why) => {
+                code = EXIT_FAILED;
+                out(&format!("    {name}: not confirmed gone: {why}"));
+            }
+        }
+    }
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages() {
+        assert_eq!(parse_age("2h").unwrap(), Duration::from_secs(7200));
+        assert_eq!(parse_age("30m").unwrap(), Duration::from_secs(1800));
+        assert_eq!(parse_age("1d").unwrap(), Duration::from_secs(86_400));
+        assert_eq!(parse_age("90").unwrap(), Duration::from_secs(90));
+        assert!(parse_age("2 weeks").is_err());
+        assert!(parse_age("h").is_err());
+    }
+
+    #[test]
+    fn only_groups_a_run_tagged_are_old_enough() {
+        let now = chrono::Utc::now();
+        let old = (now - chrono::Duration::hours(3)).to_rfc3339();
+        let g = serde_json::json!({"name": "a", "tags": {
+            TAG_RUN: "abc", TAG_CREATED_BY: CREATED_BY, TAG_CREATED_AT: old}});
+        assert!(run_group_age(&g, now).unwrap() >= Duration::from_secs(3 * 3600 - 5));
+        let foreign = serde_json::json!({"name": "b", "tags": {
+            TAG_RUN: "abc", TAG_CREATED_BY: "someone", TAG_CREATED_AT: old}});
+        assert!(run_group_age(&foreign, now).is_none());
+        let untagged = serde_json::json!({"name": "c"});
+        assert!(run_group_age(&untagged, now).is_none());
+        let no_time = serde_json::json!({"name": "d", "tags": {
+            TAG_RUN: "abc", TAG_CREATED_BY: CREATED_BY}});
+        assert!(run_group_age(&no_time, now).is_none());
+    }
+}

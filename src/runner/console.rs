@@ -1,0 +1,448 @@
+//! What a run prints while it goes: libtest's lines on stdout (`running N tests`, `test NAME
+//! ... ok|FAILED|ignored`, the `failures:` section, `test result: ...`; one character per test
+//! with `-q`, printed as each test ends), and on stderr a live progress line in a terminal
+//! (done/total, failures, running, elapsed, an ETA) or, without one (CI), a heartbeat line
+//! every 30 s; and in both, a notice when a test runs long. `-v` shows each exchange as it
+//! happens (already redacted).
+//!
+//! Writing never panics: a closed stdout (`rpconform run ... | head`) only stops the printing;
+//! the run goes on, cleans up and writes its reports.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::http::Exchange;
+use crate::report::{ScenarioResult, Status};
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Color {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl std::str::FromStr for Color {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Color::Auto),
+            "always" => Ok(Color::Always),
+            "never" => Ok(Color::Never),
+            _ => Err(format!("--color takes auto, always or never, not `{s}`")),
+        }
+    }
+}
+
+/// How the console behaves.
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    /// One character per test (`-q`).
+    pub quiet: bool,
+    pub color: Color,
+    /// Show each exchange as it happens (`-v`).
+    pub verbose: bool,
+    /// Write libtest's lines to this file instead of stdout, and nothing to stderr (the fault
+    /// matrix runs several runs at once).
+    pub logfile: Option<std::path::PathBuf>,
+    /// Interval of the heartbeat line when stderr is not a terminal.
+    pub heartbeat: Duration,
+    /// A running test is announced as slow past this (and at each doubling).
+    pub slow: Duration,
+}
+
+impl Default for ConsoleOptions {
+    fn default() -> Self {
+        ConsoleOptions {
+            quiet: false,
+            color: Color::Auto,
+            verbose: false,
+            logfile: None,
+            heartbeat: Duration::from_secs(30),
+            slow: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Does NO_COLOR ask for no color (set and not empty)?
+fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+struct Out {
+    sink: Box<dyn Write + Send>,
+    /// stdout (or the log) failed: a closed pipe. Nothing more is written there.
+    closed: bool,
+    /// Characters on the current terse line.
+    terse_col: usize,
+    /// The live line is on screen (stderr) and must be cleared before other output.
+    status_shown: bool,
+    last_heartbeat: Instant,
+}
+
+struct Running {
+    since: Instant,
+    estimate: Duration,
+    slow_noted: Duration,
+}
+
+#[derive(Default)]
+struct Progress {
+    total: usize,
+    done: usize,
+    failed: usize,
+    running: HashMap<String, Running>,
+    /// Estimated work of the tests not started yet, and how many may run at once.
+    queued: Duration,
+    slots: usize,
+}
+
+pub struct Console {
+    opts: ConsoleOptions,
+    color: bool,
+    /// A live progress line on stderr (a terminal, not quiet, no logfile).
+    live: bool,
+    /// Heartbeat and slow-test lines on stderr.
+    notices: bool,
+    out: Mutex<Out>,
+    progress: Mutex<Progress>,
+    start: Instant,
+}
+
+const TERSE_WIDTH: usize = 88;
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+impl Console {
+    pub fn new(opts: ConsoleOptions) -> std::io::Result<Console> {
+        let (sink, tty): (Box<dyn Write + Send>, bool) = match &opts.logfile {
+            Some(p) => (Box::new(std::fs::File::create(p)?), false),
+            None => (Box::new(std::io::stdout()), std::io::stdout().is_terminal()),
+        };
+        let color = match opts.color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => tty && !no_color_env(),
+        };
+        let err_tty = std::io::stderr().is_terminal();
+        Ok(Console {
+            live: opts.logfile.is_none() && err_tty && !opts.quiet,
+            notices: opts.logfile.is_none(),
+            color,
+            out: Mutex::new(Out {
+                sink,
+                closed: false,
+                terse_col: 0,
+                status_shown: false,
+                last_heartbeat: Instant::now(),
+            }),
+            progress: Mutex::new(Progress::default()),
+            start: Instant::now(),
+            opts,
+        })
+    }
+
+    /// A console that prints to a log file only (for runs inside another, like the matrix).
+    pub fn to_file(path: &Path, quiet: bool) -> std::io::Result<Console> {
+        Console::new(ConsoleOptions {
+            quiet,
+            color: Color::Never,
+            logfile: Some(path.to_path_buf()),
+            ..Default::default()
+        })
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.opts.verbose
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Out> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn paint(&self, text: &str, code: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// Write to stdout (or the log); a failure (a closed pipe) stops stdout output for good.
+    fn write_out(out: &mut Out, text: &str, flush: bool) {
+        if out.closed {
+            return;
+        }
+        let ok =
+            out.sink.write_all(text.as_bytes()).is_ok() && (!flush || out.sink.flush().is_ok());
+        if !ok {
+            out.closed = true;
+        }
+    }
+
+    fn clear_status(out: &mut Out) {
+        if out.status_shown {
+            let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+            out.status_shown = false;
+        }
+    }
+
+    /// A whole line on stdout (clears the live line first).
+    pub fn line(&self, text: &str) {
+        let mut out = self.lock();
+        Self::clear_status(&mut out);
+        if out.terse_col > 0 {
+            Self::write_out(&mut out, "\n", false);
+            out.terse_col = 0;
+        }
+        Self::write_out(&mut out, &format!("{text}\n"), true);
+    }
+
+    /// A line on stderr (notices, warnings); never fails.
+    pub fn note(&self, text: &str) {
+        if !self.notices {
+            return;
+        }
+        let mut out = self.lock();
+        Self::clear_status(&mut out);
+        let _ = writeln!(std::io::stderr(), "{text}");
+    }
+
+    /// Has stdout gone away (a closed pipe)?
+    pub fn closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// `running N tests`.
+    pub fn title(&self, selected: usize, slots: usize) {
+        {
+            let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            p.total = selected;
+            p.slots = slots.max(1);
+        }
+        self.line("");
+        self.line(&format!(
+            "running {selected} test{}",
+            if selected == 1 { "" } else { "s" }
+        ));
+    }
+
+    /// The estimated work not started yet (for the ETA).
+    pub fn queued(&self, work: Duration) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queued = work;
+    }
+
+    pub fn started(&self, name: &str, estimate: Duration) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .insert(
+                name.to_string(),
+                Running {
+                    since: Instant::now(),
+                    estimate,
+                    slow_noted: Duration::ZERO,
+                },
+            );
+    }
+
+    /// A test is over (or was ignored): its libtest line, or its character with `-q`.
+    pub fn finished(&self, r: &ScenarioResult) {
+        let failed = matches!(r.status, Status::Failed | Status::Error(_));
+        {
+            let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            p.running.remove(&r.name);
+            p.done += 1;
+            if failed {
+                p.failed += 1;
+            }
+        }
+        if self.opts.quiet {
+            let c = match &r.status {
+                Status::Passed | Status::Warned => self.paint(".", "32"),
+                Status::Failed | Status::Error(_) => self.paint("F", "31"),
+                Status::Skipped(_) => self.paint("i", "33"),
+                Status::Interrupted(_) => self.paint("!", "33"),
+            };
+            let (done, total) = {
+                let p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+                (p.done, p.total)
+            };
+            let mut out = self.lock();
+            Self::clear_status(&mut out);
+            Self::write_out(&mut out, &c, true);
+            out.terse_col += 1;
+            if out.terse_col >= TERSE_WIDTH {
+                Self::write_out(&mut out, &format!(" {done}/{total}\n"), true);
+                out.terse_col = 0;
+            }
+            return;
+        }
+        let outcome = match &r.status {
+            Status::Passed => self.paint("ok", "32"),
+            Status::Warned => format!("{} (SHOULD rules failed)", self.paint("ok", "32")),
+            Status::Failed | Status::Error(_) => self.paint("FAILED", "31"),
+            Status::Skipped(reason) => self.paint(&format!("ignored, {reason}"), "33"),
+            Status::Interrupted(at) => self.paint(&format!("interrupted, {at}"), "33"),
+        };
+        self.line(&format!("test {} ... {outcome}", r.name));
+    }
+
+    /// `-v`: one line per exchange, as it happens.
+    pub fn exchange(&self, test: &str, ex: &Exchange) {
+        if !self.opts.verbose {
+            return;
+        }
+        let mut line = format!("    [{test}] {} ({} ms)", ex.summary(), ex.elapsed_ms);
+        if ex.throttled_times > 0 {
+            line.push_str(&format!(
+                " after {} throttled answer(s)",
+                ex.throttled_times
+            ));
+        }
+        self.line(&line);
+    }
+
+    /// The failures section and `test result:`.
+    pub fn summary(
+        &self,
+        failures: &[(String, String)],
+        c: &crate::report::Counts,
+        filtered: usize,
+    ) {
+        if !failures.is_empty() {
+            self.line("");
+            self.line("failures:");
+            self.line("");
+            for (name, text) in failures {
+                self.line(&format!("---- {name} ----"));
+                self.line(text.trim_end());
+                self.line("");
+            }
+            self.line("");
+            self.line("failures:");
+            for (name, _) in failures {
+                self.line(&format!("    {name}"));
+            }
+        }
+        let bad = c.failed + c.errors;
+        let word = if c.interrupted > 0 {
+            self.paint("INTERRUPTED", "33")
+        } else if bad > 0 {
+            self.paint("FAILED", "31")
+        } else {
+            self.paint("ok", "32")
+        };
+        let interrupted = if c.interrupted > 0 {
+            format!("; {} interrupted", c.interrupted)
+        } else {
+            String::new()
+        };
+        self.line("");
+        self.line(&format!(
+            "test result: {word}. {} passed; {} failed; {} ignored; 0 measured; {filtered} filtered out{interrupted}; finished in {:.2}s",
+            c.passed + c.warned,
+            bad,
+            c.skipped,
+            self.start.elapsed().as_secs_f64()
+        ));
+        self.line("");
+    }
+
+    /// Redraw the live line, or print a heartbeat and slow-test notices; called a few times a
+    /// second by the harness.
+    pub fn tick(&self) {
+        if !self.notices {
+            return;
+        }
+        let now = Instant::now();
+        let elapsed = now - self.start;
+        let mut slow = Vec::new();
+        let (line, running) = {
+            let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            let threshold = self.opts.slow;
+            for (name, r) in p.running.iter_mut() {
+                let took = now - r.since;
+                let next = if r.slow_noted.is_zero() {
+                    threshold
+                } else {
+                    r.slow_noted * 2
+                };
+                if took >= next {
+                    r.slow_noted = next;
+                    slow.push(format!("SLOW [> {}] {name}", human(next)));
+                }
+            }
+            // ETA: the longest remaining estimate of a running test, or the queued work shared
+            // by the slots, whichever is longer.
+            let running_left = p
+                .running
+                .values()
+                .map(|r| r.estimate.saturating_sub(now - r.since))
+                .max()
+                .unwrap_or_default();
+            let eta = running_left.max(p.queued / p.slots.max(1) as u32);
+            let eta = if p.done < p.total && !eta.is_zero() {
+                format!(", ETA ~{}", human(eta))
+            } else {
+                String::new()
+            };
+            (
+                format!(
+                    "{}/{} done, {} failed, {} running, {} elapsed{eta}",
+                    p.done,
+                    p.total,
+                    p.failed,
+                    p.running.len(),
+                    human(elapsed)
+                ),
+                p.running.len(),
+            )
+        };
+        for s in slow {
+            self.note(&s);
+        }
+        let mut out = self.lock();
+        if self.live {
+            let cols = 120;
+            let mut text = format!("  {line}");
+            if text.chars().count() > cols {
+                text = text.chars().take(cols).collect();
+            }
+            let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
+            let _ = std::io::stderr().flush();
+            out.status_shown = true;
+        } else if now - out.last_heartbeat >= self.opts.heartbeat && running > 0 {
+            out.last_heartbeat = now;
+            let _ = writeln!(std::io::stderr(), "rpconform: {line}");
+        }
+    }
+
+    /// Remove the live line (before the final output).
+    pub fn done(&self) {
+        let mut out = self.lock();
+        Self::clear_status(&mut out);
+        if out.terse_col > 0 {
+            Self::write_out(&mut out, "\n", true);
+            out.terse_col = 0;
+        }
+        Self::write_out(&mut out, "", true);
+    }
+}
