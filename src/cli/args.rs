@@ -78,10 +78,29 @@ pub struct RunArgs {
     #[arg(long)]
     pub fault_matrix: bool,
 
-    // cargo-test flags.
-    /// Run only tests whose name contains FILTER (exactly, with --exact).
+    // Selection (cargo-test / nextest / pytest style).
+    /// Run only tests whose name contains FILTER (exactly, with --exact); repeatable: any
+    /// matches. Positional arguments that are not paths are filters too.
     #[arg(long = "filter", short = 'f', value_name = "FILTER")]
-    pub filter: Option<String>,
+    pub filters: Vec<String>,
+    /// Run only the tests that judge this rule (stated, or judged by the engine on what their
+    /// steps can show); repeatable, with --family and --profile: any matches.
+    #[arg(long = "rule", value_name = "ID")]
+    pub rules: Vec<String>,
+    /// Run only the tests that judge a rule of this family (ETAG, LOC...); repeatable.
+    #[arg(long = "family", value_name = "F")]
+    pub families: Vec<String>,
+    /// Run only the tests that judge a rule of this profile (arm, propagation, azure-core-lro,
+    /// aro-hcp, task-api); repeatable.
+    #[arg(long = "profile", value_name = "P")]
+    pub profiles: Vec<String>,
+    /// Which exchanges reports keep: every one, those of failing tests (and a sample of the
+    /// others), or none.
+    #[arg(long, default_value = "failures", value_parser = ["all", "failures", "none"])]
+    pub transcripts: String,
+    /// Output format of --list.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
     #[arg(long)]
     pub exact: bool,
     /// Skip tests whose name contains this (repeatable).
@@ -156,5 +175,15 @@ pub enum ReportCommand {
         inputs: Vec<PathBuf>,
         #[arg(long, default_value = "reports")]
         out: PathBuf,
+    },
+    /// Which rules and tests got worse or better between two runs (report directories or
+    /// report.json files). Exit 1 when something got worse.
+    Diff {
+        /// The earlier run (for example the last certified one).
+        old: PathBuf,
+        /// The later run.
+        new: PathBuf,
+        #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
+        format: String,
     },
 }

@@ -1,8 +1,6 @@
 //! Which subcommand runs: the dispatch table.
 
 use super::args::{Cli, Command, ReportCommand};
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::report;
 
 pub fn dispatch(cli: Cli) -> u8 {
     match cli.command {
@@ -16,29 +14,9 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Check(a) => super::check::check(a),
         Command::Rules(a) => super::rules::rules(a),
         Command::Serve(a) => super::embedded::serve(a),
-        Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
-        {
-            Ok(c) => {
-                println!(
-                    "merged {} reports into {}: {} passed, {} warned, {} failed, {} errors, {} skipped",
-                    inputs.len(),
-                    out.display(),
-                    c.passed,
-                    c.warned,
-                    c.failed,
-                    c.errors,
-                    c.skipped
-                );
-                if c.failed + c.errors > 0 {
-                    EXIT_FAILED
-                } else {
-                    EXIT_OK
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_USAGE
-            }
-        },
+        Command::Report(ReportCommand::Merge { inputs, out }) => super::report::merge(&inputs, &out),
+        Command::Report(ReportCommand::Diff { old, new, format }) => {
+            super::report::diff(&old, &new, format == "markdown")
+        }
     }
 }

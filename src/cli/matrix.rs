@@ -10,36 +10,31 @@ use super::args::RunArgs;
 use super::common::load;
 use super::run::{plan, run_suites};
 use super::{EXIT_FAILED, EXIT_OK};
-use crate::report::{ScenarioResult, Status};
-
-fn failed_rules(results: &[ScenarioResult]) -> BTreeSet<String> {
-    results
-        .iter()
-        .flat_map(|r| {
-            r.verdicts
-                .iter()
-                .filter(|v| v.failed_outcome())
-                .map(|v| v.rule.clone())
-        })
-        .collect()
-}
+use crate::report::Counts;
 
 /// One matrix row: the markdown line and whether the fault was caught (or the clean run clean).
-fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, bool) {
-    let failed = failed_rules(results);
-    let errs = errors(results);
+/// `failed` holds every rule that failed (the run is strict: SHOULD rules count too).
+fn judge(name: &str, named: &[String], c: &Counts) -> (String, bool) {
+    let failed: BTreeSet<String> = c
+        .rules
+        .failing
+        .iter()
+        .chain(&c.rules.warning)
+        .cloned()
+        .collect();
     let named_set: BTreeSet<String> = named.iter().cloned().collect();
     let caught = named_set.is_subset(&failed);
     let extra: Vec<String> = failed.difference(&named_set).cloned().collect();
     let (mark, ok) = if name == "none" {
-        if failed.is_empty() && errs.is_empty() {
+        if failed.is_empty() && c.errors + c.failed == 0 {
             ("✅ clean".to_string(), true)
         } else {
             (
                 format!(
-                    "❌ failures on a conforming RP: {} (errors: {})",
+                    "❌ failures on a conforming RP: {} ({} failed tests, {} errors)",
                     failed.iter().cloned().collect::<Vec<_>>().join(" "),
-                    errs.join(", ")
+                    c.failed,
+                    c.errors
                 ),
                 false,
             )
@@ -57,14 +52,6 @@ fn judge(name: &str, named: &[String], results: &[ScenarioResult]) -> (String, b
         extra.join(" ")
     );
     (row, ok)
-}
-
-fn errors(results: &[ScenarioResult]) -> Vec<String> {
-    results
-        .iter()
-        .filter(|r| matches!(r.status, Status::Error(_)))
-        .map(|r| r.name.clone())
-        .collect()
 }
 
 pub fn fault_matrix(mut a: RunArgs) -> u8 {
@@ -125,7 +112,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
                     };
                     let (row, ok) =
                         match run_suites(&rt, &args, &plan, suites.clone(), faults, false) {
-                            Ok(o) => judge(&name, &named, &o.results),
+                            Ok(o) => judge(&name, &named, &o.counts),
                             Err(_) => (
                                 format!(
                                     "| `{name}` | {} | | ❌ could not run | |",

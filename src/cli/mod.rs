@@ -7,7 +7,9 @@ mod check;
 mod commands;
 mod common;
 mod embedded;
+mod list;
 mod matrix;
+mod report;
 mod rules;
 mod run;
 

@@ -10,16 +10,18 @@ use super::common::{load, paths_and_filters, runtime, usage};
 use super::embedded::parse_faults;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Redactor, TokenSource};
-use crate::report::{self, RunInfo, Status};
+use crate::report::{self, ResultsWriter, RunInfo, Status, Transcripts};
 use crate::runner::{self, RunCtx, harness, partition::Partition};
-use crate::scenario::{Suite, expand};
+use crate::scenario::{Selection, Suite, expand, select};
 use crate::target::{embedded_target_yaml, load_target, parse_target};
 
 /// Everything `run` needs once arguments are validated.
 pub(super) struct RunPlan {
     pub paths: Vec<PathBuf>,
-    pub filter: Option<String>,
+    /// Name filters, `--skip`, and rule selection: `scenario::select` applies it.
+    pub selection: Selection,
     pub partition: Option<Partition>,
+    pub transcripts: Transcripts,
 }
 
 pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
@@ -30,15 +32,16 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
             return Err(usage(format!("{f}: no such file or directory")));
         }
     }
-    if let Some(f) = &a.filter {
-        filters.push(f.clone());
-    }
-    if filters.len() > 1 {
-        return Err(usage(format!(
-            "one name filter at a time (got {}); use --skip to leave tests out",
-            filters.join(", ")
-        )));
-    }
+    filters.extend(a.filters.iter().cloned());
+    let selection = Selection::new(
+        filters,
+        a.exact,
+        a.skip.clone(),
+        &a.rules,
+        &a.families,
+        &a.profiles,
+    )
+    .map_err(usage)?;
     if !(a.time_scale > 0.0 && a.time_scale.is_finite() && a.time_scale <= 100.0) {
         return Err(usage(
             "--time-scale must be a number above 0 and at most 100",
@@ -50,8 +53,9 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
     };
     Ok(RunPlan {
         paths,
-        filter: filters.pop(),
+        selection,
         partition,
+        transcripts: a.transcripts.parse().map_err(usage)?,
     })
 }
 
@@ -82,7 +86,7 @@ pub(super) fn run(a: RunArgs) -> u8 {
 
 pub(super) struct RunOutcome {
     pub exit: u8,
-    pub results: Vec<crate::report::ScenarioResult>,
+    pub counts: report::Counts,
 }
 
 /// Start the target (embedded or a file), run, clean up, write reports.
@@ -162,25 +166,17 @@ pub(super) fn run_suites(
         Ok(h) => h,
         Err(e) => return Err(usage(e)),
     };
-    let all = expand(&suites, &target);
-    if let Some(f) = &plan.filter {
-        let hit = all.iter().any(|i| {
-            if a.exact {
-                &i.name == f
-            } else {
-                i.name.contains(f.as_str())
-            }
-        });
-        if !hit {
+    let all = match select(expand(&suites, &target), &plan.selection, &target) {
+        Ok(all) => all,
+        Err(e) => {
             if let Some(s) = server {
                 rt.block_on(s.shutdown());
             }
-            return Err(usage(format!(
-                "no test name matches `{f}`; `--list` shows them"
-            )));
+            return Err(usage(e));
         }
-    }
+    };
     let instances = harness::partitioned(all, plan.partition);
+    let profiles: Vec<String> = target.profiles.iter().map(|p| p.name().to_string()).collect();
     let label = target.label.clone();
     let base_url = target.base();
     let ctx = Arc::new(RunCtx::new(
@@ -191,7 +187,7 @@ pub(super) fn run_suites(
         run_id.clone(),
     ));
     let args = libtest_mimic::Arguments {
-        filter: plan.filter.clone(),
+        filter: None,
         exact: a.exact,
         skip: a.skip.clone(),
         list: a.list,
@@ -207,16 +203,13 @@ pub(super) fn run_suites(
         let _ = std::fs::create_dir_all(&a.report_dir);
     }
     if a.list {
-        let _ = libtest_mimic::run(
-            &args,
-            instances
-                .iter()
-                .map(|i| libtest_mimic::Trial::test(i.name.clone(), || Ok(())))
-                .collect(),
-        );
+        super::list::print(&instances, &ctx.target, a.format == "json");
+        if let Some(s) = server {
+            rt.block_on(s.shutdown());
+        }
         return Ok(RunOutcome {
             exit: EXIT_OK,
-            results: Vec::new(),
+            counts: report::Counts::default(),
         });
     }
     // Ctrl-C / SIGTERM: stop waiting, run teardowns, clean up, still write reports.
@@ -256,22 +249,36 @@ pub(super) fn run_suites(
         time_scale: a.time_scale,
         accelerated: a.time_scale != 1.0,
         strict: a.strict,
-        filters: plan.filter.clone().into_iter().collect(),
+        filters: plan.selection.names.clone(),
         skip: a.skip.clone(),
         partition: plan.partition.map(|p| p.to_string()),
         started_at,
         duration_ms: started.elapsed().as_millis() as u64,
         left_behind: left.clone(),
         faults: faults.iter().map(|f| f.name().to_string()).collect(),
+        profiles,
+        select: plan.selection.given.clone(),
+        transcripts: plan.transcripts.name().into(),
+        interrupted: ctx.cancel.is_cancelled(),
     };
-    if let Err(e) = report::write_all(&a.report_dir, &info, &results) {
-        eprintln!(
-            "error: cannot write reports to {}: {e}",
-            a.report_dir.display()
-        );
-        return Err(EXIT_FAILED);
-    }
-    let c = report::counts(&results);
+    let written = ResultsWriter::create(&a.report_dir, plan.transcripts)
+        .and_then(|mut w| {
+            for r in &results {
+                w.push(r)?;
+            }
+            w.finish()
+        })
+        .and_then(|_| report::write_all(&a.report_dir, &info));
+    let c = match written {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!(
+                "error: cannot write reports to {}: {e}",
+                a.report_dir.display()
+            );
+            return Err(EXIT_FAILED);
+        }
+    };
     if console {
         for r in results.iter().filter(|r| r.status == Status::Warned) {
             println!(
@@ -289,27 +296,14 @@ pub(super) fn run_suites(
                 println!("    {l}");
             }
         }
-        println!(
-            "rpconform: {} passed, {} warned, {} failed, {} errors, {} skipped{}; reports in {}",
-            c.passed,
-            c.warned,
-            c.failed,
-            c.errors,
-            c.skipped,
-            if info.accelerated {
-                format!(" (accelerated ×{})", a.time_scale)
-            } else {
-                String::new()
-            },
-            a.report_dir.display()
-        );
+        println!("{}", report::console_summary(&c, &info, &a.report_dir));
     }
-    let exit = if c.failed + c.errors > 0 || !left.is_empty() {
+    let exit = if c.failed_run() || !left.is_empty() {
         EXIT_FAILED
     } else {
         EXIT_OK
     };
-    Ok(RunOutcome { exit, results })
+    Ok(RunOutcome { exit, counts: c })
 }
 
 async fn wait_for_signal() {

@@ -90,6 +90,11 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
         polls: Vec::new(),
         notes: Vec::new(),
         exchanges: Vec::new(),
+        stated: crate::scenario::stated_rules(inst)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        transcript: None,
     };
     if let Some(reason) = &inst.not_applicable {
         result.status = Status::Skipped(format!("not applicable: {reason}"));
@@ -123,27 +128,19 @@ pub async fn run_instance(ctx: &RunCtx, inst: &Instance) -> ScenarioResult {
     let error = ex.run_all().await;
     let ledger = &ex.judge.ledger;
     result.duration_ms = start.elapsed().as_millis() as u64;
-    result.status = match error {
-        Some(e) => Status::Error(e),
-        None if ledger.failed_at(true) && ledger.failed_at(ctx.strict) => Status::Failed,
-        None if ledger.failed_at(true) => Status::Warned,
-        None => Status::Passed,
-    };
-    // A runner error with failed MUST rules is reported as the failure it also is.
-    if let Status::Error(e) = &result.status
-        && ledger.failed_at(ctx.strict)
-    {
-        ex.notes.push(format!("runner error: {e}"));
-        result.status = Status::Failed;
-    }
-    // A test in which no rule was judged checked nothing: not applicable, not passed.
-    if result.status == Status::Passed && !ledger.judged_any() {
-        result.status = Status::Skipped(
-            "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
-                .into(),
-        );
-    }
+    // The test passes or fails on the rules it states; the others are the conformance view's.
     result.verdicts = verdicts(&ledger.tallies());
+    result.status = crate::report::test_status(
+        error.clone(),
+        &result.verdicts,
+        &result.stated,
+        ctx.strict,
+        ledger.judged_any(),
+    );
+    // A runner error with failed rules is reported as the failure it also is.
+    if let (Status::Failed, Some(e)) = (&result.status, &error) {
+        ex.notes.push(format!("runner error: {e}"));
+    }
     result.polls = ex.polls;
     result.notes = ex.notes;
     result.exchanges = ex.exchanges;
