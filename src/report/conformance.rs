@@ -51,6 +51,17 @@ impl RuleVerdict {
         }
     }
 
+    /// A mark any font has (for HTML): ✗ ! ✓ – ∅.
+    pub fn mark(self) -> &'static str {
+        match self {
+            RuleVerdict::Failed => "✗",
+            RuleVerdict::Warned => "!",
+            RuleVerdict::Passed => "✓",
+            RuleVerdict::NotJudged => "–",
+            RuleVerdict::NotApplicable => "∅",
+        }
+    }
+
     pub fn icon(self) -> &'static str {
         match self {
             RuleVerdict::Failed => "❌",

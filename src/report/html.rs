@@ -57,7 +57,7 @@ fn rule_row(r: &RuleRow) -> String {
         fam = esc(&r.family),
         stmt = esc(&crate::http::cut(&r.statement, 140)),
         lvl = esc(&r.level),
-        icon = r.verdict.icon(),
+        icon = r.verdict.mark(),
         label = r.verdict.label(),
         tests = r.tests,
         cp = r.checks_passed,
@@ -68,7 +68,7 @@ fn rule_row(r: &RuleRow) -> String {
 fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
     let verdict = if counts.failed_run() {
         format!(
-            "❌ failed{}",
+            "✗ failed{}",
             if counts.rules.failing.is_empty() {
                 String::new()
             } else {
@@ -76,7 +76,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
             }
         )
     } else {
-        "✅ passed".into()
+        "✓ passed".into()
     };
     let mut settings = vec![
         format!(
@@ -116,10 +116,10 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
         settings.push(format!("reference RP faults: {}", esc(&info.faults.join(", "))));
     }
     if info.interrupted {
-        settings.push("<strong>⛔ interrupted: not every test ran</strong>".into());
+        settings.push("<strong>interrupted: not every test ran</strong>".into());
     }
     for l in &info.left_behind {
-        settings.push(format!("⚠️ left behind: {}", esc(l)));
+        settings.push(format!("<strong>left behind</strong> (could not delete): {}", esc(l)));
     }
     let r = &counts.rules;
     format!(
@@ -200,7 +200,7 @@ impl<W: Write> HtmlWriter<W> {
                 out,
                 "<tr><td>{}</td><td>{} {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
                 esc(&f.family),
-                f.verdict.icon(),
+                f.verdict.mark(),
                 f.verdict.label(),
                 f.rules,
                 f.passed,
@@ -223,11 +223,10 @@ impl<W: Write> HtmlWriter<W> {
         fams.sort_unstable();
         fams.dedup();
         let icon = match kind {
-            Kind::Passed => "✅",
-            Kind::Warned => "⚠️",
-            Kind::Failed => "❌",
-            Kind::Error => "💥",
-            _ => "⏭️",
+            Kind::Passed => "✓",
+            Kind::Warned => "!",
+            Kind::Failed | Kind::Error => "✗",
+            _ => "∅",
         };
         let mut s = format!(
             "<details class=\"test\" data-status=\"{status}\" data-rules=\"{}\" data-families=\"{}\"><summary>{icon} <code>{}</code> <span class=\"k-{status}\">{}</span></summary>\n<div class=\"muted\">{} · {} ms</div>\n",

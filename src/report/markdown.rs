@@ -224,6 +224,43 @@ fn families(out: &mut String, conf: &Conformance) {
     }
 }
 
+/// Show at most this many not-judged rules in summary.md.
+const MAX_NOT_JUDGED: usize = 30;
+
+fn not_judged(out: &mut String, conf: &Conformance) {
+    let mut rows: Vec<&RuleRow> = conf
+        .rules
+        .iter()
+        .filter(|r| matches!(r.verdict, RuleVerdict::NotJudged | RuleVerdict::NotApplicable))
+        .collect();
+    // What the ledger could not decide first, then exemptions, not applicable, the rest.
+    rows.sort_by_key(|r| {
+        let why = r.why.as_deref().unwrap_or("");
+        match (r.verdict, why) {
+            (RuleVerdict::NotJudged, w) if w.starts_with("not judged") => 0,
+            (RuleVerdict::NotJudged, w) if w.starts_with("exempted") => 1,
+            (RuleVerdict::NotApplicable, _) => 2,
+            _ => 3,
+        }
+    });
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## ➖ Rules without a verdict ({})\n", rows.len());
+    for r in rows.iter().take(MAX_NOT_JUDGED) {
+        let _ = writeln!(
+            out,
+            "- `{}` {}: {}",
+            r.id,
+            r.verdict.label(),
+            esc(&crate::http::cut(r.why.as_deref().unwrap_or(""), 240))
+        );
+    }
+    if rows.len() > MAX_NOT_JUDGED {
+        let _ = writeln!(out, "- …and {} more: see conformance.md", rows.len() - MAX_NOT_JUDGED);
+    }
+}
+
 /// `conformance.md`: the view rule by rule.
 pub fn conformance_md(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
     let mut out = format!(
@@ -273,6 +310,7 @@ pub fn summary_md(
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
     families(&mut out, conf);
+    not_judged(&mut out, conf);
     if !info.left_behind.is_empty() {
         out.push_str("\n## ⚠️ Left behind (could not delete)\n\n");
         for l in &info.left_behind {
@@ -395,5 +433,7 @@ mod tests {
         assert!(!tests.contains("`async-put::create`"), "ambient failures are the rule's, not the test's");
         assert!(md.contains("| etag | 0 | 0 | 1 | 0 | 1 | 0 |"), "{md}");
         assert!(md.contains("reference RP faults: relative-location"));
+        assert!(md.contains("## ➖ Rules without a verdict"), "{md}");
+        assert!(md.contains("- `PUT-03` not judged: not judged (timing) in 2 test(s)"), "{md}");
     }
 }

@@ -87,7 +87,7 @@ pub struct Verdict {
     pub outcome: String,
     pub passed: u32,
     pub failed: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FindingOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exempt_reason: Option<String>,
