@@ -15,6 +15,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the `run` variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run suites against a target and write reports.

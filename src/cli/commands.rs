@@ -14,7 +14,9 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Check(a) => super::check::check(a),
         Command::Rules(a) => super::rules::rules(a),
         Command::Serve(a) => super::embedded::serve(a),
-        Command::Report(ReportCommand::Merge { inputs, out }) => super::report::merge(&inputs, &out),
+        Command::Report(ReportCommand::Merge { inputs, out }) => {
+            super::report::merge(&inputs, &out)
+        }
         Command::Report(ReportCommand::Diff { old, new, format }) => {
             super::report::diff(&old, &new, format == "markdown")
         }

@@ -176,7 +176,11 @@ pub(super) fn run_suites(
         }
     };
     let instances = harness::partitioned(all, plan.partition);
-    let profiles: Vec<String> = target.profiles.iter().map(|p| p.name().to_string()).collect();
+    let profiles: Vec<String> = target
+        .profiles
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
     let label = target.label.clone();
     let base_url = target.base();
     let ctx = Arc::new(RunCtx::new(

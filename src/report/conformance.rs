@@ -90,6 +90,9 @@ pub struct Evidence {
     pub stated: bool,
     /// How often this same failure repeated in that test.
     pub count: u32,
+    /// The redacted transcript of that exchange, when the report kept it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -235,13 +238,10 @@ impl Builder {
                 if let Some(f) = v.failures.first()
                     && a.evidence.as_ref().is_none_or(|(k, _)| key < *k)
                 {
-                    let request = f.request.clone().or_else(|| {
-                        let seq = f.exchange?;
-                        r.exchanges
-                            .iter()
-                            .find(|x| x.seq == seq)
-                            .map(render::exchange_line)
-                    });
+                    let x = f
+                        .exchange
+                        .and_then(|seq| r.exchanges.iter().find(|x| x.seq == seq));
+                    let request = f.request.clone().or_else(|| x.map(render::exchange_line));
                     let ev = Evidence {
                         test: r.name.clone(),
                         expected: f.expected.clone(),
@@ -251,6 +251,7 @@ impl Builder {
                         step: f.step.clone(),
                         stated: r.stated.contains(&v.rule),
                         count: f.count,
+                        transcript: x.map(|x| render::transcript(x, 2000)),
                     };
                     a.evidence = Some((key.clone(), ev));
                 }
@@ -286,9 +287,7 @@ impl Builder {
                         why.trim_start_matches("not applicable: ").to_string()
                     });
                 }
-                (Kind::Passed | Kind::Warned | Kind::Failed | Kind::Error, _) => {
-                    a.stated_ran += 1
-                }
+                (Kind::Passed | Kind::Warned | Kind::Failed | Kind::Error, _) => a.stated_ran += 1,
                 _ => {}
             }
         }

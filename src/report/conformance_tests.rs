@@ -12,10 +12,18 @@ fn an_ambient_failure_is_one_failed_rule_with_counts_and_first_evidence() {
     assert_eq!((first.checks_passed, first.checks_failed), (2, 4));
     assert!(first.engine);
     let ev = first.evidence.as_ref().unwrap();
-    assert_eq!(ev.test, "async-put::create", "evidence of the first test in report order");
+    assert_eq!(
+        ev.test, "async-put::create",
+        "evidence of the first test in report order"
+    );
     assert!(!ev.stated);
     assert_eq!(ev.at, "suites/async-put.yaml:3:5");
-    assert!(ev.request.as_deref().unwrap().starts_with("#1 202 PUT http"));
+    assert!(
+        ev.request
+            .as_deref()
+            .unwrap()
+            .starts_with("#1 202 PUT http")
+    );
     let etag = c.rule("ETAG-07").unwrap();
     assert_eq!(etag.verdict, RuleVerdict::Failed);
     assert_eq!(etag.evidence.as_ref().unwrap().at, "suites/etag.yaml:14:11");
@@ -26,7 +34,12 @@ fn an_ambient_failure_is_one_failed_rule_with_counts_and_first_evidence() {
     let order: Vec<RuleVerdict> = c.rules.iter().map(|r| r.verdict).take(4).collect();
     assert_eq!(
         order,
-        [RuleVerdict::Failed, RuleVerdict::Failed, RuleVerdict::Warned, RuleVerdict::Passed]
+        [
+            RuleVerdict::Failed,
+            RuleVerdict::Failed,
+            RuleVerdict::Warned,
+            RuleVerdict::Passed
+        ]
     );
 }
 
@@ -42,11 +55,24 @@ fn not_judged_says_why() {
     assert_eq!(sku.verdict, RuleVerdict::NotApplicable);
     assert_eq!(sku.why.as_deref(), Some("no type in the target has: skus"));
     let loc05 = c.rule("LOC-05").unwrap();
-    assert!(loc05.why.as_deref().unwrap().starts_with("no exchange showed it"));
+    assert!(
+        loc05
+            .why
+            .as_deref()
+            .unwrap()
+            .starts_with("no exchange showed it")
+    );
     let mut filtered = info();
     filtered.select = vec!["--rule LOC-02".into()];
     let c = conformance(&filtered, &faulty_run());
-    assert!(c.rule("LOC-05").unwrap().why.as_deref().unwrap().starts_with("skipped by filter"));
+    assert!(
+        c.rule("LOC-05")
+            .unwrap()
+            .why
+            .as_deref()
+            .unwrap()
+            .starts_with("skipped by filter")
+    );
 }
 
 #[test]
@@ -54,7 +80,11 @@ fn only_declared_profiles_are_in_the_view_and_families_roll_up() {
     let c = conformance(&info(), &faulty_run());
     assert!(c.rules.iter().all(|r| r.profile == "arm"));
     assert!(c.rule("OPS-01").is_none(), "aro-hcp is not declared");
-    assert!(c.undeclared.iter().any(|u| u.profile == "aro-hcp" && u.rules > 0));
+    assert!(
+        c.undeclared
+            .iter()
+            .any(|u| u.profile == "aro-hcp" && u.rules > 0)
+    );
     let loc = c.families.iter().find(|f| f.family == "LOC").unwrap();
     assert_eq!(loc.verdict, RuleVerdict::Failed);
     assert_eq!(loc.failed, 1);

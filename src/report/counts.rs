@@ -253,7 +253,10 @@ mod tests {
 
     #[test]
     fn a_test_fails_only_on_what_it_states() {
-        let vs = [v("LOC-02", "MUST", "failed"), v("ETAG-07", "MUST", "passed")];
+        let vs = [
+            v("LOC-02", "MUST", "failed"),
+            v("ETAG-07", "MUST", "passed"),
+        ];
         let stated = ["ETAG-07".to_string()];
         assert_eq!(test_status(None, &vs, &stated, false, true), Status::Passed);
         let stated = ["LOC-02".to_string()];
@@ -301,7 +304,10 @@ mod tests {
         c.add(&r);
         r.status = Status::Passed;
         c.add(&r);
-        assert_eq!((c.passed, c.skipped, c.not_applicable, c.ignored), (1, 2, 1, 1));
+        assert_eq!(
+            (c.passed, c.skipped, c.not_applicable, c.ignored),
+            (1, 2, 1, 1)
+        );
         let line = console_summary(&c, &RunInfo::default(), std::path::Path::new("reports"));
         assert!(line.contains("1 passed"), "{line}");
         assert!(line.contains("1 not applicable"), "{line}");
@@ -312,6 +318,9 @@ mod tests {
         c.rules.failing = vec!["LOC-02".into()];
         let line = console_summary(&c, &RunInfo::default(), std::path::Path::new("reports"));
         assert!(c.failed_run());
-        assert!(line.contains("FAILED") && line.contains("1 failed (LOC-02)"), "{line}");
+        assert!(
+            line.contains("FAILED") && line.contains("1 failed (LOC-02)"),
+            "{line}"
+        );
     }
 }

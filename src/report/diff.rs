@@ -130,7 +130,11 @@ pub fn diff(old: &Side, new: &Side) -> Diff {
         .chain(&new.conformance.rules)
         .map(|r| r.id.as_str())
         .collect();
-    for id in crate::rules::all().iter().map(|r| r.id).filter(|id| ids.contains(id)) {
+    for id in crate::rules::all()
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| ids.contains(id))
+    {
         let o = old.conformance.rule(id);
         let n = new.conformance.rule(id);
         let (ov, nv) = (o.map(|r| r.verdict), n.map(|r| r.verdict));
@@ -249,7 +253,11 @@ pub fn render(d: &Diff, old: &Side, new: &Side, markdown: bool) -> String {
         let _ = writeln!(
             out,
             "# rpconform report diff: {}\n\n- old: {}\n- new: {}\n\n**{summary}**",
-            if d.worse() { "❌ worse" } else { "✅ not worse" },
+            if d.worse() {
+                "❌ worse"
+            } else {
+                "✅ not worse"
+            },
             side_line(old),
             side_line(new)
         );
@@ -342,8 +350,16 @@ pub fn render(d: &Diff, old: &Side, new: &Side, markdown: bool) -> String {
     tests(&mut out, "Tests that got worse", &d.tests_worse);
     rules(&mut out, "Rules that got better", &d.rules_better);
     tests(&mut out, "Tests that got better", &d.tests_better);
-    rules(&mut out, "Rules judged differently (coverage)", &d.rules_coverage);
-    tests(&mut out, "Tests run differently (coverage)", &d.tests_coverage);
+    rules(
+        &mut out,
+        "Rules judged differently (coverage)",
+        &d.rules_coverage,
+    );
+    tests(
+        &mut out,
+        "Tests run differently (coverage)",
+        &d.tests_coverage,
+    );
     out
 }
 

@@ -42,10 +42,16 @@ fn a_new_failure_is_worse_and_named() {
     let text = render(&d, &old, &new, false);
     assert!(text.starts_with("rpconform report diff: WORSE"), "{text}");
     assert!(text.contains("  LOC-02 (MUST)  passed → failed  in 2 test(s), 4 check(s); first: expected what LOC-02 wants"), "{text}");
-    assert!(text.contains("  etag::if-match  passed → failed  ETAG-07: expected"), "{text}");
+    assert!(
+        text.contains("  etag::if-match  passed → failed  ETAG-07: expected"),
+        "{text}"
+    );
     let md = render(&d, &old, &new, true);
     assert!(md.starts_with("# rpconform report diff: ❌ worse"), "{md}");
-    assert!(md.contains("| **LOC-02** | MUST | passed | failed |"), "{md}");
+    assert!(
+        md.contains("| **LOC-02** | MUST | passed | failed |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -56,7 +62,10 @@ fn the_reverse_is_better_and_not_worse() {
     assert_eq!(d.rules_better.len(), 3);
     assert_eq!(d.tests_better.len(), 1);
     let text = render(&d, &old, &new, false);
-    assert!(text.starts_with("rpconform report diff: not worse"), "{text}");
+    assert!(
+        text.starts_with("rpconform report diff: not worse"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -68,6 +77,13 @@ fn coverage_changes_are_listed_but_not_worse() {
     let d = diff(&old, &new);
     assert!(!d.worse());
     assert!(d.rules_coverage.iter().any(|c| c.id == "PUT-04"));
-    assert!(d.tests_coverage.iter().any(|c| c.name == "headers::ids" && c.new.is_none()));
-    assert!(compare(None, Some(0)).is_lt(), "a new failing test is worse");
+    assert!(
+        d.tests_coverage
+            .iter()
+            .any(|c| c.name == "headers::ids" && c.new.is_none())
+    );
+    assert!(
+        compare(None, Some(0)).is_lt(),
+        "a new failing test is worse"
+    );
 }

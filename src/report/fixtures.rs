@@ -120,7 +120,10 @@ pub fn faulty_run() -> Vec<ScenarioResult> {
     a.verdicts = vec![
         fail("LOC-02", "MUST", 1, None),
         pass("PUT-04", "MUST", 1),
-        not_judged("PUT-03", "timing: the operation ended within 812 ms, before a read"),
+        not_judged(
+            "PUT-03",
+            "timing: the operation ended within 812 ms, before a read",
+        ),
         pass("HDR-01", "MUST", 4),
     ];
     a.exchanges = vec![exchange(1, "PUT", url, 202), exchange(2, "GET", url, 200)];
@@ -129,14 +132,19 @@ pub fn faulty_run() -> Vec<ScenarioResult> {
     b.verdicts = vec![
         fail("LOC-02", "MUST", 11, None),
         fail("ETAG-07", "MUST", 12, Some("suites/etag.yaml:14:11")),
-        not_judged("PUT-03", "timing: the operation ended within 1327 ms, before a read"),
+        not_judged(
+            "PUT-03",
+            "timing: the operation ended within 1327 ms, before a read",
+        ),
         fail("HDR-02", "SHOULD", 12, None),
     ];
-    b.exchanges = vec![
-        exchange(11, "PUT", url, 202),
-        exchange(12, "PUT", url, 200),
-    ];
-    let mut c = result("etag", "skus", 30, Status::Skipped("not applicable: no type in the target has: skus".into()));
+    b.exchanges = vec![exchange(11, "PUT", url, 202), exchange(12, "PUT", url, 200)];
+    let mut c = result(
+        "etag",
+        "skus",
+        30,
+        Status::Skipped("not applicable: no type in the target has: skus".into()),
+    );
     c.stated = vec!["SKU-01".into()];
     let mut d = result("headers", "ids", 5, Status::Passed);
     d.stated = vec!["HDR-01".into()];

@@ -43,10 +43,15 @@ fn rule_row(r: &RuleRow) -> String {
             esc(&e.seen),
             esc(&e.test),
             esc(&e.at),
-            e.request
-                .as_ref()
-                .map(|q| format!("<br><code>{}</code>", esc(q)))
-                .unwrap_or_default()
+            match (&e.request, &e.transcript) {
+                (Some(q), Some(t)) => format!(
+                    "<details class=\"x\"><summary>{}</summary><pre>{}</pre></details>",
+                    esc(q),
+                    esc(t)
+                ),
+                (Some(q), None) => format!("<br><code>{}</code>", esc(q)),
+                _ => String::new(),
+            }
         ),
         _ => String::new(),
     };
@@ -113,13 +118,19 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
         ));
     }
     if !info.faults.is_empty() {
-        settings.push(format!("reference RP faults: {}", esc(&info.faults.join(", "))));
+        settings.push(format!(
+            "reference RP faults: {}",
+            esc(&info.faults.join(", "))
+        ));
     }
     if info.interrupted {
         settings.push("<strong>interrupted: not every test ran</strong>".into());
     }
     for l in &info.left_behind {
-        settings.push(format!("<strong>left behind</strong> (could not delete): {}", esc(l)));
+        settings.push(format!(
+            "<strong>left behind</strong> (could not delete): {}",
+            esc(l)
+        ));
     }
     let r = &counts.rules;
     format!(
@@ -196,9 +207,9 @@ impl<W: Write> HtmlWriter<W> {
         }
         out.write_all(b"</tbody></table>\n<h3>Families</h3><table id=\"families\"><thead><tr><th>family</th><th>verdict</th><th>rules</th><th>passed</th><th>failed</th><th>warned</th><th>not judged</th><th>not applicable</th></tr></thead><tbody>\n")?;
         for f in &conf.families {
-            write!(
+            writeln!(
                 out,
-                "<tr><td>{}</td><td>{} {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
+                "<tr><td>{}</td><td>{} {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
                 esc(&f.family),
                 f.verdict.mark(),
                 f.verdict.label(),
@@ -242,7 +253,11 @@ impl<W: Write> HtmlWriter<W> {
         }
         s.push_str("<div class=\"chips\">");
         for v in &r.verdicts {
-            let stated = if r.stated.contains(&v.rule) { "" } else { " ·" };
+            let stated = if r.stated.contains(&v.rule) {
+                ""
+            } else {
+                " ·"
+            };
             s.push_str(&format!(
                 "<span class=\"chip {}\" title=\"{}{}\">{}{} {}/{}</span>",
                 esc(&v.outcome),
@@ -275,9 +290,9 @@ impl<W: Write> HtmlWriter<W> {
         }
         self.out.write_all(s.as_bytes())?;
         for x in &r.exchanges {
-            write!(
+            writeln!(
                 self.out,
-                "<details class=\"x\"><summary>{}</summary><pre>{}</pre></details>\n",
+                "<details class=\"x\"><summary>{}</summary><pre>{}</pre></details>",
                 esc(&super::render::exchange_line(x)),
                 esc(&transcript(x, 4000))
             )?;
@@ -286,7 +301,10 @@ impl<W: Write> HtmlWriter<W> {
     }
 
     pub fn end(mut self) -> io::Result<W> {
-        write!(self.out, "</section>\n<script>{JS}</script>\n</body></html>\n")?;
+        write!(
+            self.out,
+            "</section>\n<script>{JS}</script>\n</body></html>\n"
+        )?;
         self.out.flush()?;
         Ok(self.out)
     }
@@ -323,13 +341,19 @@ mod tests {
                 .next()
                 .unwrap()
                 .replace("http://127.0.0.1:1", "");
-            assert!(!outside_data.contains(external), "{external} in the page head");
+            assert!(
+                !outside_data.contains(external),
+                "{external} in the page head"
+            );
         }
         let table = html.find("id=\"conformance-table\"").unwrap();
         let tests = html.find("id=\"tests\"").unwrap();
         assert!(table < tests);
         let first_row = &html[table..];
-        let row = first_row.find("<tr class=\"rule").map(|i| &first_row[i..i + 120]).unwrap();
+        let row = first_row
+            .find("<tr class=\"rule")
+            .map(|i| &first_row[i..i + 120])
+            .unwrap();
         assert!(row.contains("data-rules=\"LOC-02\""), "{row}");
         assert!(html.contains("<option>LOC</option>"));
         assert!(html.contains("id=\"f-status\""));

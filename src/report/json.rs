@@ -8,8 +8,8 @@ use std::fmt;
 use std::io::{self, BufReader, Write};
 use std::path::Path;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserializer;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::conformance::Conformance;
 use super::{Counts, RunInfo, ScenarioResult};
@@ -39,7 +39,8 @@ impl<W: Write> JsonWriter<W> {
 
     /// One result, already serialized as one line of JSON.
     pub fn add_raw(&mut self, line: &[u8]) -> io::Result<()> {
-        self.out.write_all(if self.first { b"\n" } else { b",\n" })?;
+        self.out
+            .write_all(if self.first { b"\n" } else { b",\n" })?;
         self.first = false;
         self.out.write_all(line)
     }
@@ -153,8 +154,8 @@ pub fn read_report(
     on_result: &mut OnResult<'_>,
 ) -> Result<ReportHead, String> {
     let path = report_path(path);
-    let file = std::fs::File::open(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file =
+        std::fs::File::open(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut de = serde_json::Deserializer::from_reader(BufReader::new(file));
     let head = de
         .deserialize_map(Top { on_run, on_result })
@@ -182,7 +183,8 @@ mod tests {
         let file = std::fs::File::create(dir.join("report.json")).unwrap();
         let mut w = JsonWriter::begin(file, &info(), &Counts::default(), &conf).unwrap();
         for r in &run {
-            w.add_raw(serde_json::to_string(r).unwrap().as_bytes()).unwrap();
+            w.add_raw(serde_json::to_string(r).unwrap().as_bytes())
+                .unwrap();
         }
         w.end().unwrap();
         run

@@ -44,11 +44,7 @@ fn suite_xml(suite: TestSuite) -> io::Result<Vec<u8>> {
 
 fn file_line(tc: &mut TestCase, at: &str) {
     let line = line_of(at);
-    let file = at
-        .rsplitn(3, ':')
-        .nth(2)
-        .filter(|_| line > 0)
-        .unwrap_or(at);
+    let file = at.rsplitn(3, ':').nth(2).filter(|_| line > 0).unwrap_or(at);
     tc.extra.insert("file".into(), file.into());
     if line > 0 {
         tc.extra.insert("line".into(), line.to_string().into());
@@ -150,6 +146,9 @@ pub fn rule_text(r: &RuleRow) -> String {
         }
         if e.count > 1 {
             out.push_str(&format!("    (seen {} times in that test)\n", e.count));
+        }
+        if let Some(t) = &e.transcript {
+            out.push_str(&format!("--- exchange (redacted) ---\n{t}\n"));
         }
     }
     if !r.failing_tests.is_empty() {
@@ -276,7 +275,11 @@ impl<W: Write> JunitWriter<W> {
 
     /// One test; tests of one suite must come together.
     pub fn add(&mut self, r: &ScenarioResult) -> io::Result<()> {
-        if self.suite.as_ref().is_some_and(|s| s.name.as_str() != r.suite) {
+        if self
+            .suite
+            .as_ref()
+            .is_some_and(|s| s.name.as_str() != r.suite)
+        {
             self.flush_suite()?;
         }
         let suite = self.suite.get_or_insert_with(|| {

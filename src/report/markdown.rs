@@ -76,16 +76,26 @@ fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
             out,
             "- selection: {} {} {} {} — **not every test ran**",
             info.filters.join(" "),
-            info.skip.iter().map(|s| format!("--skip {s}")).collect::<Vec<_>>().join(" "),
+            info.skip
+                .iter()
+                .map(|s| format!("--skip {s}"))
+                .collect::<Vec<_>>()
+                .join(" "),
             info.select.join(" "),
-            info.partition.as_deref().map(|p| format!("--partition {p}")).unwrap_or_default()
+            info.partition
+                .as_deref()
+                .map(|p| format!("--partition {p}"))
+                .unwrap_or_default()
         );
     }
     if !info.faults.is_empty() {
         let _ = writeln!(out, "- reference RP faults: {}", info.faults.join(", "));
     }
     if info.interrupted {
-        let _ = writeln!(out, "- ⛔ **interrupted**: the run stopped before every test ran");
+        let _ = writeln!(
+            out,
+            "- ⛔ **interrupted**: the run stopped before every test ran"
+        );
     }
 }
 
@@ -97,7 +107,12 @@ fn verdict_line(c: &Counts) -> String {
             why.push(format!(
                 "{} rule(s) broken ({})",
                 r.failed,
-                r.failing.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                r.failing
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         if c.errors > 0 {
@@ -231,7 +246,12 @@ fn not_judged(out: &mut String, conf: &Conformance) {
     let mut rows: Vec<&RuleRow> = conf
         .rules
         .iter()
-        .filter(|r| matches!(r.verdict, RuleVerdict::NotJudged | RuleVerdict::NotApplicable))
+        .filter(|r| {
+            matches!(
+                r.verdict,
+                RuleVerdict::NotJudged | RuleVerdict::NotApplicable
+            )
+        })
         .collect();
     // What the ledger could not decide first, then exemptions, not applicable, the rest.
     rows.sort_by_key(|r| {
@@ -257,7 +277,11 @@ fn not_judged(out: &mut String, conf: &Conformance) {
         );
     }
     if rows.len() > MAX_NOT_JUDGED {
-        let _ = writeln!(out, "- …and {} more: see conformance.md", rows.len() - MAX_NOT_JUDGED);
+        let _ = writeln!(
+            out,
+            "- …and {} more: see conformance.md",
+            rows.len() - MAX_NOT_JUDGED
+        );
     }
 }
 
@@ -414,7 +438,10 @@ mod tests {
         let failed = md.split("## ❌ Failed rules").nth(1).unwrap();
         let row = failed.lines().find(|l| l.starts_with("| **")).unwrap();
         assert!(row.starts_with("| **LOC-02**"), "{row}");
-        assert!(row.contains("2 of 2") && row.contains("#1 202 PUT"), "{row}");
+        assert!(
+            row.contains("2 of 2") && row.contains("#1 202 PUT"),
+            "{row}"
+        );
         assert!(md.contains("## ⚠️ Warned rules (SHOULD)"));
         assert!(md.contains("| `PUT-03` | MUST | ➖ not judged | 0 | 0 / 0 | not judged (timing)"));
         assert!(md.contains("| `SKU-01` | MUST | ⏭️ not applicable"));
@@ -425,15 +452,27 @@ mod tests {
     fn summary_md_leads_with_rules_and_lists_only_failed_tests() {
         let (info, c, conf, lines) = parts();
         let md = summary_md(&info, &c, &conf, &lines);
-        assert!(md.starts_with("# rpconform: ❌ failed — 2 rule(s) broken (LOC-02, ETAG-07)"), "{md}");
+        assert!(
+            md.starts_with("# rpconform: ❌ failed — 2 rule(s) broken (LOC-02, ETAG-07)"),
+            "{md}"
+        );
         assert_eq!(first_rule_id(&md).1, "LOC-02");
         assert!(md.contains("**Tests: 2 passed · 0 warned · 1 failed · 0 errors · 1 not applicable · 0 ignored** (of 4)"), "{md}");
-        let tests = md.split("## Tests that failed on what they state").nth(1).unwrap();
+        let tests = md
+            .split("## Tests that failed on what they state")
+            .nth(1)
+            .unwrap();
         assert!(tests.contains("`etag::if-match`"));
-        assert!(!tests.contains("`async-put::create`"), "ambient failures are the rule's, not the test's");
+        assert!(
+            !tests.contains("`async-put::create`"),
+            "ambient failures are the rule's, not the test's"
+        );
         assert!(md.contains("| etag | 0 | 0 | 1 | 0 | 1 | 0 |"), "{md}");
         assert!(md.contains("reference RP faults: relative-location"));
         assert!(md.contains("## ➖ Rules without a verdict"), "{md}");
-        assert!(md.contains("- `PUT-03` not judged: not judged (timing) in 2 test(s)"), "{md}");
+        assert!(
+            md.contains("- `PUT-03` not judged: not judged (timing) in 2 test(s)"),
+            "{md}"
+        );
     }
 }

@@ -86,9 +86,7 @@ pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
             }
             if let Some(seq) = f.exchange {
                 match (r.exchanges.iter().find(|x| x.seq == seq), &f.request) {
-                    (Some(x), _) => {
-                        out.push_str(&format!("    exchange: {}\n", exchange_line(x)))
-                    }
+                    (Some(x), _) => out.push_str(&format!("    exchange: {}\n", exchange_line(x))),
                     (None, Some(line)) => out.push_str(&format!("    exchange: {line}\n")),
                     _ => {}
                 }
@@ -148,7 +146,7 @@ pub fn skipped_result(inst: &Instance, reason: String) -> ScenarioResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixtures::{faulty_run, exchange};
+    use crate::report::fixtures::{exchange, faulty_run};
 
     #[test]
     fn exchange_lines_put_the_status_before_the_url() {
@@ -168,7 +166,10 @@ mod tests {
         assert!(t.contains("    at:       suites/etag.yaml:14:11"), "{t}");
         assert!(t.contains("    exchange: #12 200 PUT"), "{t}");
         assert!(t.contains("also failed in its exchanges (reported once per rule in the conformance view): LOC-02, HDR-02"), "{t}");
-        assert!(t.contains("--- exchanges (redacted) ---\n=== #12 200 PUT"), "{t}");
+        assert!(
+            t.contains("--- exchanges (redacted) ---\n=== #12 200 PUT"),
+            "{t}"
+        );
         let create = &run[0];
         assert!(failed_rules(create).is_empty());
         assert_eq!(message(create), "");

@@ -139,7 +139,11 @@ pub fn apply_policy(r: &ScenarioResult, policy: Transcripts) -> ScenarioResult {
                     }
                 })
                 .collect();
-            let mode = if kept.len() == total { "full" } else { "sample" };
+            let mode = if kept.len() == total {
+                "full"
+            } else {
+                "sample"
+            };
             (mode, kept)
         }
         Transcripts::None => ("none", Vec::new()),
@@ -246,7 +250,10 @@ mod tests {
     fn passing_tests_keep_a_bounded_sample_and_failing_ones_everything() {
         let kept = apply_policy(&busy(Status::Passed), Transcripts::Failures);
         assert_eq!(kept.exchanges.len(), SAMPLE);
-        assert_eq!(kept.exchanges[1].seq, 5, "the scenario's own request is sampled");
+        assert_eq!(
+            kept.exchanges[1].seq, 5,
+            "the scenario's own request is sampled"
+        );
         assert!(kept.exchanges[0].response.as_ref().unwrap().body.len() < 1100);
         assert_eq!(
             kept.transcript,
@@ -258,7 +265,10 @@ mod tests {
         let kept = apply_policy(&busy(Status::Failed), Transcripts::Failures);
         assert_eq!(kept.exchanges.len(), 20);
         assert_eq!(kept.transcript.as_ref().unwrap().kept, "full");
-        assert_eq!(kept.exchanges[0].response.as_ref().unwrap().body.len(), 5000);
+        assert_eq!(
+            kept.exchanges[0].response.as_ref().unwrap().body.len(),
+            5000
+        );
         let kept = apply_policy(&busy(Status::Passed), Transcripts::All);
         assert_eq!(kept.exchanges.len(), 20);
         let kept = apply_policy(&busy(Status::Failed), Transcripts::None);
@@ -274,7 +284,12 @@ mod tests {
         assert!(kept.exchanges.iter().any(|x| x.seq == 1));
         let kept = apply_policy(&run[0], Transcripts::None);
         let f = &kept.verdicts[0].failures[0];
-        assert!(f.request.as_deref().unwrap().starts_with("#1 202 PUT http://127.0.0.1:1/"));
+        assert!(
+            f.request
+                .as_deref()
+                .unwrap()
+                .starts_with("#1 202 PUT http://127.0.0.1:1/")
+        );
         // Applying it twice changes nothing.
         let again = apply_policy(&kept, Transcripts::All);
         assert!(again.exchanges.is_empty());

@@ -121,9 +121,19 @@ pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Counts> {
             html.add(&r)?;
         }
     }
-    junit.end()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    json.end()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    html.end()?.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    junit
+        .end()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()?;
+    json.end()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()?;
+    html.end()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()?;
     Ok(counts)
 }
 
@@ -146,9 +156,18 @@ mod tests {
         w.push(&run[0]).unwrap();
         w.finish().unwrap();
         let c = write_all(&dir, &info()).unwrap();
-        assert_eq!((c.passed, c.failed, c.not_applicable, c.tests()), (2, 1, 1, 4));
+        assert_eq!(
+            (c.passed, c.failed, c.not_applicable, c.tests()),
+            (2, 1, 1, 4)
+        );
         assert_eq!(c.rules.failing, ["LOC-02", "ETAG-07"]);
-        for f in ["junit.xml", "report.json", "summary.md", "conformance.md", "report.html"] {
+        for f in [
+            "junit.xml",
+            "report.json",
+            "summary.md",
+            "conformance.md",
+            "report.html",
+        ] {
             assert!(dir.join(f).exists(), "{f}");
         }
         let v: serde_json::Value =
@@ -162,7 +181,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["async-put::create", "etag::if-match", "etag::skus", "headers::ids"]
+            [
+                "async-put::create",
+                "etag::if-match",
+                "etag::skus",
+                "headers::ids"
+            ]
         );
         assert_eq!(v["counts"]["failed"], 1);
         assert_eq!(v["counts"]["rules"]["failed"], 2);
@@ -182,7 +206,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(RESULTS_FILE), "\n{\"name\": 3}\n").unwrap();
         let e = write_all(&dir, &info()).unwrap_err();
-        assert!(e.to_string().contains("results.jsonl:2: not a test result"), "{e}");
+        assert!(
+            e.to_string().contains("results.jsonl:2: not a test result"),
+            "{e}"
+        );
         std::fs::remove_file(dir.join(RESULTS_FILE)).unwrap();
         let c = write_all(&dir, &info()).unwrap();
         assert_eq!(c.tests(), 0);

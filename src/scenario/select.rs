@@ -83,7 +83,12 @@ impl Selection {
                         rules::families().join(", ")
                     )
                 })?;
-            rules.extend(rules::all().iter().filter(|r| r.family() == fam).map(|r| r.id));
+            rules.extend(
+                rules::all()
+                    .iter()
+                    .filter(|r| r.family() == fam)
+                    .map(|r| r.id),
+            );
             given.push(format!("--family {fam}"));
         }
         for p in profiles {
@@ -91,7 +96,12 @@ impl Selection {
                 let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
                 format!("unknown profile `{p}` (one of: {})", names.join(", "))
             })?;
-            rules.extend(rules::all().iter().filter(|r| r.profile == prof).map(|r| r.id));
+            rules.extend(
+                rules::all()
+                    .iter()
+                    .filter(|r| r.profile == prof)
+                    .map(|r| r.id),
+            );
             given.push(format!("--profile {prof}"));
         }
         Ok(Selection {
@@ -201,7 +211,11 @@ const WRITES: [&str; 4] = ["PUT", "PATCH", "DELETE", "POST"];
 
 /// The method of the step named `name` (`*` when it is not known before the run).
 fn method_of(steps: &[&Step], name: &str) -> String {
-    match steps.iter().find(|s| s.name.as_deref() == Some(name)).map(|s| &s.action) {
+    match steps
+        .iter()
+        .find(|s| s.name.as_deref() == Some(name))
+        .map(|s| &s.action)
+    {
         Some(Action::Request(r)) => r
             .method
             .as_literal()
@@ -260,10 +274,7 @@ fn reach(inst: &Instance) -> Reach {
                 r.follows.insert(method_of(&steps, &d.follow));
             }
             Action::Settle(_) => r.arm = true,
-            Action::Start(_)
-            | Action::Task(_)
-            | Action::Inspect(_)
-            | Action::Sleep(_) => {}
+            Action::Start(_) | Action::Task(_) | Action::Inspect(_) | Action::Sleep(_) => {}
         }
     }
     r
@@ -331,9 +342,12 @@ pub fn select(
             .filter(|r| !target.declares(r.profile))
             .map(|r| r.profile.name())
             .collect();
-        let why = if undeclared.len() == 1 && sel.rules.iter().all(|id| {
-            rules::lookup(id).is_some_and(|r| !target.declares(r.profile))
-        }) {
+        let why = if undeclared.len() == 1
+            && sel
+                .rules
+                .iter()
+                .all(|id| rules::lookup(id).is_some_and(|r| !target.declares(r.profile)))
+        {
             format!(
                 ": their profile ({}) is not declared by the target (`profiles:` in the target file)",
                 undeclared.into_iter().collect::<Vec<_>>().join(", ")

@@ -35,8 +35,10 @@ scenarios:
 "#;
 
 fn setup(profiles: &str) -> (Vec<Instance>, Target) {
-    let yaml = embedded_target_yaml("http://127.0.0.1:1/")
-        .replace("profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]", profiles);
+    let yaml = embedded_target_yaml("http://127.0.0.1:1/").replace(
+        "profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]",
+        profiles,
+    );
     let target = parse_target(Path::new("t.yaml"), &yaml, "t").expect("embedded target");
     let opts = LoadOptions {
         schema_dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas"),
@@ -54,20 +56,31 @@ fn a_row_states_its_own_rule_and_actions_imply_theirs() {
     let (all, _) = setup("profiles: [arm, aro-hcp]");
     let one = all.iter().find(|i| i.name == "demo::rows::one").unwrap();
     assert_eq!(stated_rules(one), ["API-01"]);
-    let del = all.iter().find(|i| i.name.starts_with("demo::delete-flow")).unwrap();
+    let del = all
+        .iter()
+        .find(|i| i.name.starts_with("demo::delete-flow"))
+        .unwrap();
     assert_eq!(stated_rules(del), ["DEL-01"]);
 }
 
 #[test]
 fn engine_rules_follow_what_the_steps_can_show() {
     let (all, target) = setup("profiles: [arm, aro-hcp]");
-    let get = all.iter().find(|i| i.name.starts_with("demo::get-only")).unwrap();
+    let get = all
+        .iter()
+        .find(|i| i.name.starts_with("demo::get-only"))
+        .unwrap();
     let j = judges(get, &target);
     assert!(j.contains(&"HDR-01") && j.contains(&"RES-05"), "{j:?}");
     assert!(!j.contains(&"LOC-02") && !j.contains(&"PUT-03"), "{j:?}");
-    let del = all.iter().find(|i| i.name.starts_with("demo::delete-flow")).unwrap();
+    let del = all
+        .iter()
+        .find(|i| i.name.starts_with("demo::delete-flow"))
+        .unwrap();
     let j = judges(del, &target);
-    for id in ["LOC-02", "DEL-02", "DEL-03", "DEL-04", "PUT-03", "OPRES-01", "HDR-01"] {
+    for id in [
+        "LOC-02", "DEL-02", "DEL-03", "DEL-04", "PUT-03", "OPRES-01", "HDR-01",
+    ] {
         assert!(j.contains(&id), "{id} in {j:?}");
     }
     assert!(!j.contains(&"PATCH-02") && !j.contains(&"MON-01"), "{j:?}");
@@ -93,7 +106,11 @@ fn rule_selection_keeps_the_tests_that_judge_the_rule() {
     let sel = Selection::new(vec![], false, vec![], &["loc-02".into()], &[], &[]).unwrap();
     let kept = select(all.clone(), &sel, &target).unwrap();
     assert!(!kept.is_empty());
-    assert!(kept.iter().all(|i| i.name.starts_with("demo::delete-flow")), "{:?}", names(&kept));
+    assert!(
+        kept.iter().all(|i| i.name.starts_with("demo::delete-flow")),
+        "{:?}",
+        names(&kept)
+    );
     let sel = Selection::new(vec![], false, vec![], &[], &["API".into()], &[]).unwrap();
     assert_eq!(
         names(&select(all.clone(), &sel, &target).unwrap()),
@@ -137,9 +154,20 @@ fn bad_selectors_and_empty_name_matches_are_errors() {
     assert!(Selection::new(vec![], false, vec![], &[], &[], &["aro".into()]).is_err());
     let (all, target) = setup("profiles: [arm]");
     let sel = Selection::new(vec!["zzz".into()], false, vec![], &[], &[], &[]).unwrap();
-    assert!(select(all.clone(), &sel, &target).unwrap_err().contains("`zzz`"));
+    assert!(
+        select(all.clone(), &sel, &target)
+            .unwrap_err()
+            .contains("`zzz`")
+    );
     let sel = Selection::new(vec!["demo::rows::one".into()], true, vec![], &[], &[], &[]).unwrap();
-    assert_eq!(names(&select(all.clone(), &sel, &target).unwrap()), ["demo::rows::one"]);
+    assert_eq!(
+        names(&select(all.clone(), &sel, &target).unwrap()),
+        ["demo::rows::one"]
+    );
     let sel = Selection::new(vec![], false, vec!["rows".into()], &[], &[], &[]).unwrap();
-    assert!(!names(&select(all, &sel, &target).unwrap()).iter().any(|n| n.contains("rows")));
+    assert!(
+        !names(&select(all, &sel, &target).unwrap())
+            .iter()
+            .any(|n| n.contains("rows"))
+    );
 }
