@@ -272,12 +272,54 @@ fn judged(r: &Value) -> Vec<String> {
 
 #[test]
 fn the_listing_marks_not_applicable_tests_and_judges_what_runs_judge() {
-    let list = listing(&[]);
-    assert!(
-        list.iter().any(|t| t["status"] == "not-applicable"
-            && t["reason"].as_str().is_some_and(|r| !r.is_empty()))
+    // A target that declares only the ARM profile: scenarios of other profiles are listed as
+    // not applicable, with the reason (no request is sent by --list).
+    let dir = Scratch::new("list-arm");
+    let fabrikam = std::fs::read_to_string(common::root().join("tests/other_rp/fabrikam.yaml"))
+        .unwrap()
+        .replace("{BASE_URL}", "http://127.0.0.1:9");
+    let arm_only: String = fabrikam
+        .lines()
+        .map(|l| {
+            if l.starts_with("profiles:") {
+                "profiles: [arm]"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let target = dir.write("arm-only.yaml", &arm_only).display().to_string();
+    let arm = listing(&["--target", &target]);
+    assert!(arm.iter().any(|t| {
+        t["status"] == "not-applicable"
+            && t["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("does not declare: azure-core-lro"))
+    }));
+    assert!(arm.iter().all(|t| t["line"].as_u64().unwrap() > 0));
+    let out = rpconform(
+        &["run", "suites", "--list", "--target", &target],
+        QUICK_TIMEOUT,
     );
-    assert!(list.iter().all(|t| t["line"].as_u64().unwrap() > 0));
+    assert!(
+        out.stdout.contains(": test (not applicable: "),
+        "{}",
+        out.stdout
+    );
+    let out = rpconform(
+        &[
+            "run", "suites", "--list", "--target", &target, "--rule", "OPS-01",
+        ],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 2);
+    assert!(
+        out.stderr.contains("aro-hcp") && out.stderr.contains("not declared"),
+        "{}",
+        out.stderr
+    );
+    let list = listing(&[]);
     // Soundness of the selection: every rule a test judged in the clean run is one the
     // listing says it can judge.
     let report = read_report(&clean().dir.join("reports"));
@@ -297,12 +339,6 @@ fn the_listing_marks_not_applicable_tests_and_judges_what_runs_judge() {
             );
         }
     }
-    let out = rpconform(&["run", "suites", "--list"], QUICK_TIMEOUT);
-    assert!(
-        out.stdout.contains(": test (not applicable: "),
-        "{}",
-        out.stdout
-    );
 }
 
 #[test]
