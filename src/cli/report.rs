@@ -9,8 +9,7 @@ use crate::report;
 /// Join partitioned runs; exit 1 when the merged run failed.
 pub(super) fn merge(inputs: &[PathBuf], out: &Path) -> u8 {
     match report::merge(inputs, out) {
-        Ok(c) => {
-            let info = report::RunInfo::default();
+        Ok((c, info)) => {
             println!(
                 "merged {} reports: {}",
                 inputs.len(),

@@ -137,6 +137,8 @@ pub struct FamilyRow {
 pub struct Undeclared {
     pub profile: String,
     pub rules: usize,
+    #[serde(default)]
+    pub ids: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -377,10 +379,14 @@ impl Builder {
                     .iter_mut()
                     .find(|u| u.profile == rule.profile.name())
                 {
-                    Some(u) => u.rules += 1,
+                    Some(u) => {
+                        u.rules += 1;
+                        u.ids.push(rule.id.into());
+                    }
                     None => undeclared.push(Undeclared {
                         profile: rule.profile.name().into(),
                         rules: 1,
+                        ids: vec![rule.id.into()],
                     }),
                 }
                 continue;

@@ -319,6 +319,21 @@ pub fn conformance_md(info: &RunInfo, counts: &Counts, conf: &Conformance) -> St
             detail
         );
     }
+    if !conf.undeclared.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Not applicable: profiles the target does not declare\n"
+        );
+        for u in &conf.undeclared {
+            let _ = writeln!(
+                out,
+                "- {} ({} rules): {}",
+                u.profile,
+                u.rules,
+                u.ids.join(", ")
+            );
+        }
+    }
     out
 }
 
@@ -445,7 +460,10 @@ mod tests {
         assert!(md.contains("## ⚠️ Warned rules (SHOULD)"));
         assert!(md.contains("| `PUT-03` | MUST | ➖ not judged | 0 | 0 / 0 | not judged (timing)"));
         assert!(md.contains("| `SKU-01` | MUST | ⏭️ not applicable"));
-        assert!(md.contains("aro-hcp"), "undeclared profiles are named");
+        assert!(
+            md.contains("- aro-hcp (8 rules): OPS-01,"),
+            "undeclared profiles are named"
+        );
     }
 
     #[test]

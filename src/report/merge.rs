@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use super::json::read_report;
 use super::{Counts, ResultsWriter, RunInfo, Transcripts, write_all};
 
-/// Merge the inputs into `out`; the merged counts.
-pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Counts, String> {
+/// Merge the inputs into `out`; the merged counts and settings.
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(Counts, RunInfo), String> {
     if inputs.is_empty() {
         return Err("nothing to merge".into());
     }
@@ -61,5 +61,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<Counts, String> {
     } else {
         Some(format!("merged: {}", parts.join(", ")))
     };
-    write_all(out, &info).map_err(|e| format!("cannot write reports to {}: {e}", out.display()))
+    let counts = write_all(out, &info)
+        .map_err(|e| format!("cannot write reports to {}: {e}", out.display()))?;
+    Ok((counts, info))
 }
