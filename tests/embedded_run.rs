@@ -99,9 +99,13 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
         !junit.test_suites.is_empty(),
         "junit.xml has no <testsuite>"
     );
+    // A `conformance` testsuite (one testcase per rule) comes first, then the tests.
+    assert_eq!(junit.test_suites[0].name.as_str(), "conformance");
+    let rule_cases = junit.test_suites[0].test_cases.len() as u64;
     assert_eq!(
-        junit.tests as u64, total,
-        "junit.xml counts {} tests, report.json {total}",
+        junit.tests as u64,
+        total + rule_cases,
+        "junit.xml counts {} testcases, report.json {total} tests and {rule_cases} rules",
         junit.tests
     );
     let broken: Vec<String> = junit
@@ -118,7 +122,15 @@ fn suites_pass_against_the_embedded_rp_and_reports_agree() {
         junit.errors,
         excerpt(&report)
     );
-    for suite in &junit.test_suites {
+    // The run's settings are properties of one testsuite (the conformance one), not repeated.
+    for suite in &junit.test_suites[1..] {
+        assert!(
+            suite.properties.is_empty(),
+            "testsuite `{}` repeats the run properties",
+            suite.name.as_str()
+        );
+    }
+    for suite in &junit.test_suites[..1] {
         let prop = |name: &str| {
             suite
                 .properties

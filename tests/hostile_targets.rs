@@ -134,11 +134,19 @@ fn assert_failing_verdict(run: &Run, exp: &Expect<'_>) {
     );
     let results = run.results();
     assert!(!results.is_empty(), "report.json has no result\n{ctx}");
+    // A test fails on the rules it states; a rule the engine judged on its own (an ambient
+    // or flow rule) fails in the conformance view.
     let bad = results
         .iter()
         .filter(|r| matches!(r["status"].as_str(), Some("failed" | "error")))
-        .count();
-    assert!(bad > 0, "no test failed or errored\n{ctx}");
+        .count()
+        + run.report()["counts"]["rules"]["failed"]
+            .as_u64()
+            .unwrap_or(0) as usize;
+    assert!(
+        bad > 0,
+        "no test failed or errored, and no rule failed\n{ctx}"
+    );
     if exp.runner_error {
         assert!(
             results.iter().any(|r| r["status"] == "error"),

@@ -15,6 +15,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Parsed once per process: the size of the `run` variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run suites against a target and write reports.
@@ -119,15 +121,30 @@ pub struct RunArgs {
     /// Matrix runs at once (each in its own process; default: cores + 1).
     #[arg(long, value_name = "N")]
     pub matrix_jobs: Option<usize>,
-    /// Run only the scenarios that state one of these rules (repeatable); ambient rules are
-    /// still judged on every exchange those scenarios make.
+
+    // Selection (cargo-test / nextest / pytest style).
+    /// Run only tests whose name contains FILTER (exactly, with --exact); repeatable: any
+    /// matches. Positional arguments that are not paths are filters too.
+    #[arg(long = "filter", short = 'f', value_name = "FILTER")]
+    pub filters: Vec<String>,
+    /// Run only the tests that judge this rule (stated, or judged by the engine on what their
+    /// steps can show); repeatable, with --family and --profile: any matches.
     #[arg(long = "rule", value_name = "ID")]
     pub rules: Vec<String>,
-
-    // cargo-test flags.
-    /// Run only tests whose name contains FILTER (exactly, with --exact).
-    #[arg(long = "filter", short = 'f', value_name = "FILTER")]
-    pub filter: Option<String>,
+    /// Run only the tests that judge a rule of this family (ETAG, LOC...); repeatable.
+    #[arg(long = "family", value_name = "F")]
+    pub families: Vec<String>,
+    /// Run only the tests that judge a rule of this profile (arm, propagation, azure-core-lro,
+    /// aro-hcp, task-api); repeatable.
+    #[arg(long = "profile", value_name = "P")]
+    pub profiles: Vec<String>,
+    /// Which exchanges reports keep: every one, those of failing tests (and a sample of the
+    /// others), or none.
+    #[arg(long, default_value = "failures", value_parser = ["all", "failures", "none"])]
+    pub transcripts: String,
+    /// Output format of --list.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
     #[arg(long)]
     pub exact: bool,
     /// Skip tests whose name contains this (repeatable).
@@ -301,5 +318,15 @@ pub enum ReportCommand {
         inputs: Vec<PathBuf>,
         #[arg(long, default_value = "reports")]
         out: PathBuf,
+    },
+    /// Which rules and tests got worse or better between two runs (report directories or
+    /// report.json files). Exit 1 when something got worse.
+    Diff {
+        /// The earlier run (for example the last certified one).
+        old: PathBuf,
+        /// The later run.
+        new: PathBuf,
+        #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
+        format: String,
     },
 }

@@ -1,8 +1,6 @@
 //! Which subcommand runs: the dispatch table.
 
 use super::args::{Cli, Command, ReportCommand};
-use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::report;
 
 pub fn dispatch(cli: Cli) -> u8 {
     match cli.command {
@@ -22,29 +20,11 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Probe(a) => super::probe::probe(a),
         Command::Serve(a) => super::embedded::serve(a),
         Command::Cleanup(a) => super::cleanup::cleanup(a),
-        Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
-        {
-            Ok(c) => {
-                println!(
-                    "merged {} reports into {}: {} passed, {} warned, {} failed, {} errors, {} skipped",
-                    inputs.len(),
-                    out.display(),
-                    c.passed,
-                    c.warned,
-                    c.failed,
-                    c.errors,
-                    c.skipped
-                );
-                if c.failed + c.errors > 0 {
-                    EXIT_FAILED
-                } else {
-                    EXIT_OK
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                EXIT_USAGE
-            }
-        },
+        Command::Report(ReportCommand::Merge { inputs, out }) => {
+            super::report::merge(&inputs, &out)
+        }
+        Command::Report(ReportCommand::Diff { old, new, format }) => {
+            super::report::diff(&old, &new, format == "markdown")
+        }
     }
 }

@@ -26,7 +26,7 @@ use super::args::RunArgs;
 use super::common::load;
 use super::run::plan;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::report::{Status, read_json_report};
+use crate::report::{Status, read_report};
 
 /// Reads an operation needs before the matrices' reference RP lets it end.
 const MATRIX_HOLD_READS: u32 = 3;
@@ -65,7 +65,7 @@ impl Found {
 }
 
 /// The arguments every child run gets (the parent's, minus the matrix flags).
-fn child_args(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, job: &Job) -> Vec<String> {
+fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> Vec<String> {
     let mut v: Vec<String> = vec!["run".into()];
     v.extend(paths.iter().map(|p| p.display().to_string()));
     v.extend([
@@ -91,8 +91,8 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, job: &Job) -
     if let Some(d) = a.deadline {
         v.extend(["--deadline".into(), d.to_string()]);
     }
-    if let Some(f) = filter {
-        v.extend(["--filter".into(), f.to_string()]);
+    for f in filters {
+        v.extend(["--filter".into(), f.clone()]);
     }
     if a.exact {
         v.push("--exact".into());
@@ -163,32 +163,33 @@ fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
         ));
         return found;
     }
-    let report = match read_json_report(&dir.join("report.json")) {
-        Ok(r) => r,
-        Err(e) => {
-            found.broken = Some(format!("exit {:?}, no report: {e}", status.code()));
-            return found;
-        }
-    };
-    for r in &report.results {
-        if let Status::Error(e) = &r.status {
-            found
-                .errors
-                .push(format!("{}: {}", r.name, crate::http::cut(e, 160)));
-        }
-        for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
-            if v.level == "MUST" {
-                found.must.insert(v.rule.clone());
-            } else {
-                found.should.insert(v.rule.clone());
+    let read = read_report(
+        &dir.join("report.json"),
+        &mut |_| Ok(()),
+        &mut |r| {
+            if let Status::Error(e) = &r.status {
+                found
+                    .errors
+                    .push(format!("{}: {}", r.name, crate::http::cut(e, 160)));
             }
-        }
+            for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+                if v.level == "MUST" {
+                    found.must.insert(v.rule.clone());
+                } else {
+                    found.should.insert(v.rule.clone());
+                }
+            }
+            Ok(())
+        },
+    );
+    if let Err(e) = read {
+        found.broken = Some(format!("exit {:?}, no report: {e}", status.code()));
     }
     found
 }
 
 /// Run every job, `jobs` at once; results in job order.
-fn run_all(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, jobs: &[Job]) -> Vec<Found> {
+fn run_all(a: &RunArgs, paths: &[PathBuf], filters: &[String], jobs: &[Job]) -> Vec<Found> {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
@@ -219,7 +220,7 @@ fn run_all(a: &RunArgs, paths: &[PathBuf], filter: Option<&str>, jobs: &[Job]) -
                         break;
                     };
                     let job = &jobs[i];
-                    let f = run_child(&exe, &child_args(a, paths, filter, job), &job.dir);
+                    let f = run_child(&exe, &child_args(a, paths, filters, job), &job.dir);
                     eprintln!(
                         "{:<48} {}  ({:.0} s)",
                         job.key,
@@ -331,7 +332,7 @@ fn variant_row(key: &str, departs: &BTreeSet<String>, f: &Found) -> (String, boo
 /// What the matrices need to know besides the arguments.
 struct Prepared {
     paths: Vec<PathBuf>,
-    filter: Option<String>,
+    filters: Vec<String>,
     /// Every rule some scenario states.
     stated: BTreeSet<String>,
     /// The embedded target's declarations (default variants).
@@ -403,7 +404,7 @@ fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
     };
     Ok(Prepared {
         paths: plan.paths,
-        filter: plan.filter,
+        filters: plan.selection.names,
         stated,
         target,
     })
@@ -449,7 +450,7 @@ fn fault_rows(
         .filter(|f| unobservable(*f, &p.target).is_none())
         .collect();
     let first: Vec<Job> = observable.iter().map(|f| job(*f, true)).collect();
-    let found = run_all(a, &p.paths, p.filter.as_deref(), &first);
+    let found = run_all(a, &p.paths, &p.filters, &first);
     let caught = |f: Fault, x: &Found| {
         x.broken.is_none() && f.rules().iter().all(|r| x.failed().contains(*r))
     };
@@ -461,7 +462,7 @@ fn fault_rows(
         .filter(|((f, j), x)| !j.rules.is_empty() && !caught(**f, x))
         .map(|((f, _), _)| job(*f, false))
         .collect();
-    let found_again = run_all(a, &p.paths, p.filter.as_deref(), &again);
+    let found_again = run_all(a, &p.paths, &p.filters, &again);
     let mut rows = Vec::new();
     let mut ok = true;
     for f in &faults {
@@ -521,7 +522,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
     let found = run_all(
         &a,
         &p.paths,
-        p.filter.as_deref(),
+        &p.filters,
         std::slice::from_ref(&clean),
     );
     let (clean_row, mut ok) = fault_row(None, &found[0]);
@@ -577,7 +578,7 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         rules: Vec::new(),
         dir: dir.join("compatible-set"),
     });
-    let found = run_all(&a, &p.paths, p.filter.as_deref(), &jobs);
+    let found = run_all(&a, &p.paths, &p.filters, &jobs);
 
     let mut ok = true;
     let mut md = format!(
@@ -638,124 +639,5 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn found(must: &[&str], should: &[&str]) -> Found {
-        Found {
-            must: must.iter().map(|s| s.to_string()).collect(),
-            should: should.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_fault_row_needs_every_named_rule() {
-        let (row, ok) = fault_row(Some(Fault::DeleteNoLocation), &found(&["LOC-01"], &[]));
-        assert!(!ok && row.contains("missed DEL-01"), "{row}");
-        let (_, ok) = fault_row(
-            Some(Fault::DeleteNoLocation),
-            &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
-        );
-        assert!(ok);
-        let (row, ok) = fault_row(None, &found(&[], &["HDR-03"]));
-        assert!(!ok && row.contains("HDR-03"), "{row}");
-        assert!(fault_row(None, &found(&[], &[])).1);
-    }
-
-    #[test]
-    fn a_variant_row_allows_only_documented_should_failures() {
-        let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
-        assert!(variant_row("no-retry-after", &departs, &found(&[], &["DEL-02"])).1);
-        let (row, ok) = variant_row("x", &departs, &found(&[], &["OPRES-04"]));
-        assert!(
-            !ok && row.contains("undocumented SHOULD failures: OPRES-04"),
-            "{row}"
-        );
-        let (row, ok) = variant_row("x", &departs, &found(&["PUT-03"], &[]));
-        assert!(!ok && row.contains("MUST failed: PUT-03"), "{row}");
-        let mut broken = found(&[], &[]);
-        broken.errors.push("t: deadline".into());
-        assert!(!variant_row("x", &departs, &broken).1);
-    }
-
-    #[test]
-    fn only_faults_on_undeclared_shapes_are_unobservable() {
-        let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
-        let t = crate::target::parse_target(Path::new("e.yaml"), &yaml, "embedded").unwrap();
-        for f in Fault::all() {
-            let shape_fault = matches!(
-                f,
-                Fault::SubscriptionLevelWrongId
-                    | Fault::ExtensionWrongType
-                    | Fault::LocationTypeNoRequestId
-                    | Fault::NamespaceApiVersionMixup
-            );
-            if let Some(why) = unobservable(f, &t) {
-                assert!(shape_fault && why.contains("declares no"), "{f}: {why}");
-            }
-        }
-        // A target without any type observes none of the shape faults.
-        let mut bare = t.clone();
-        bare.types.clear();
-        assert!(unobservable(Fault::ExtensionWrongType, &bare).is_some());
-        assert!(unobservable(Fault::FlatError, &bare).is_none());
-    }
-
-    #[test]
-    fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
-        let a = RunArgs {
-            paths: vec![],
-            target: "embedded".into(),
-            faults: vec![],
-            variants: vec![],
-            hold_reads: 3,
-            op_duration: 100,
-            time_scale: 0.01,
-            strict: false,
-            report_dir: "r".into(),
-            schemas: "schemas".into(),
-            partition: None,
-            insecure: false,
-            no_foreign: false,
-            deadline: Some(10),
-            request_timeout: 60,
-            body_cap: 1,
-            fault_matrix: false,
-            variant_matrix: true,
-            matrix_jobs: None,
-            rules: vec![],
-            filter: None,
-            exact: false,
-            skip: vec![],
-            list: false,
-            include_ignored: false,
-            ignored: false,
-            test_threads: None,
-            quiet: false,
-        };
-        let job = Job {
-            key: "k".into(),
-            faults: vec![Fault::FlatError],
-            variants: vec![Variant::SyncPatch, Variant::WeakEtags],
-            rules: vec!["ETAG-07".into()],
-            dir: "r/x".into(),
-        };
-        let v = child_args(&a, &[PathBuf::from("suites")], None, &job).join(" ");
-        assert!(
-            v.starts_with("run suites --target embedded --strict"),
-            "{v}"
-        );
-        assert!(v.contains("--fault flat-error"), "{v}");
-        assert!(
-            v.contains("--variant sync-patch --variant weak-etags"),
-            "{v}"
-        );
-        assert!(
-            v.contains("--hold-reads 3") && v.contains("--deadline 10"),
-            "{v}"
-        );
-        assert!(v.contains("--rule ETAG-07"), "{v}");
-        assert!(!v.contains("matrix"), "{v}");
-    }
-}
+#[path = "matrix_tests.rs"]
+mod tests;

@@ -285,13 +285,16 @@ async fn run(
             duration_ms: started.elapsed().as_millis() as u64,
             left_behind: left.clone(),
             faults: faults.iter().map(|f| f.name().to_string()).collect(),
+            profiles: ctx.target.profiles.iter().map(|p| p.name().to_string()).collect(),
+            select: Vec::new(),
+            transcripts: report::Transcripts::All.name().into(),
             interrupted: ctx.cancel.is_cancelled(),
             requests: result.exchanges.len() as u64,
             request_rate: 0.0,
             throttling: Default::default(),
             journal: None,
         };
-        let written = report::ResultsWriter::create(dir).and_then(|mut w| {
+        let written = report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {
             w.push(&result)?;
             w.finish()?;
             report::write_all(dir, &info)

@@ -17,13 +17,13 @@ use super::common::{load, paths_and_filters, runtime, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Limits, Redactor, TokenSource};
-use crate::report::{self, ResultsWriter, RunInfo, Throttling};
+use crate::report::{self, ResultsWriter, RunInfo, Throttling, Transcripts};
 use crate::runner::console::{Console, ConsoleOptions};
 use crate::runner::harness::{self, Durations};
 use crate::runner::journal::{self, Journal};
 use crate::runner::{self, RunCtx, partition::Partition};
 use super::signals::spawn_signal_handler;
-use crate::scenario::{Suite, expand};
+use crate::scenario::{Selection, Suite, expand, select};
 use crate::target::{embedded_target_yaml_for, load_target, parse_target};
 
 /// The exit status of an interrupted run (128 + SIGINT), as shells report Ctrl-C.
@@ -32,8 +32,10 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Everything `run` needs once arguments are validated.
 pub(super) struct RunPlan {
     pub paths: Vec<PathBuf>,
-    pub filter: Option<String>,
+    /// Name filters, `--skip`, and rule selection: `scenario::select` applies it.
+    pub selection: Selection,
     pub partition: Option<Partition>,
+    pub transcripts: Transcripts,
 }
 
 pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
@@ -44,15 +46,16 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
             return Err(usage(format!("{f}: no such file or directory")));
         }
     }
-    if let Some(f) = &a.filter {
-        filters.push(f.clone());
-    }
-    if filters.len() > 1 {
-        return Err(usage(format!(
-            "one name filter at a time (got {}); use --skip to leave tests out",
-            filters.join(", ")
-        )));
-    }
+    filters.extend(a.filters.iter().cloned());
+    let selection = Selection::new(
+        filters,
+        a.exact,
+        a.skip.clone(),
+        &a.rules,
+        &a.families,
+        &a.profiles,
+    )
+    .map_err(usage)?;
     if !(a.time_scale > 0.0 && a.time_scale.is_finite() && a.time_scale <= 100.0) {
         return Err(usage(
             "--time-scale must be a number above 0 and at most 100",
@@ -72,8 +75,9 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
     };
     Ok(RunPlan {
         paths,
-        filter: filters.pop(),
+        selection,
         partition,
+        transcripts: a.transcripts.parse().map_err(usage)?,
     })
 }
 
@@ -241,48 +245,23 @@ pub(super) fn run_suites(
             return Err(usage(e));
         }
     };
-    let all = expand(&suites, &target);
-    if let Some(f) = &plan.filter {
-        let hit = all.iter().any(|i| {
-            if a.exact {
-                &i.name == f
-            } else {
-                i.name.contains(f.as_str())
-            }
-        });
-        if !hit {
+    let all = match select(expand(&suites, &target), &plan.selection, &target) {
+        Ok(all) => all,
+        Err(e) => {
             shutdown(server);
-            return Err(usage(format!(
-                "no test name matches `{f}`; `--list` shows them"
-            )));
+            return Err(usage(e));
         }
-    }
-    let all = if a.rules.is_empty() {
-        all
-    } else {
-        let kept: Vec<_> = all
-            .into_iter()
-            .filter(|i| {
-                let stated = i.scenario().rules();
-                a.rules
-                    .iter()
-                    .any(|r| stated.iter().any(|s| s.eq_ignore_ascii_case(r)))
-            })
-            .collect();
-        if kept.is_empty() {
-            shutdown(server);
-            return Err(usage(format!(
-                "no scenario states {}; `rpconform rules` shows which suites check a rule",
-                a.rules.join(", ")
-            )));
-        }
-        kept
     };
     let instances = harness::partitioned(all, plan.partition);
+    let profiles: Vec<String> = target
+        .profiles
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
     let label = target.label.clone();
     let base_url = redactor.text(&crate::http::strip_userinfo(&target.base()));
     let args = libtest_mimic::Arguments {
-        filter: plan.filter.clone(),
+        filter: None,
         exact: a.exact,
         skip: a.skip.clone(),
         list: a.list,
@@ -312,7 +291,7 @@ pub(super) fn run_suites(
         }
     };
     if a.list {
-        harness::list(&instances, &args, &console);
+        super::list::print(&instances, &target, a.format == "json");
         shutdown(server);
         return Ok(RunOutcome { exit: EXIT_OK });
     }
@@ -361,7 +340,7 @@ pub(super) fn run_suites(
             None
         }
     };
-    let mut sink = match ResultsWriter::create(&a.report_dir) {
+    let mut sink = match ResultsWriter::create(&a.report_dir, plan.transcripts) {
         Ok(w) => w,
         Err(e) => {
             shutdown(server);
@@ -451,13 +430,16 @@ pub(super) fn run_suites(
         time_scale: a.time_scale,
         accelerated: a.time_scale != 1.0,
         strict: a.strict,
-        filters: plan.filter.clone().into_iter().collect(),
+        filters: plan.selection.names.clone(),
         skip: a.skip.clone(),
         partition: plan.partition.map(|p| p.to_string()),
         started_at,
         duration_ms,
         left_behind: left.clone(),
         faults: faults.iter().map(|f| f.name().to_string()).collect(),
+        profiles,
+        select: plan.selection.given.clone(),
+        transcripts: plan.transcripts.name().into(),
         interrupted,
         requests: stats.requests,
         request_rate: if duration_ms > 0 {
@@ -508,34 +490,11 @@ pub(super) fn run_suites(
                 stats.throttle_wait_ms as f64 / 1000.0
             ));
         }
-        console.line(&format!(
-            "rpconform: {} passed, {} warned, {} failed, {} errors, {} skipped{}{}; {} requests ({:.1}/s); reports in {}",
-            c.passed,
-            c.warned,
-            c.failed,
-            c.errors,
-            c.skipped,
-            if c.interrupted > 0 {
-                format!(", {} interrupted", c.interrupted)
-            } else {
-                String::new()
-            },
-            if info.accelerated {
-                format!(" (accelerated ×{})", a.time_scale)
-            } else {
-                String::new()
-            },
-            stats.requests,
-            info.request_rate,
-            a.report_dir.display()
-        ));
-        if interrupted {
-            console.note("rpconform: the run was interrupted");
-        }
+        console.line(&report::console_summary(&c, &info, &a.report_dir));
     }
     let exit = if interrupted {
         EXIT_INTERRUPTED
-    } else if c.failed + c.errors > 0 || !left.is_empty() || outcome.write_error.is_some() {
+    } else if c.failed_run() || !left.is_empty() || outcome.write_error.is_some() {
         EXIT_FAILED
     } else {
         EXIT_OK

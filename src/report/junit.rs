@@ -1,100 +1,312 @@
-//! JUnit XML through quick-junit: a testsuite per suite file, a testcase per test. A broken
-//! rule is a `<failure>` whose message starts with the rule IDs; "could not check" is an
-//! `<error>`; not applicable is `<skipped>` with the reason. Run settings are properties.
+//! JUnit XML through quick-junit, written one testsuite at a time.
+//!
+//! - A `conformance` testsuite comes first: one testcase per rule of the declared profiles
+//!   (`LOC-02`, classname `rpconform.conformance.LOC`), failed with the first evidence, skipped
+//!   with why it was not judged; the run's settings are its properties (once per report).
+//! - Then one testsuite per suite file, one testcase per test, failing only on the rules the
+//!   test states (see [`super::conformance`] for why): a broken rule is a `<failure>` whose
+//!   message starts with the rule IDs; "could not check" is an `<error>`; not applicable and
+//!   ignored are `<skipped>` with the reason.
+//!
+//! Every testcase carries `file` and `line` attributes (the suite file and the scenario's line;
+//! for a failed rule, the line of its first evidence) for CI annotations, and its failed rules in
+//! properties. Exchanges are one line each, the status before the URL.
 
-use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::render::{failure_text, message};
-use super::{RunInfo, ScenarioResult, Status};
+use super::conformance::{Conformance, RuleRow, RuleVerdict, line_of};
+use super::counts::{Kind, unstated_failures};
+use super::render::{failed_rules, failure_text, message};
+use super::{Counts, RunInfo, ScenarioResult, Status};
 
-pub fn junit_xml(info: &RunInfo, results: &[ScenarioResult]) -> String {
+/// The longest failure text kept in a testcase (the rest is in report.json and report.html).
+const MAX_TEXT: usize = 64 * 1024;
+
+/// The `<testsuite>` elements of a one-suite report, as quick-junit writes them.
+fn suite_xml(suite: TestSuite) -> io::Result<Vec<u8>> {
     let mut report = Report::new("rpconform");
-    report.set_time(Duration::from_millis(info.duration_ms));
-    let mut suites: BTreeMap<&str, TestSuite> = BTreeMap::new();
-    for r in results {
-        let suite = suites.entry(r.suite.as_str()).or_insert_with(|| {
-            let mut s = TestSuite::new(r.suite.clone());
-            s.add_property(("target", info.target.as_str()));
-            s.add_property(("base_url", info.base_url.as_str()));
-            s.add_property(("time_scale", info.time_scale.to_string().as_str()));
-            s.add_property(("accelerated", info.accelerated.to_string().as_str()));
-            s.add_property(("strict", info.strict.to_string().as_str()));
-            s.add_property(("filters", info.filters.join(" ").as_str()));
-            s.add_property((
-                "partition",
-                info.partition.clone().unwrap_or_default().as_str(),
-            ));
-            s.add_property(("rpconform_version", info.rpconform_version.as_str()));
-            if info.interrupted {
-                s.add_property(("interrupted", "true"));
+    report.add_test_suite(suite);
+    let mut buf = Vec::new();
+    report.serialize(&mut buf).map_err(io::Error::other)?;
+    let text = String::from_utf8_lossy(&buf);
+    let open = text
+        .find("<testsuites")
+        .and_then(|i| text[i..].find('>').map(|j| i + j + 1));
+    let close = text.rfind("</testsuites>");
+    match (open, close) {
+        (Some(a), Some(b)) if a <= b => Ok(text[a..b].trim_matches('\n').as_bytes().to_vec()),
+        _ => Err(io::Error::other("quick-junit wrote an unexpected document")),
+    }
+}
+
+fn file_line(tc: &mut TestCase, at: &str) {
+    let line = line_of(at);
+    let file = at.rsplitn(3, ':').nth(2).filter(|_| line > 0).unwrap_or(at);
+    tc.extra.insert("file".into(), file.into());
+    if line > 0 {
+        tc.extra.insert("line".into(), line.to_string().into());
+    }
+}
+
+/// The testcase of one test.
+pub fn test_case(r: &ScenarioResult) -> TestCase {
+    let status = match Kind::of(&r.status) {
+        Kind::Passed | Kind::Warned => TestCaseStatus::success(),
+        kind @ (Kind::Failed | Kind::Error) => {
+            let failed = kind == Kind::Failed;
+            let mut st = TestCaseStatus::non_success(if failed {
+                NonSuccessKind::Failure
+            } else {
+                NonSuccessKind::Error
+            });
+            st.set_message(message(r));
+            st.set_type(if failed { "contract" } else { "runner" });
+            st.set_description(crate::http::cut(&failure_text(r, true), MAX_TEXT));
+            st
+        }
+        Kind::NotApplicable | Kind::Ignored | Kind::Skipped => {
+            let mut st = TestCaseStatus::skipped();
+            if let Status::Skipped(reason) = &r.status {
+                st.set_message(reason.clone());
             }
-            s.add_property(("suite_file", r.suite_file.as_str()));
+            st
+        }
+        Kind::Interrupted => {
+            let mut st = TestCaseStatus::skipped();
+            if let Status::Interrupted(at) = &r.status {
+                st.set_message(at.clone());
+            }
+            st.set_type("interrupted");
+            st
+        }
+    };
+    let mut tc = TestCase::new(r.name.clone(), status);
+    tc.set_classname(format!("rpconform.{}", r.suite));
+    tc.set_time(Duration::from_millis(r.duration_ms));
+    tc.extra.insert("file".into(), r.suite_file.clone().into());
+    let line = line_of(&r.at);
+    if line > 0 {
+        tc.extra.insert("line".into(), line.to_string().into());
+    }
+    if !r.stated.is_empty() {
+        tc.add_property(("rules", r.stated.join(",").as_str()));
+    }
+    let failed = failed_rules(r);
+    if !failed.is_empty() {
+        tc.add_property(("failed_rules", failed.join(",").as_str()));
+    }
+    let unstated = unstated_failures(r);
+    if !unstated.is_empty() {
+        tc.add_property(("conformance_failures", unstated.join(",").as_str()));
+    }
+    let exempt: Vec<String> = r
+        .verdicts
+        .iter()
+        .filter_map(|v| {
+            v.exempt_reason
+                .as_ref()
+                .map(|why| format!("{} ({why})", v.rule))
+        })
+        .collect();
+    if !exempt.is_empty() {
+        tc.add_property(("exempt", exempt.join("; ").as_str()));
+    }
+    if r.status == Status::Warned {
+        tc.add_property(("warnings", failed.join(",").as_str()));
+    }
+    if r.status == Status::Warned || !unstated.is_empty() {
+        tc.set_system_out(crate::http::cut(&failure_text(r, false), MAX_TEXT));
+    }
+    tc
+}
+
+/// The text of a rule's verdict: statement, counts, first evidence, failing tests.
+pub fn rule_text(r: &RuleRow) -> String {
+    let mut out = format!(
+        "{} ({}, profile {}): {}\nfailed {} of {} checks in {} of {} tests\n",
+        r.id,
+        r.level,
+        r.profile,
+        r.statement,
+        r.checks_failed,
+        r.checks_failed + r.checks_passed,
+        r.tests_failed,
+        r.tests
+    );
+    if let Some(e) = &r.evidence {
+        out.push_str(&format!(
+            "first evidence, in {}{}:\n    expected: {}\n    seen:     {}\n    at:       {}\n",
+            e.test,
+            if e.stated {
+                " (stated by the test)"
+            } else {
+                " (judged by the engine on the test's exchanges)"
+            },
+            e.expected,
+            e.seen,
+            e.at
+        ));
+        if let Some(q) = &e.request {
+            out.push_str(&format!("    exchange: {q}\n"));
+        }
+        if e.count > 1 {
+            out.push_str(&format!("    (seen {} times in that test)\n", e.count));
+        }
+        if let Some(t) = &e.transcript {
+            out.push_str(&format!("--- exchange (redacted) ---\n{t}\n"));
+        }
+    }
+    if !r.failing_tests.is_empty() {
+        out.push_str(&format!("failing tests: {}", r.failing_tests.join(", ")));
+        if r.tests_failed > r.failing_tests.len() {
+            out.push_str(&format!(
+                " and {} more",
+                r.tests_failed - r.failing_tests.len()
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The testcase of one rule of the conformance view.
+pub fn rule_case(r: &RuleRow) -> TestCase {
+    let status = match r.verdict {
+        RuleVerdict::Failed => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            let first = r
+                .evidence
+                .as_ref()
+                .map(|e| format!(": expected {}; seen {}", e.expected, e.seen))
+                .unwrap_or_default();
+            st.set_message(crate::http::cut(
+                &format!(
+                    "{} ({}) failed in {} test(s), {} check(s){first}",
+                    r.id, r.level, r.tests_failed, r.checks_failed
+                ),
+                400,
+            ));
+            st.set_type("contract");
+            st.set_description(rule_text(r));
+            st
+        }
+        RuleVerdict::Warned | RuleVerdict::Passed => TestCaseStatus::success(),
+        RuleVerdict::NotJudged | RuleVerdict::NotApplicable => {
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(format!(
+                "{}: {}",
+                r.verdict.label(),
+                r.why.clone().unwrap_or_default()
+            ));
+            st
+        }
+    };
+    let mut tc = TestCase::new(r.id.clone(), status);
+    tc.set_classname(format!("rpconform.conformance.{}", r.family));
+    if let Some(e) = &r.evidence {
+        file_line(&mut tc, &e.at);
+    }
+    tc.add_property(("level", r.level.as_str()));
+    tc.add_property(("profile", r.profile.as_str()));
+    tc.add_property(("tests", r.tests.to_string().as_str()));
+    tc.add_property(("checks_failed", r.checks_failed.to_string().as_str()));
+    tc.add_property(("checks_passed", r.checks_passed.to_string().as_str()));
+    if r.verdict == RuleVerdict::Failed {
+        tc.add_property(("failed_rules", r.id.as_str()));
+    }
+    if r.verdict == RuleVerdict::Warned {
+        tc.add_property(("warnings", r.id.as_str()));
+        tc.set_system_out(rule_text(r));
+    }
+    tc
+}
+
+/// Writes junit.xml a testsuite at a time: the conformance testsuite, then each suite's.
+pub struct JunitWriter<W: Write> {
+    out: W,
+    suite: Option<TestSuite>,
+}
+
+impl<W: Write> JunitWriter<W> {
+    /// The document head (with totals: tests and rules) and the conformance testsuite.
+    pub fn begin(
+        mut out: W,
+        info: &RunInfo,
+        counts: &Counts,
+        conformance: &Conformance,
+    ) -> io::Result<Self> {
+        let rules = &counts.rules;
+        let tests = counts.tests() + conformance.rules.len();
+        write!(
+            out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rpconform\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\" time=\"{:.3}\">\n",
+            counts.failed + rules.failed,
+            counts.errors,
+            info.duration_ms as f64 / 1000.0
+        )?;
+        let mut s = TestSuite::new("conformance");
+        let props = [
+            ("target", info.target.clone()),
+            ("base_url", info.base_url.clone()),
+            ("profiles", conformance.profiles.join(",")),
+            ("time_scale", info.time_scale.to_string()),
+            ("accelerated", info.accelerated.to_string()),
+            ("strict", info.strict.to_string()),
+            ("filters", info.filters.join(" ")),
+            ("select", info.select.join(" ")),
+            ("partition", info.partition.clone().unwrap_or_default()),
+            ("interrupted", info.interrupted.to_string()),
+            ("run_id", info.run_id.clone()),
+            ("rpconform_version", info.rpconform_version.clone()),
+        ];
+        for (k, v) in props {
+            s.add_property((k, v.as_str()));
+        }
+        for r in &conformance.rules {
+            s.add_test_case(rule_case(r));
+        }
+        out.write_all(&suite_xml(s)?)?;
+        out.write_all(b"\n")?;
+        Ok(JunitWriter { out, suite: None })
+    }
+
+    fn flush_suite(&mut self) -> io::Result<()> {
+        if let Some(s) = self.suite.take() {
+            self.out.write_all(&suite_xml(s)?)?;
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// One test; tests of one suite must come together.
+    pub fn add(&mut self, r: &ScenarioResult) -> io::Result<()> {
+        if self
+            .suite
+            .as_ref()
+            .is_some_and(|s| s.name.as_str() != r.suite)
+        {
+            self.flush_suite()?;
+        }
+        let suite = self.suite.get_or_insert_with(|| {
+            let mut s = TestSuite::new(r.suite.clone());
+            s.extra.insert("file".into(), r.suite_file.clone().into());
             s
         });
-        let status = match &r.status {
-            Status::Passed | Status::Warned => TestCaseStatus::success(),
-            Status::Failed => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(message(r));
-                st.set_type("contract");
-                st.set_description(failure_text(r, true));
-                st
-            }
-            Status::Error(_) => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                st.set_message(message(r));
-                st.set_type("runner");
-                st.set_description(failure_text(r, true));
-                st
-            }
-            Status::Skipped(reason) => {
-                let mut st = TestCaseStatus::skipped();
-                st.set_message(reason.clone());
-                st
-            }
-            Status::Interrupted(at) => {
-                let mut st = TestCaseStatus::skipped();
-                st.set_message(format!("interrupted: {at}"));
-                st.set_type("interrupted");
-                st
-            }
-        };
-        let mut tc = TestCase::new(r.name.clone(), status);
-        tc.set_classname(format!("rpconform.{}", r.suite));
-        tc.set_time(Duration::from_millis(r.duration_ms));
-        let rules: Vec<&str> = r.verdicts.iter().map(|v| v.rule.as_str()).collect();
-        if !rules.is_empty() {
-            tc.add_property(("rules", rules.join(",").as_str()));
-        }
-        let exempt: Vec<String> = r
-            .verdicts
-            .iter()
-            .filter_map(|v| {
-                v.exempt_reason
-                    .as_ref()
-                    .map(|why| format!("{} ({why})", v.rule))
-            })
-            .collect();
-        if !exempt.is_empty() {
-            tc.add_property(("exempt", exempt.join("; ").as_str()));
-        }
-        if r.status == Status::Warned {
-            let warned: Vec<&str> = r
-                .verdicts
-                .iter()
-                .filter(|v| v.failed_outcome())
-                .map(|v| v.rule.as_str())
-                .collect();
-            tc.add_property(("warnings", warned.join(",").as_str()));
-            tc.set_system_out(failure_text(r, false));
-        }
-        suite.add_test_case(tc);
+        suite.add_test_case(test_case(r));
+        Ok(())
     }
-    report.add_test_suites(suites.into_values());
-    report
-        .to_string()
-        .unwrap_or_else(|e| format!("<!-- cannot serialize JUnit: {e} -->"))
+
+    pub fn end(mut self) -> io::Result<W> {
+        self.flush_suite()?;
+        self.out.write_all(b"</testsuites>\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
 }
+
+#[cfg(test)]
+#[path = "junit_tests.rs"]
+mod tests;

@@ -1,117 +1,496 @@
-//! `summary.md`: the run settings, totals, a table per suite and the failed rules, sized for a
-//! CI job summary (GitHub Actions' `$GITHUB_STEP_SUMMARY`, Azure DevOps' summary tab).
+//! Markdown: `conformance.md` (the conformance view: failed rules first, then warnings, the
+//! families, every rule) and `summary.md`, sized for a CI job summary (GitHub Actions'
+//! `$GITHUB_STEP_SUMMARY`, Azure DevOps' summary tab): the verdict, the failed and warned rules
+//! first, the families, then the tests that failed and one line per suite. Every test with its
+//! transcript is in `report.html` and `report.json`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-use super::render::{failed_rules, message};
-use super::{RunInfo, ScenarioResult, Status, counts};
+use super::conformance::{Conformance, RuleRow, RuleVerdict};
+use super::counts::{Counts, Kind};
+use super::{RunInfo, ScenarioResult, Status, render};
+
+/// What summary.md shows of one test (kept while the results stream by).
+#[derive(Debug, Clone)]
+pub struct TestLine {
+    pub name: String,
+    pub suite: String,
+    pub kind: Kind,
+    pub detail: String,
+}
+
+impl TestLine {
+    pub fn of(r: &ScenarioResult) -> TestLine {
+        let detail = match &r.status {
+            Status::Skipped(why) => why.clone(),
+            Status::Warned => format!("SHOULD: {}", render::failed_rules(r).join(", ")),
+            _ => render::message(r),
+        };
+        TestLine {
+            name: r.name.clone(),
+            suite: r.suite.clone(),
+            kind: Kind::of(&r.status),
+            detail: crate::http::cut(&detail, 300),
+        }
+    }
+}
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-pub fn summary_md(info: &RunInfo, results: &[ScenarioResult]) -> String {
-    let c = counts(results);
-    let verdict = if c.failed + c.errors == 0 {
-        "✅ passed"
-    } else {
-        "❌ failed"
-    };
-    let verdict = if info.interrupted {
-        "⏹️ interrupted"
-    } else {
-        verdict
-    };
-    let mut out = format!("# rpconform: {verdict}\n\n");
-    if info.interrupted {
-        out.push_str(
-            "**The run was interrupted** (Ctrl-C, SIGTERM or SIGHUP): not every test ran to its end.\n\n",
-        );
-    }
-    out.push_str(&format!(
-        "- target: `{}` ({})\n- rpconform {} · run `{}` · started {}\n- time scale: {}{}\n- strict: {}\n",
+/// Show at most this many failed tests in summary.md.
+const MAX_TESTS: usize = 50;
+
+fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
+    let _ = writeln!(
+        out,
+        "- target: `{}` ({}) · profiles: {}",
         info.target,
         info.base_url,
+        conf.profiles.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "- rpconform {} · run `{}` · started {} · {:.1} s",
         info.rpconform_version,
         info.run_id,
         info.started_at,
+        info.duration_ms as f64 / 1000.0
+    );
+    let _ = writeln!(
+        out,
+        "- time scale: {}{} · strict: {} · transcripts: {}",
         info.time_scale,
-        if info.accelerated { " — **accelerated run: not a certification run**" } else { "" },
-        info.strict
-    ));
-    if !info.filters.is_empty() || !info.skip.is_empty() {
-        out.push_str(&format!(
-            "- filters: {} · skip: {}\n",
+        if info.accelerated {
+            " — **accelerated run: not a certification run**"
+        } else {
+            ""
+        },
+        info.strict,
+        info.transcripts
+    );
+    if info.filtered() {
+        let _ = writeln!(
+            out,
+            "- selection: {} {} {} {} — **not every test ran**",
             info.filters.join(" "),
-            info.skip.join(" ")
-        ));
-    }
-    if let Some(p) = &info.partition {
-        out.push_str(&format!("- partition: {p}\n"));
+            info.skip
+                .iter()
+                .map(|s| format!("--skip {s}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            info.select.join(" "),
+            info.partition
+                .as_deref()
+                .map(|p| format!("--partition {p}"))
+                .unwrap_or_default()
+        );
     }
     if !info.faults.is_empty() {
-        out.push_str(&format!(
-            "- reference RP faults: {}\n",
-            info.faults.join(", ")
-        ));
+        let _ = writeln!(out, "- reference RP faults: {}", info.faults.join(", "));
     }
-    out.push_str(&format!(
-        "\n**{} passed · {} warned · {} failed · {} errors · {} skipped{}** in {:.1} s\n",
+    if info.interrupted {
+        let _ = writeln!(
+            out,
+            "- ⛔ **interrupted**: the run stopped before every test ran"
+        );
+    }
+}
+
+fn verdict_line(c: &Counts) -> String {
+    let r = &c.rules;
+    let mut s = if c.failed_run() {
+        let mut why = Vec::new();
+        if r.failed > 0 {
+            why.push(format!(
+                "{} rule(s) broken ({})",
+                r.failed,
+                r.failing
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if c.errors > 0 {
+            why.push(format!("{} test(s) could not check", c.errors));
+        }
+        if why.is_empty() {
+            why.push(format!("{} test(s) failed", c.failed));
+        }
+        format!("❌ failed — {}", why.join("; "))
+    } else {
+        "✅ passed".to_string()
+    };
+    if r.warned > 0 {
+        s.push_str(&format!(" · ⚠️ {} SHOULD rule(s) warned", r.warned));
+    }
+    s
+}
+
+fn totals(out: &mut String, c: &Counts, conf: &Conformance) {
+    let _ = writeln!(
+        out,
+        "\n**Rules: {} failed · {} warned · {} passed · {} not judged · {} not applicable** of {} in the declared profiles{}",
+        c.rules.failed,
+        c.rules.warned,
+        c.rules.passed,
+        c.rules.not_judged,
+        c.rules.not_applicable,
+        conf.rules.len(),
+        if conf.undeclared.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({} rules of undeclared profiles: {})",
+                c.rules.undeclared,
+                conf.undeclared
+                    .iter()
+                    .map(|u| format!("{} {}", u.profile, u.rules))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
+    let _ = writeln!(
+        out,
+        "\n**Tests: {} passed · {} warned · {} failed · {} errors · {} not applicable · {} ignored** (of {})",
         c.passed,
         c.warned,
         c.failed,
         c.errors,
-        c.skipped,
-        if c.interrupted > 0 {
-            format!(" · {} interrupted", c.interrupted)
-        } else {
-            String::new()
-        },
-        info.duration_ms as f64 / 1000.0
-    ));
-    if info.throttling.count > 0 {
-        out.push_str(&format!(
-            "\nThe target throttled {} request(s) (429, or 503 with Retry-After), waited out in {:.1} s and retried; throttled answers are not judged.\n",
-            info.throttling.count,
-            info.throttling.wait_ms as f64 / 1000.0
-        ));
+        c.not_applicable,
+        c.ignored,
+        c.tests()
+    );
+}
+
+fn evidence(r: &RuleRow) -> String {
+    match &r.evidence {
+        Some(e) => {
+            let mut s = format!(
+                "expected {}; seen {} — in `{}` ({})",
+                crate::http::cut(&e.expected, 160),
+                crate::http::cut(&e.seen, 200),
+                e.test,
+                e.at
+            );
+            if let Some(q) = &e.request {
+                s.push_str(&format!(" · `{}`", crate::http::cut(q, 200)));
+            }
+            esc(&s)
+        }
+        None => String::new(),
     }
-    if !info.left_behind.is_empty() {
-        out.push_str("\n## ⚠️ Left behind (could not delete)\n\n");
-        for l in &info.left_behind {
-            out.push_str(&format!("- {l}\n"));
+}
+
+fn broken(out: &mut String, conf: &Conformance) {
+    for (v, title) in [
+        (RuleVerdict::Failed, "## ❌ Failed rules"),
+        (RuleVerdict::Warned, "## ⚠️ Warned rules (SHOULD)"),
+    ] {
+        let rows: Vec<&RuleRow> = conf.rules.iter().filter(|r| r.verdict == v).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{title}\n\n| rule | level | tests failed | checks failed | first evidence |\n|---|---|---|---|---|"
+        );
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "| **{}** {} | {} | {} of {} | {} of {} | {} |",
+                r.id,
+                esc(&crate::http::cut(&r.statement, 90)),
+                r.level,
+                r.tests_failed,
+                r.tests,
+                r.checks_failed,
+                r.checks_failed + r.checks_passed,
+                evidence(r)
+            );
         }
     }
-    let mut by_suite: BTreeMap<&str, Vec<&ScenarioResult>> = BTreeMap::new();
-    for r in results {
-        by_suite.entry(r.suite.as_str()).or_default().push(r);
+}
+
+fn families(out: &mut String, conf: &Conformance) {
+    let _ = writeln!(
+        out,
+        "\n## Families\n\n| family | verdict | rules | passed | failed | warned | not judged | not applicable |\n|---|---|---|---|---|---|---|---|"
+    );
+    for f in &conf.families {
+        let _ = writeln!(
+            out,
+            "| {} | {} {} | {} | {} | {} | {} | {} | {} |",
+            f.family,
+            f.verdict.icon(),
+            f.verdict.label(),
+            f.rules,
+            f.passed,
+            f.failed,
+            f.warned,
+            f.not_judged,
+            f.not_applicable
+        );
     }
-    for (suite, rs) in by_suite {
-        let sc = super::counts_of(rs.iter().copied());
-        out.push_str(&format!(
-            "\n## {suite} — {} passed, {} failed, {} errors, {} skipped\n\n| test | result | rules | detail |\n|---|---|---|---|\n",
-            sc.passed + sc.warned,
-            sc.failed,
-            sc.errors,
-            sc.skipped
-        ));
-        for r in rs {
-            let (icon, detail) = match &r.status {
-                Status::Passed => ("✅ pass", String::new()),
-                Status::Warned => ("⚠️ warn", format!("SHOULD: {}", failed_rules(r).join(", "))),
-                Status::Failed => ("❌ fail", message(r)),
-                Status::Error(_) => ("💥 error", message(r)),
-                Status::Skipped(reason) => ("⏭️ skip", reason.clone()),
-                Status::Interrupted(at) => ("⏹️ interrupted", at.clone()),
-            };
-            let rules: Vec<&str> = r.verdicts.iter().map(|v| v.rule.as_str()).collect();
-            out.push_str(&format!(
-                "| `{}` | {icon} | {} | {} |\n",
-                esc(&r.name),
-                esc(&rules.join(" ")),
-                esc(&crate::http::cut(&detail, 300))
-            ));
+}
+
+/// Show at most this many not-judged rules in summary.md.
+const MAX_NOT_JUDGED: usize = 30;
+
+fn not_judged(out: &mut String, conf: &Conformance) {
+    let mut rows: Vec<&RuleRow> = conf
+        .rules
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.verdict,
+                RuleVerdict::NotJudged | RuleVerdict::NotApplicable
+            )
+        })
+        .collect();
+    // What the ledger could not decide first, then exemptions, not applicable, the rest.
+    rows.sort_by_key(|r| {
+        let why = r.why.as_deref().unwrap_or("");
+        match (r.verdict, why) {
+            (RuleVerdict::NotJudged, w) if w.starts_with("not judged") => 0,
+            (RuleVerdict::NotJudged, w) if w.starts_with("exempted") => 1,
+            (RuleVerdict::NotApplicable, _) => 2,
+            _ => 3,
+        }
+    });
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## ➖ Rules without a verdict ({})\n", rows.len());
+    for r in rows.iter().take(MAX_NOT_JUDGED) {
+        let _ = writeln!(
+            out,
+            "- `{}` {}: {}",
+            r.id,
+            r.verdict.label(),
+            esc(&crate::http::cut(r.why.as_deref().unwrap_or(""), 240))
+        );
+    }
+    if rows.len() > MAX_NOT_JUDGED {
+        let _ = writeln!(
+            out,
+            "- …and {} more: see conformance.md",
+            rows.len() - MAX_NOT_JUDGED
+        );
+    }
+}
+
+/// `conformance.md`: the view rule by rule.
+pub fn conformance_md(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
+    let mut out = format!(
+        "# Conformance of `{}`: {}\n\n",
+        info.target,
+        verdict_line(counts)
+    );
+    settings(&mut out, info, conf);
+    totals(&mut out, counts, conf);
+    broken(&mut out, conf);
+    families(&mut out, conf);
+    let _ = writeln!(
+        out,
+        "\n## Every rule\n\n`tests`: tests in which a check of the rule was made; `checks`: passed / failed.\n\n| rule | level | verdict | tests | checks | why / first evidence |\n|---|---|---|---|---|---|"
+    );
+    for r in &conf.rules {
+        let detail = match (&r.why, r.verdict) {
+            (Some(w), _) => esc(&crate::http::cut(w, 300)),
+            (None, RuleVerdict::Failed | RuleVerdict::Warned) => evidence(r),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} {} | {} | {} / {} | {} |",
+            r.id,
+            r.level,
+            r.verdict.icon(),
+            r.verdict.label(),
+            r.tests,
+            r.checks_passed,
+            r.checks_failed,
+            detail
+        );
+    }
+    if !conf.undeclared.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Not applicable: profiles the target does not declare\n"
+        );
+        for u in &conf.undeclared {
+            let _ = writeln!(
+                out,
+                "- {} ({} rules): {}",
+                u.profile,
+                u.rules,
+                u.ids.join(", ")
+            );
         }
     }
     out
+}
+
+/// `summary.md`: the verdict, rules first, then failed tests and one line per suite.
+pub fn summary_md(
+    info: &RunInfo,
+    counts: &Counts,
+    conf: &Conformance,
+    tests: &[TestLine],
+) -> String {
+    let mut out = format!("# rpconform: {}\n\n", verdict_line(counts));
+    settings(&mut out, info, conf);
+    totals(&mut out, counts, conf);
+    broken(&mut out, conf);
+    families(&mut out, conf);
+    not_judged(&mut out, conf);
+    if !info.left_behind.is_empty() {
+        out.push_str("\n## ⚠️ Left behind (could not delete)\n\n");
+        for l in &info.left_behind {
+            let _ = writeln!(out, "- {l}");
+        }
+    }
+    let bad: Vec<&TestLine> = tests
+        .iter()
+        .filter(|t| matches!(t.kind, Kind::Failed | Kind::Error))
+        .collect();
+    if !bad.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Tests that failed on what they state\n\n| test | result | detail |\n|---|---|---|"
+        );
+        for t in bad.iter().take(MAX_TESTS) {
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                esc(&t.name),
+                if t.kind == Kind::Failed {
+                    "❌ fail"
+                } else {
+                    "💥 error"
+                },
+                esc(&t.detail)
+            );
+        }
+        if bad.len() > MAX_TESTS {
+            let _ = writeln!(
+                out,
+                "\n…and {} more: see junit.xml, report.html.",
+                bad.len() - MAX_TESTS
+            );
+        }
+    }
+    let mut suites: BTreeMap<&str, [usize; 6]> = BTreeMap::new();
+    for t in tests {
+        let e = suites.entry(t.suite.as_str()).or_default();
+        let i = match t.kind {
+            Kind::Passed => 0,
+            Kind::Warned => 1,
+            Kind::Failed => 2,
+            Kind::Error => 3,
+            Kind::NotApplicable => 4,
+            Kind::Ignored | Kind::Skipped | Kind::Interrupted => 5,
+        };
+        e[i] += 1;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Suites\n\n| suite | passed | warned | failed | errors | not applicable | ignored / skipped |\n|---|---|---|---|---|---|---|"
+    );
+    for (s, n) in suites {
+        let _ = writeln!(
+            out,
+            "| {s} | {} | {} | {} | {} | {} | {} |",
+            n[0], n[1], n[2], n[3], n[4], n[5]
+        );
+    }
+    out.push_str(
+        "\nEvery rule with why it was or was not judged: `conformance.md`. Every test with its transcript: `report.html`, `report.json`.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::conformance::conformance;
+    use crate::report::fixtures::{faulty_run, info};
+
+    fn parts() -> (RunInfo, Counts, Conformance, Vec<TestLine>) {
+        let run = faulty_run();
+        let mut info = info();
+        info.faults = vec!["relative-location".into()];
+        let conf = conformance(&info, &run);
+        let mut c = Counts::default();
+        for r in &run {
+            c.add(r);
+        }
+        c.set_rules(&conf);
+        (info, c, conf, run.iter().map(TestLine::of).collect())
+    }
+
+    fn first_rule_id(md: &str) -> (usize, String) {
+        let re = regex::Regex::new(r"\b[A-Z]{2,6}-\d\d\b").unwrap();
+        md.lines()
+            .enumerate()
+            .find_map(|(i, l)| re.find(l).map(|m| (i, m.as_str().to_string())))
+            .unwrap()
+    }
+
+    #[test]
+    fn conformance_md_names_the_broken_rule_first() {
+        let (info, c, conf, _) = parts();
+        let md = conformance_md(&info, &c, &conf);
+        let (line, id) = first_rule_id(&md);
+        assert_eq!(id, "LOC-02", "{md}");
+        assert!(line < 10, "{md}");
+        let failed = md.split("## ❌ Failed rules").nth(1).unwrap();
+        let row = failed.lines().find(|l| l.starts_with("| **")).unwrap();
+        assert!(row.starts_with("| **LOC-02**"), "{row}");
+        assert!(
+            row.contains("2 of 2") && row.contains("#1 202 PUT"),
+            "{row}"
+        );
+        assert!(md.contains("## ⚠️ Warned rules (SHOULD)"));
+        assert!(md.contains("| `PUT-03` | MUST | ➖ not judged | 0 | 0 / 0 | not judged (timing)"));
+        assert!(md.contains("| `SKU-01` | MUST | ⏭️ not applicable"));
+        assert!(
+            md.contains("- aro-hcp (8 rules): OPS-01,"),
+            "undeclared profiles are named"
+        );
+    }
+
+    #[test]
+    fn summary_md_leads_with_rules_and_lists_only_failed_tests() {
+        let (info, c, conf, lines) = parts();
+        let md = summary_md(&info, &c, &conf, &lines);
+        assert!(
+            md.starts_with("# rpconform: ❌ failed — 2 rule(s) broken (LOC-02, ETAG-07)"),
+            "{md}"
+        );
+        assert_eq!(first_rule_id(&md).1, "LOC-02");
+        assert!(md.contains("**Tests: 2 passed · 0 warned · 1 failed · 0 errors · 1 not applicable · 0 ignored** (of 4)"), "{md}");
+        let tests = md
+            .split("## Tests that failed on what they state")
+            .nth(1)
+            .unwrap();
+        assert!(tests.contains("`etag::if-match`"));
+        assert!(
+            !tests.contains("`async-put::create`"),
+            "ambient failures are the rule's, not the test's"
+        );
+        assert!(md.contains("| etag | 0 | 0 | 1 | 0 | 1 | 0 |"), "{md}");
+        assert!(md.contains("reference RP faults: relative-location"));
+        assert!(md.contains("## ➖ Rules without a verdict"), "{md}");
+        assert!(
+            md.contains("- `PUT-03` not judged: not judged (timing) in 2 test(s)"),
+            "{md}"
+        );
+    }
 }

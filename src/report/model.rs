@@ -57,6 +57,26 @@ pub struct ScenarioResult {
     pub notes: Vec<String>,
     #[serde(default)]
     pub exchanges: Vec<Exchange>,
+    /// The rules this test states (its expectations, its actions' own rules, its table row's
+    /// rule): the test passes or fails on these alone; the other rules its exchanges showed
+    /// (ambient and flow rules the engine judges by itself) are reported rule by rule in the
+    /// conformance view.
+    #[serde(default)]
+    pub stated: Vec<String>,
+    /// Which exchanges the report keeps (`full`, `sample`, `cited`, `none`), and how many the
+    /// test made; absent: all of them (a result not yet through [`super::ResultsWriter`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<Transcript>,
+}
+
+/// What a report kept of a test's exchanges.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// `full`, `sample` (the first few, and those a finding cites), `cited` (only those a
+    /// finding cites) or `none`.
+    pub kept: String,
+    /// How many exchanges the test made.
+    pub total: usize,
 }
 
 /// All checks of one rule in one test, as reports hold them.
@@ -69,7 +89,7 @@ pub struct Verdict {
     pub outcome: String,
     pub passed: u32,
     pub failed: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<FindingOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exempt_reason: Option<String>,
@@ -93,6 +113,10 @@ pub struct FindingOut {
     pub at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<String>,
+    /// The exchange that shows it, in one line (status before the URL), kept even when the
+    /// transcript is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
 }
 
 fn one() -> u32 {
@@ -110,7 +134,7 @@ impl Verdict {
 }
 
 /// The run's settings, recorded in every report.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunInfo {
     pub rpconform_version: String,
     pub run_id: String,
@@ -131,7 +155,16 @@ pub struct RunInfo {
     pub left_behind: Vec<String>,
     #[serde(default)]
     pub faults: Vec<String>,
-    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): not every test ran to its end.
+    /// The rule profiles the target declares (empty in reports of older versions: all).
+    #[serde(default)]
+    pub profiles: Vec<String>,
+    /// Rule selection (`--rule`, `--family`, `--profile`), as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub select: Vec<String>,
+    /// The transcript policy: `all`, `failures` or `none`.
+    #[serde(default = "failures")]
+    pub transcripts: String,
+    /// The run was interrupted (Ctrl-C / SIGTERM) before every test ran.
     #[serde(default)]
     pub interrupted: bool,
     /// Requests sent (throttled attempts included) and their rate over the run, per second.
@@ -153,6 +186,34 @@ pub struct RunInfo {
 pub struct Throttling {
     pub count: u64,
     pub wait_ms: u64,
+}
+
+fn failures() -> String {
+    "failures".into()
+}
+
+impl RunInfo {
+    /// Did a filter, a rule selection or a partition leave tests out of this run?
+    pub fn filtered(&self) -> bool {
+        !self.filters.is_empty()
+            || !self.skip.is_empty()
+            || !self.select.is_empty()
+            || self.partition.is_some()
+    }
+
+    /// The declared profiles (all of them for a report that does not say).
+    pub fn declared(&self) -> Vec<crate::rules::Profile> {
+        let ps: Vec<crate::rules::Profile> = self
+            .profiles
+            .iter()
+            .filter_map(|p| crate::rules::Profile::from_name(p))
+            .collect();
+        if ps.is_empty() {
+            crate::rules::Profile::ALL.to_vec()
+        } else {
+            ps
+        }
+    }
 }
 
 /// Turn a scenario's tallies into report verdicts.
@@ -181,6 +242,7 @@ pub fn verdicts(t: &[RuleTally]) -> Vec<Verdict> {
                     last_exchange: f.last_exchange,
                     at: f.at.clone(),
                     step: f.step.clone(),
+                    request: None,
                 })
                 .collect(),
             exempt_reason: x.exempt_reason.clone(),

@@ -1,13 +1,33 @@
 //! A failure rendered once, as text, for the console, JUnit and Markdown alike: the rule IDs
-//! first, then expected versus seen, the suite line, and the exchanges that show it.
+//! first, then expected versus seen, the suite line, and the exchanges that show it. An
+//! exchange in one line puts its status before the (long) URL: `#12 202 PUT https://…`.
 
+use crate::http::Exchange;
 use crate::report::{ScenarioResult, Status};
 use crate::scenario::Instance;
 
-/// The rule IDs that failed, MUST first, for a one-line message.
+/// An exchange in one line, the status first: `#12 202 PUT https://…` (or the transport error).
+pub fn exchange_line(x: &Exchange) -> String {
+    let outcome = match (&x.response, &x.error) {
+        (Some(r), _) => r.status.to_string(),
+        (None, Some(e)) => format!("(no answer: {})", crate::http::cut(e, 120)),
+        _ => "(no answer)".into(),
+    };
+    format!("#{} {outcome} {} {}", x.seq, x.method, x.url)
+}
+
+/// A redacted transcript headed by its one-line form.
+pub fn transcript(x: &Exchange, max_body: usize) -> String {
+    format!("=== {}\n{}", exchange_line(x), x.transcript(max_body))
+}
+
+/// The rule IDs the test states that failed, MUST first, for a one-line message.
 pub fn failed_rules(r: &ScenarioResult) -> Vec<String> {
-    let mut v: Vec<&crate::report::Verdict> =
-        r.verdicts.iter().filter(|v| v.failed_outcome()).collect();
+    let mut v: Vec<&crate::report::Verdict> = r
+        .verdicts
+        .iter()
+        .filter(|v| v.failed_outcome() && r.stated.contains(&v.rule))
+        .collect();
     v.sort_by_key(|x| (x.level != "MUST", x.rule.clone()));
     v.into_iter().map(|x| x.rule.clone()).collect()
 }
@@ -33,15 +53,17 @@ pub fn message(r: &ScenarioResult) -> String {
     }
 }
 
-/// The full failure text: each failed rule with expected vs seen, then (optionally) the
-/// redacted transcript of the exchanges the findings point at.
+/// The full failure text: each failed rule the test states with expected vs seen, the rules
+/// its exchanges broke without it stating them (one line each: the conformance view reports
+/// them), then (optionally) the redacted transcript of the exchanges the findings point at.
 pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
     let mut out = String::new();
     if let Status::Error(e) = &r.status {
         out.push_str(&format!("runner error (could not check): {e}\n"));
     }
     let mut cited = Vec::new();
-    for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+    let stated = failed_rules(r);
+    for v in r.verdicts.iter().filter(|v| stated.contains(&v.rule)) {
         let text = crate::rules::lookup(&v.rule).map(|x| x.rule).unwrap_or("");
         out.push_str(&format!(
             "{} ({}) failed {} of {} checks — {}\n",
@@ -63,14 +85,23 @@ pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
                 out.push_str(&format!("    step:     {s}\n"));
             }
             if let Some(seq) = f.exchange {
-                if let Some(x) = r.exchanges.iter().find(|x| x.seq == seq) {
-                    out.push_str(&format!("    exchange: {}\n", x.summary()));
+                match (r.exchanges.iter().find(|x| x.seq == seq), &f.request) {
+                    (Some(x), _) => out.push_str(&format!("    exchange: {}\n", exchange_line(x))),
+                    (None, Some(line)) => out.push_str(&format!("    exchange: {line}\n")),
+                    _ => {}
                 }
                 if !cited.contains(&seq) {
                     cited.push(seq);
                 }
             }
         }
+    }
+    let unstated = super::unstated_failures(r);
+    if !unstated.is_empty() {
+        out.push_str(&format!(
+            "rules this test does not state also failed in its exchanges (reported once per rule in the conformance view): {}\n",
+            unstated.join(", ")
+        ));
     }
     for n in &r.notes {
         out.push_str(&format!("note: {n}\n"));
@@ -79,7 +110,7 @@ pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
         out.push_str("\n--- exchanges (redacted) ---\n");
         for seq in cited.iter().take(10) {
             if let Some(x) = r.exchanges.iter().find(|x| x.seq == *seq) {
-                out.push_str(&x.transcript(2000));
+                out.push_str(&transcript(x, 2000));
                 out.push('\n');
             }
         }
@@ -104,5 +135,43 @@ pub fn skipped_result(inst: &Instance, reason: String) -> ScenarioResult {
         polls: Vec::new(),
         notes: Vec::new(),
         exchanges: Vec::new(),
+        stated: crate::scenario::stated_rules(inst)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        transcript: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures::{exchange, faulty_run};
+
+    #[test]
+    fn exchange_lines_put_the_status_before_the_url() {
+        let x = exchange(7, "PUT", "http://h/very/long/url", 202);
+        assert_eq!(exchange_line(&x), "#7 202 PUT http://h/very/long/url");
+        assert!(transcript(&x, 100).starts_with("=== #7 202 PUT http://h/very/long/url\n> PUT"));
+    }
+
+    #[test]
+    fn failure_text_details_stated_rules_and_names_the_others() {
+        let run = faulty_run();
+        let etag = &run[1];
+        assert_eq!(failed_rules(etag), ["ETAG-07"]);
+        assert!(message(etag).starts_with("ETAG-07: expected what ETAG-07 wants"));
+        let t = failure_text(etag, true);
+        assert!(t.contains("ETAG-07 (MUST) failed 2 of 3 checks"), "{t}");
+        assert!(t.contains("    at:       suites/etag.yaml:14:11"), "{t}");
+        assert!(t.contains("    exchange: #12 200 PUT"), "{t}");
+        assert!(t.contains("also failed in its exchanges (reported once per rule in the conformance view): LOC-02, HDR-02"), "{t}");
+        assert!(
+            t.contains("--- exchanges (redacted) ---\n=== #12 200 PUT"),
+            "{t}"
+        );
+        let create = &run[0];
+        assert!(failed_rules(create).is_empty());
+        assert_eq!(message(create), "");
     }
 }

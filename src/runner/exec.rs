@@ -127,11 +127,47 @@ impl<'a> Exec<'a> {
         }
     }
 
-    /// The test's result from what the ledger holds (and the runner error, if any).
+    /// The test's result from what the ledger holds (and the runner error, if any). The test
+    /// passes or fails on the rules it states; the others are the conformance view's.
     pub(super) fn result(self, error: Option<String>, start: Instant) -> ScenarioResult {
         let inst = self.inst;
         let sc = inst.scenario();
-        let mut result = ScenarioResult {
+        let ledger = &self.judge.ledger;
+        let stated: Vec<String> = crate::scenario::stated_rules(inst)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        let verdicts = verdicts(&ledger.tallies());
+        let mut status = crate::report::test_status(
+            error.clone(),
+            &verdicts,
+            &stated,
+            self.ctx.strict,
+            ledger.judged_any(),
+        );
+        let mut notes = self.notes;
+        // A runner error with failed rules is reported as the failure it also is.
+        if let (Status::Failed, Some(e)) = (&status, &error) {
+            notes.push(format!("runner error: {e}"));
+        }
+        // Stopped by the run's interruption: "interrupted", never a rule failure of its own (a
+        // rule that failed before the interruption still fails the test).
+        if let Some(at) = &self.interrupted {
+            if status == Status::Failed {
+                notes.push(format!("interrupted at {at}"));
+            } else {
+                status = Status::Interrupted(format!(
+                    "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); teardown and cleanup ran"
+                ));
+            }
+        }
+        // A scenario that found what it needs missing says so (unless a rule failed before).
+        if let Some(why) = &self.not_applicable
+            && matches!(status, Status::Passed | Status::Skipped(_))
+        {
+            status = Status::Skipped(format!("not applicable: {why}"));
+        }
+        ScenarioResult {
             name: inst.name.clone(),
             suite: inst.suite.name.clone(),
             suite_file: inst.suite.path.display().to_string(),
@@ -139,57 +175,15 @@ impl<'a> Exec<'a> {
             type_name: inst.type_name.clone(),
             row: inst.row.as_ref().map(|r| r.name.clone()),
             at: sc.pos.to_string(),
-            status: Status::Passed,
-            duration_ms: 0,
-            verdicts: Vec::new(),
-            polls: Vec::new(),
-            notes: Vec::new(),
-            exchanges: Vec::new(),
-        };
-        let mut notes = self.notes;
-        let ledger = &self.judge.ledger;
-        result.duration_ms = start.elapsed().as_millis() as u64;
-        result.status = match error {
-            Some(e) => Status::Error(e),
-            None if ledger.failed_at(true) && ledger.failed_at(self.ctx.strict) => Status::Failed,
-            None if ledger.failed_at(true) => Status::Warned,
-            None => Status::Passed,
-        };
-        // A runner error with failed MUST rules is reported as the failure it also is.
-        if let Status::Error(e) = &result.status
-            && ledger.failed_at(self.ctx.strict)
-        {
-            notes.push(format!("runner error: {e}"));
-            result.status = Status::Failed;
+            status,
+            duration_ms: start.elapsed().as_millis() as u64,
+            verdicts,
+            polls: self.polls,
+            notes,
+            exchanges: self.exchanges,
+            stated,
+            transcript: None,
         }
-        // Stopped by the run's interruption: "interrupted", never a rule failure of its own (a
-        // rule that failed before the interruption still fails the test).
-        if let Some(at) = &self.interrupted {
-            if ledger.failed_at(self.ctx.strict) {
-                notes.push(format!("interrupted at {at}"));
-                result.status = Status::Failed;
-            } else {
-                result.status = Status::Interrupted(format!(
-                    "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); teardown and cleanup ran"
-                ));
-            }
-        }
-        // A scenario that found what it needs missing says so (unless a rule failed before).
-        if let (Status::Passed, Some(why)) = (&result.status, &self.not_applicable) {
-            result.status = Status::Skipped(format!("not applicable: {why}"));
-        }
-        // A test in which no rule was judged checked nothing: not applicable, not passed.
-        if result.status == Status::Passed && !ledger.judged_any() {
-            result.status = Status::Skipped(
-                "not applicable: no rule could be judged on this target (every step's condition was false, or nothing showed what the rules need)"
-                    .into(),
-            );
-        }
-        result.verdicts = verdicts(&ledger.tallies());
-        result.polls = self.polls;
-        result.notes = notes;
-        result.exchanges = self.exchanges;
-        result
     }
 }
 

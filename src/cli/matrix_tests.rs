@@ -1,0 +1,110 @@
+//! Tests of the fault and variant matrices' planning.
+
+use super::*;
+
+fn found(must: &[&str], should: &[&str]) -> Found {
+    Found {
+        must: must.iter().map(|s| s.to_string()).collect(),
+        should: should.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_fault_row_needs_every_named_rule() {
+    let (row, ok) = fault_row(Some(Fault::DeleteNoLocation), &found(&["LOC-01"], &[]));
+    assert!(!ok && row.contains("missed DEL-01"), "{row}");
+    let (_, ok) = fault_row(
+        Some(Fault::DeleteNoLocation),
+        &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
+    );
+    assert!(ok);
+    let (row, ok) = fault_row(None, &found(&[], &["HDR-03"]));
+    assert!(!ok && row.contains("HDR-03"), "{row}");
+    assert!(fault_row(None, &found(&[], &[])).1);
+}
+
+#[test]
+fn a_variant_row_allows_only_documented_should_failures() {
+    let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
+    assert!(variant_row("no-retry-after", &departs, &found(&[], &["DEL-02"])).1);
+    let (row, ok) = variant_row("x", &departs, &found(&[], &["OPRES-04"]));
+    assert!(
+        !ok && row.contains("undocumented SHOULD failures: OPRES-04"),
+        "{row}"
+    );
+    let (row, ok) = variant_row("x", &departs, &found(&["PUT-03"], &[]));
+    assert!(!ok && row.contains("MUST failed: PUT-03"), "{row}");
+    let mut broken = found(&[], &[]);
+    broken.errors.push("t: deadline".into());
+    assert!(!variant_row("x", &departs, &broken).1);
+}
+
+#[test]
+fn only_faults_on_undeclared_shapes_are_unobservable() {
+    let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
+    let t = crate::target::parse_target(Path::new("e.yaml"), &yaml, "embedded").unwrap();
+    for f in Fault::all() {
+        let shape_fault = matches!(
+            f,
+            Fault::SubscriptionLevelWrongId
+                | Fault::ExtensionWrongType
+                | Fault::LocationTypeNoRequestId
+                | Fault::NamespaceApiVersionMixup
+        );
+        if let Some(why) = unobservable(f, &t) {
+            assert!(shape_fault && why.contains("declares no"), "{f}: {why}");
+        }
+    }
+    // A target without any type observes none of the shape faults.
+    let mut bare = t.clone();
+    bare.types.clear();
+    assert!(unobservable(Fault::ExtensionWrongType, &bare).is_some());
+    assert!(unobservable(Fault::FlatError, &bare).is_none());
+}
+
+#[test]
+fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
+    let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
+        "rpconform",
+        "run",
+        "--variant-matrix",
+        "--hold-reads",
+        "3",
+        "--op-duration",
+        "100",
+        "--time-scale",
+        "0.01",
+        "--report-dir",
+        "r",
+        "--deadline",
+        "10",
+    ])
+    .unwrap();
+    let crate::cli::Command::Run(a) = cli.command else {
+        panic!("not a run")
+    };
+    let job = Job {
+        key: "k".into(),
+        faults: vec![Fault::FlatError],
+        variants: vec![Variant::SyncPatch, Variant::WeakEtags],
+        rules: vec!["ETAG-07".into()],
+        dir: "r/x".into(),
+    };
+    let v = child_args(&a, &[PathBuf::from("suites")], &[], &job).join(" ");
+    assert!(
+        v.starts_with("run suites --target embedded --strict"),
+        "{v}"
+    );
+    assert!(v.contains("--fault flat-error"), "{v}");
+    assert!(
+        v.contains("--variant sync-patch --variant weak-etags"),
+        "{v}"
+    );
+    assert!(
+        v.contains("--hold-reads 3") && v.contains("--deadline 10"),
+        "{v}"
+    );
+    assert!(v.contains("--rule ETAG-07"), "{v}");
+    assert!(!v.contains("matrix"), "{v}");
+}

@@ -1,0 +1,42 @@
+//! `rpconform report merge` and `rpconform report diff`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::report;
+
+/// Join partitioned runs; exit 1 when the merged run failed.
+pub(super) fn merge(inputs: &[PathBuf], out: &Path) -> u8 {
+    match report::merge(inputs, out) {
+        Ok((c, info)) => {
+            println!(
+                "merged {} reports: {}",
+                inputs.len(),
+                report::console_summary(&c, &info, out)
+            );
+            if c.failed_run() { EXIT_FAILED } else { EXIT_OK }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+/// Compare two runs; exit 1 when something got worse, 2 on bad input.
+pub(super) fn diff(old: &Path, new: &Path, markdown: bool) -> u8 {
+    let sides = report::diff::load(old).and_then(|o| report::diff::load(new).map(|n| (o, n)));
+    let (o, n) = match sides {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let d = report::diff::diff(&o, &n);
+    let text = report::diff::render(&d, &o, &n, markdown);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if d.worse() { EXIT_FAILED } else { EXIT_OK }
+}

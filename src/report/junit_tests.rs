@@ -1,0 +1,109 @@
+use super::*;
+use crate::report::conformance::conformance;
+use crate::report::fixtures::{faulty_run, info};
+
+fn document() -> (String, quick_junit::Report) {
+    let run = faulty_run();
+    let conf = conformance(&info(), &run);
+    let mut counts = Counts::default();
+    for r in &run {
+        counts.add(r);
+    }
+    counts.set_rules(&conf);
+    let mut w = JunitWriter::begin(Vec::new(), &info(), &counts, &conf).unwrap();
+    for r in &run {
+        w.add(r).unwrap();
+    }
+    let text = String::from_utf8(w.end().unwrap()).unwrap();
+    let report =
+        quick_junit::Report::deserialize_from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    (text, report)
+}
+
+#[test]
+fn the_conformance_testsuite_comes_first_with_one_case_per_rule_and_run_properties_once() {
+    let (text, report) = document();
+    let conf = &report.test_suites[0];
+    assert_eq!(conf.name.as_str(), "conformance");
+    assert!(conf.properties.iter().any(|p| p.name.as_str() == "target"));
+    assert_eq!(
+        text.matches("name=\"rpconform_version\"").count(),
+        1,
+        "run properties once"
+    );
+    let loc = &conf.test_cases[0];
+    assert_eq!(loc.name.as_str(), "LOC-02");
+    assert!(matches!(
+        &loc.status,
+        TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message: Some(m), .. }
+            if m.as_str().starts_with("LOC-02 (MUST) failed in 2 test(s), 4 check(s): expected")
+    ));
+    assert_eq!(
+        loc.extra.get("file").map(|s| s.as_str()),
+        Some("suites/async-put.yaml")
+    );
+    assert_eq!(loc.extra.get("line").map(|s| s.as_str()), Some("3"));
+    assert!(
+        matches!(&loc.status, TestCaseStatus::NonSuccess { description: Some(d), .. }
+        if d.as_str().contains("--- exchange (redacted) ---\n=== #1 202 PUT http"))
+    );
+    let put03 = conf
+        .test_cases
+        .iter()
+        .find(|c| c.name.as_str() == "PUT-03")
+        .unwrap();
+    assert!(
+        matches!(&put03.status, TestCaseStatus::Skipped { message: Some(m), .. }
+        if m.as_str().contains("not judged (timing)"))
+    );
+    assert!(
+        conf.test_cases
+            .iter()
+            .all(|c| !c.name.as_str().starts_with("OPS-01"))
+    );
+}
+
+#[test]
+fn scenario_testcases_fail_only_on_what_they_state_and_carry_file_and_line() {
+    let (text, report) = document();
+    let put = report
+        .test_suites
+        .iter()
+        .find(|s| s.name.as_str() == "async-put")
+        .unwrap();
+    let create = &put.test_cases[0];
+    assert!(matches!(create.status, TestCaseStatus::Success { .. }));
+    assert!(
+        create
+            .properties
+            .iter()
+            .any(|p| p.name.as_str() == "conformance_failures" && p.value.as_str() == "LOC-02")
+    );
+    let etag = report
+        .test_suites
+        .iter()
+        .find(|s| s.name.as_str() == "etag")
+        .unwrap();
+    let ifm = &etag.test_cases[0];
+    assert_eq!(
+        ifm.extra.get("file").map(|s| s.as_str()),
+        Some("suites/etag.yaml")
+    );
+    assert_eq!(ifm.extra.get("line").map(|s| s.as_str()), Some("10"));
+    assert!(
+        ifm.properties
+            .iter()
+            .any(|p| p.name.as_str() == "failed_rules" && p.value.as_str() == "ETAG-07")
+    );
+    assert!(
+        matches!(&ifm.status, TestCaseStatus::NonSuccess { description: Some(d), .. }
+        if d.as_str().contains("exchange: #12 200 PUT http"))
+    );
+    let skus = &etag.test_cases[1];
+    assert!(matches!(skus.status, TestCaseStatus::Skipped { .. }));
+    assert!(
+        text.contains("failures=\"3\""),
+        "1 test + 2 rules: {}",
+        &text[..300]
+    );
+}

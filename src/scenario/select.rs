@@ -1,0 +1,372 @@
+//! Which tests a run selects, like nextest and pytest do: name filters (`-f`, several: any
+//! matches; `--exact` for whole names), `--skip`, and rule selection (`--rule ID`, `--family
+//! ETAG`, `--profile P`, several: any matches) of the tests that *judge* those rules. Name
+//! filters and rule selection, when both are given, must both match.
+//!
+//! A test judges:
+//! - the rules it **states** ([`stated_rules`]): its expectations' rules (a table row's own rule
+//!   for `rule: ${row.x}`) and the rules its actions check by themselves (`start`: MON, `task`:
+//!   TASK, `sweep`: RGDEL-03);
+//! - the rules the **engine** judges by itself that its steps can make the RP show
+//!   ([`judges`]). The mapping is sound (a test that can show a rule is selected) and is read
+//!   from the steps, never from a run:
+//!   - on any ARM answer (HDR, ERR, RES, RETRY, ETAG-24, PSTATE-01/05): any step that sends an
+//!     ARM request (`request`, `create`, `fresh` — which creates parents —, `settle`, `poll`,
+//!     `during`, `sweep`);
+//!   - on the answer to a write that may run long (LOC-01..04, LOC-09, AAO-01..03; DEL-02 for
+//!     DELETE): a write — `create`/`fresh` (PUT), `sweep` (DELETE), a `request` whose method
+//!     is PUT, PATCH, DELETE or POST, or a method the test only knows at run time;
+//!   - on a followed operation (LOC-05/06/08, AAO-04, OPRES, PSTATE-02, OPS-07/08; PUT-02..04
+//!     for PUT, PATCH-02 for PATCH, DEL-03/04 for DELETE): `create`/`fresh` (PUT, followed to
+//!     its end), `sweep` (DELETE), and `poll`/`during` of a step (with that step's method).
+//!   - MON, TASK and RGDEL rules only where stated (their actions state them).
+//!
+//!   Whether the RP then answers with what the rule reads (a 202, a Location) is only known
+//!   when the test runs: a selected test may still give no verdict on the rule.
+//! - A test not applicable to the target judges nothing; it is selected (and listed with its
+//!   reason) when it states a selected rule, so reports say why that rule was not judged.
+//!
+//! Rules of profiles the target does not declare are judged by no test.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use super::{Action, Instance, Step};
+use crate::rules::{self, Profile};
+use crate::target::Target;
+
+/// What a run selects.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Name filters: a test whose name contains any of them (equals one, with `exact`).
+    pub names: Vec<String>,
+    pub exact: bool,
+    /// Names containing any of these are left out.
+    pub skip: Vec<String>,
+    /// Rules selected by `--rule`, `--family` and `--profile` (empty: no rule selection).
+    pub rules: Vec<&'static str>,
+    /// The rule selection as given, for reports (`--rule LOC-02`).
+    pub given: Vec<String>,
+}
+
+impl Selection {
+    /// A selection from the command line, or why it is wrong (an unknown rule, family or
+    /// profile).
+    pub fn new(
+        names: Vec<String>,
+        exact: bool,
+        skip: Vec<String>,
+        ids: &[String],
+        families: &[String],
+        profiles: &[String],
+    ) -> Result<Selection, String> {
+        let mut rules: BTreeSet<&'static str> = BTreeSet::new();
+        let mut given = Vec::new();
+        for id in ids {
+            let r = rules::lookup(&id.trim().to_ascii_uppercase()).ok_or_else(|| {
+                let hint = crate::diag::did_you_mean(id, rules::ids())
+                    .map(|s| format!(" (did you mean {s}?)"))
+                    .unwrap_or_default();
+                format!("unknown rule `{id}`{hint}; `rpconform rules` lists them")
+            })?;
+            rules.insert(r.id);
+            given.push(format!("--rule {}", r.id));
+        }
+        for f in families {
+            let fam = rules::families()
+                .into_iter()
+                .find(|x| x.eq_ignore_ascii_case(f.trim()))
+                .ok_or_else(|| {
+                    format!(
+                        "unknown family `{f}` (one of: {})",
+                        rules::families().join(", ")
+                    )
+                })?;
+            rules.extend(
+                rules::all()
+                    .iter()
+                    .filter(|r| r.family() == fam)
+                    .map(|r| r.id),
+            );
+            given.push(format!("--family {fam}"));
+        }
+        for p in profiles {
+            let prof = Profile::from_name(p).ok_or_else(|| {
+                let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown profile `{p}` (one of: {})", names.join(", "))
+            })?;
+            rules.extend(
+                rules::all()
+                    .iter()
+                    .filter(|r| r.profile == prof)
+                    .map(|r| r.id),
+            );
+            given.push(format!("--profile {prof}"));
+        }
+        Ok(Selection {
+            names,
+            exact,
+            skip,
+            rules: rules.into_iter().collect(),
+            given,
+        })
+    }
+
+    fn name_matches(&self, name: &str) -> bool {
+        let hit = |f: &String| {
+            if self.exact {
+                name == f
+            } else {
+                name.contains(f.as_str())
+            }
+        };
+        (self.names.is_empty() || self.names.iter().any(hit))
+            && !self.skip.iter().any(|s| name.contains(s.as_str()))
+    }
+}
+
+/// The rules a test states: its expectations' rules (its table row's own rule where the
+/// expectation names `rule: ${row.x}`) and its actions' own rules.
+pub fn stated_rules(inst: &Instance) -> Vec<&'static str> {
+    fn walk(inst: &Instance, s: &Step, out: &mut BTreeSet<&'static str>) {
+        for e in &s.expect {
+            match (&e.row_rule, &inst.row) {
+                (Some(field), Some(row)) => out.extend(
+                    row.values
+                        .get(field)
+                        .and_then(Value::as_str)
+                        .and_then(rules::lookup)
+                        .map(|r| r.id),
+                ),
+                _ => out.extend(e.rules.iter().copied()),
+            }
+        }
+        out.extend(s.implied_rules());
+        if let Action::During(d) = &s.action {
+            for inner in &d.steps {
+                walk(inst, inner, out);
+            }
+        }
+    }
+    let sc = inst.scenario();
+    let mut out = BTreeSet::new();
+    for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
+        walk(inst, s, &mut out);
+    }
+    out.into_iter().collect()
+}
+
+/// When the engine judges a rule by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shows {
+    /// Any ARM answer.
+    Any,
+    /// The answer to a write (of this method).
+    Write(Option<&'static str>),
+    /// A followed operation (of this method).
+    Follow(Option<&'static str>),
+    /// Only where a test states it.
+    Stated,
+}
+
+fn shows(id: &str) -> Shows {
+    match id {
+        "LOC-01" | "LOC-02" | "LOC-03" | "LOC-04" | "LOC-09" | "AAO-01" | "AAO-02" | "AAO-03" => {
+            Shows::Write(None)
+        }
+        "DEL-02" => Shows::Write(Some("DELETE")),
+        "LOC-05" | "LOC-06" | "LOC-08" | "AAO-04" | "PSTATE-02" | "OPS-07" | "OPS-08" => {
+            Shows::Follow(None)
+        }
+        "PUT-02" | "PUT-03" | "PUT-04" => Shows::Follow(Some("PUT")),
+        "PATCH-02" => Shows::Follow(Some("PATCH")),
+        "DEL-03" | "DEL-04" => Shows::Follow(Some("DELETE")),
+        _ => match rules::family_of(id) {
+            "OPRES" => Shows::Follow(None),
+            "MON" | "TASK" | "RGDEL" => Shows::Stated,
+            _ => Shows::Any,
+        },
+    }
+}
+
+/// What a test's steps can make the RP show. `*` stands for a method known only at run time.
+#[derive(Debug, Default)]
+struct Reach {
+    arm: bool,
+    writes: BTreeSet<String>,
+    follows: BTreeSet<String>,
+}
+
+impl Reach {
+    fn has(set: &BTreeSet<String>, method: Option<&str>) -> bool {
+        match method {
+            None => !set.is_empty(),
+            Some(m) => set.contains(m) || set.contains("*"),
+        }
+    }
+}
+
+const WRITES: [&str; 4] = ["PUT", "PATCH", "DELETE", "POST"];
+
+/// The method of the step named `name` (`*` when it is not known before the run).
+fn method_of(steps: &[&Step], name: &str) -> String {
+    match steps
+        .iter()
+        .find(|s| s.name.as_deref() == Some(name))
+        .map(|s| &s.action)
+    {
+        Some(Action::Request(r)) => r
+            .method
+            .as_literal()
+            .map(|m| m.to_ascii_uppercase())
+            .unwrap_or_else(|| "*".into()),
+        Some(Action::Create(_) | Action::Fresh(_)) => "PUT".into(),
+        _ => "*".into(),
+    }
+}
+
+fn reach(inst: &Instance) -> Reach {
+    fn all<'s>(s: &'s Step, out: &mut Vec<&'s Step>) {
+        out.push(s);
+        if let Action::During(d) = &s.action {
+            for i in &d.steps {
+                all(i, out);
+            }
+        }
+    }
+    let sc = inst.scenario();
+    let mut steps = Vec::new();
+    for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
+        all(s, &mut steps);
+    }
+    let mut r = Reach::default();
+    for s in &steps {
+        match &s.action {
+            Action::Request(q) => {
+                r.arm = true;
+                match q.method.as_literal().map(|m| m.to_ascii_uppercase()) {
+                    Some(m) if WRITES.contains(&m.as_str()) => {
+                        r.writes.insert(m);
+                    }
+                    Some(_) => {}
+                    None => {
+                        r.writes.insert("*".into());
+                    }
+                }
+            }
+            Action::Create(_) | Action::Fresh(_) => {
+                r.arm = true;
+                r.writes.insert("PUT".into());
+                r.follows.insert("PUT".into());
+            }
+            Action::Sweep(_) => {
+                r.arm = true;
+                r.writes.insert("DELETE".into());
+                r.follows.insert("DELETE".into());
+            }
+            Action::Poll(p) => {
+                r.arm = true;
+                r.follows.insert(method_of(&steps, &p.follow));
+            }
+            Action::During(d) => {
+                r.arm = true;
+                r.follows.insert(method_of(&steps, &d.follow));
+            }
+            Action::Settle(_) => r.arm = true,
+            Action::Start(_)
+            | Action::Task(_)
+            | Action::Inspect(_)
+            | Action::Sleep(_)
+            | Action::NotApplicable(_) => {}
+        }
+    }
+    r
+}
+
+/// Every rule a test can judge on this target: what it states and what the engine judges on
+/// the answers its steps can get (see the module doc), within the declared profiles.
+pub fn judges(inst: &Instance, target: &Target) -> Vec<&'static str> {
+    let declared = |id: &str| rules::lookup(id).is_some_and(|r| target.declares(r.profile));
+    let mut out: BTreeSet<&'static str> = stated_rules(inst)
+        .into_iter()
+        .filter(|id| declared(id))
+        .collect();
+    if inst.not_applicable.is_some() {
+        return out.into_iter().collect();
+    }
+    let r = reach(inst);
+    for id in rules::engine_rules().iter().filter(|id| declared(id)) {
+        let can = match shows(id) {
+            Shows::Any => r.arm,
+            Shows::Write(m) => Reach::has(&r.writes, m),
+            Shows::Follow(m) => Reach::has(&r.follows, m),
+            Shows::Stated => false,
+        };
+        if can {
+            out.insert(id);
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The tests the selection keeps, in order; an error when filters were given and nothing
+/// matched, saying which part matched nothing.
+pub fn select(
+    instances: Vec<Instance>,
+    sel: &Selection,
+    target: &Target,
+) -> Result<Vec<Instance>, String> {
+    let by_name: Vec<Instance> = instances
+        .into_iter()
+        .filter(|i| sel.name_matches(&i.name))
+        .collect();
+    if by_name.is_empty() && !sel.names.is_empty() {
+        return Err(format!(
+            "no test name matches {}; `--list` shows them",
+            sel.names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    if sel.rules.is_empty() {
+        return Ok(by_name);
+    }
+    let kept: Vec<Instance> = by_name
+        .into_iter()
+        .filter(|i| judges(i, target).iter().any(|r| sel.rules.contains(r)))
+        .collect();
+    if kept.is_empty() {
+        let undeclared: BTreeSet<&str> = sel
+            .rules
+            .iter()
+            .filter_map(|id| rules::lookup(id))
+            .filter(|r| !target.declares(r.profile))
+            .map(|r| r.profile.name())
+            .collect();
+        let why = if undeclared.len() == 1
+            && sel
+                .rules
+                .iter()
+                .all(|id| rules::lookup(id).is_some_and(|r| !target.declares(r.profile)))
+        {
+            format!(
+                ": their profile ({}) is not declared by the target (`profiles:` in the target file)",
+                undeclared.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "no selected test judges {}{why}",
+            sel.given.join(" ")
+        ));
+    }
+    Ok(kept)
+}
+
+#[cfg(test)]
+#[path = "select_tests.rs"]
+mod tests;
