@@ -35,6 +35,7 @@ mod records;
 mod res;
 mod retry;
 mod rgdel;
+mod shown;
 mod task;
 
 pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};
