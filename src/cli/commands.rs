@@ -16,6 +16,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Check(a) => super::check::check(a),
         Command::Rules(a) => super::rules::rules(a),
         Command::Serve(a) => super::embedded::serve(a),
+        Command::Replay(a) => super::replay::replay(a),
+        Command::Proxy(a) => super::proxy::proxy(a),
         Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
         {
             Ok(c) => {

@@ -8,6 +8,8 @@ mod commands;
 mod common;
 mod embedded;
 mod matrix;
+mod proxy;
+mod replay;
 mod rules;
 mod run;
 

@@ -240,6 +240,11 @@ pub(super) fn run_suites(
         return Err(EXIT_FAILED);
     }
     let (results, _conclusion) = harness::run(ctx.clone(), rt.handle(), instances, &args);
+    if let Some(h) = &a.har
+        && let Err(e) = crate::replay::write_run_har(h, &results)
+    {
+        eprintln!("error: cannot write the HAR file {}: {e}", h.display());
+    }
     let left = rt.block_on(runner::final_cleanup(
         ctx.clone(),
         // Deletes are operations too: bound cleanup by the operation deadline, within reason.

@@ -117,3 +117,19 @@ pub fn write_har(exchanges: &[Exchange], out: impl Write) -> io::Result<()> {
     out.write_all(b"\n    ]\n  }\n}\n")?;
     out.flush()
 }
+
+/// Write every exchange of a run's results as one HAR file, in the order they were sent (by
+/// `seq`, which the run numbers across its tests), each exchange once.
+pub fn write_run_har(
+    path: &std::path::Path,
+    results: &[crate::report::ScenarioResult],
+) -> io::Result<()> {
+    let mut all: Vec<&Exchange> = results.iter().flat_map(|r| &r.exchanges).collect();
+    all.sort_by_key(|x| x.seq);
+    all.dedup_by_key(|x| x.seq);
+    let owned: Vec<Exchange> = all.into_iter().cloned().collect();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_har(&owned, std::fs::File::create(path)?)
+}

@@ -20,11 +20,15 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let (ok, expected) = match j.history.shown.of(&ex.url) {
         Some((Known::Absent, at)) => (
             matches!(status, 201 | 202),
-            format!("201 Created (or 202) for a PUT creating a resource exchange #{at} showed missing"),
+            format!(
+                "201 Created (or 202) for a PUT creating a resource exchange #{at} showed missing"
+            ),
         ),
         Some((Known::Exists { settled: true }, at)) => (
             status == 200,
-            format!("200 OK for a PUT replacing a resource exchange #{at} showed existing and settled"),
+            format!(
+                "200 OK for a PUT replacing a resource exchange #{at} showed existing and settled"
+            ),
         ),
         _ => return,
     };

@@ -78,7 +78,10 @@ impl Shown {
             if parent.is_empty() {
                 break;
             }
-            if self.known.get(parent).is_some_and(|(k, _)| *k == Known::Absent)
+            if self
+                .known
+                .get(parent)
+                .is_some_and(|(k, _)| *k == Known::Absent)
                 || self.running.contains_key(parent)
             {
                 return true;
@@ -121,7 +124,8 @@ impl Shown {
                     *self.running.entry(key.clone()).or_default() += 1;
                     self.known.remove(&key);
                 } else if method != "DELETE" {
-                    self.known.insert(key, (Known::Exists { settled: true }, seq));
+                    self.known
+                        .insert(key, (Known::Exists { settled: true }, seq));
                 } else if matches!(r.status, 200 | 204) {
                     self.known.insert(key, (Known::Absent, seq));
                 } else {
@@ -155,7 +159,10 @@ impl Shown {
             }
             None => return,
         }
-        let after_read = flow.after(AfterRead::Resource).last().and_then(|i| exs.get(i));
+        let after_read = flow
+            .after(AfterRead::Resource)
+            .last()
+            .and_then(|i| exs.get(i));
         let after = after_read.and_then(|x| x.response.as_ref());
         // The exchange that shows the end: the read after it, else the last one of the flow.
         let seq = after_read
@@ -232,7 +239,11 @@ mod tests {
         s.observe(&ex("GET", CHILD, 200, &[]));
         s.observe(&ex("DELETE", R, 200, &[]));
         assert_eq!(s.of(R).map(|k| k.0), Some(Known::Absent));
-        assert_eq!(s.of(CHILD), None, "children of a deleted parent are forgotten");
+        assert_eq!(
+            s.of(CHILD),
+            None,
+            "children of a deleted parent are forgotten"
+        );
         assert!(s.ancestor_gone(CHILD));
         s.observe(&ex("DELETE", R, 400, &[]));
         assert_eq!(s.of(R).map(|k| k.0), Some(Known::Absent));
