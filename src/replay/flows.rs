@@ -19,6 +19,11 @@
 //! resource are the polls until its provisioningState is terminal. GETs of the resource while
 //! a linked operation runs are kept as `watches` (reads of the resource during the operation).
 //!
+//! A read that carries other caller identity headers (`x-ms-home-tenant-id`,
+//! `x-ms-client-object-id`, `x-ms-client-tenant-id`) than the request that started the
+//! operation is another caller's read, not a poll (ARM scopes an operation's status to its
+//! caller).
+//!
 //! [`Pairer`] does this one exchange at a time (the proxy pairs traffic as it passes);
 //! [`pair_flows`] runs it over a whole recording.
 //!
@@ -119,6 +124,30 @@ struct State {
     /// The URLs this flow handed out, and the resource path it registered.
     urls: Vec<String>,
     resource: Option<String>,
+    /// The caller identity headers of the initial request.
+    caller: Vec<(String, String)>,
+}
+
+/// ARM's caller identity headers: an operation's status is the caller's, so a read made as
+/// another tenant or client is not a poll of this client's operation.
+const CALLER: &[&str] = &[
+    "x-ms-home-tenant-id",
+    "x-ms-client-object-id",
+    "x-ms-client-tenant-id",
+];
+
+fn caller(ex: &Exchange) -> Vec<(String, String)> {
+    CALLER
+        .iter()
+        .filter_map(|h| ex.request_header(h).map(|v| (h.to_string(), v.to_string())))
+        .collect()
+}
+
+/// Does this read come from another caller than the one who started the operation?
+fn other_caller(st: &State, ex: &Exchange) -> bool {
+    st.caller
+        .iter()
+        .any(|(h, v)| ex.request_header(h).is_some_and(|x| x != v))
 }
 
 /// Pairs exchanges with the operations they poll, one at a time, in wire order.
@@ -143,6 +172,9 @@ impl Pairer {
         let is_get = ex.method.eq_ignore_ascii_case("GET");
         if is_get && let Some(&(f, ch)) = self.urls.get(&norm(&ex.url)) {
             let (flow, st) = self.flows.get_mut(&f)?;
+            if other_caller(st, ex) {
+                return None;
+            }
             if st.done && ch == PollChannel::Location && st.driving != PollChannel::Location {
                 flow.finals.push((i, ch));
             } else {
@@ -243,6 +275,7 @@ impl Pairer {
                     driving,
                     urls: Vec::new(),
                     resource: key,
+                    caller: caller(ex),
                 },
             ),
         );
