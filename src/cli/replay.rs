@@ -157,7 +157,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         opts.arm_hosts.push(h.to_ascii_lowercase());
     }
     if let Some(w) = &a.write_target {
-        if let Err(e) = std::fs::write(w, infer::target_yaml(&target)) {
+        if let Err(e) = std::fs::write(w, crate::replay::target_yaml(&target)) {
             return usage(format!("cannot write {}: {e}", w.display()));
         }
         println!("wrote the target to {}", w.display());

@@ -174,10 +174,11 @@ pub(super) async fn handle(
         }
     };
     strip_hop_by_hop(&mut parts.headers);
-    if !forward && let Some(a) = uri.authority() {
-        if let Ok(v) = HeaderValue::from_str(a.as_str()) {
-            parts.headers.insert("host", v);
-        }
+    if !forward
+        && let Some(a) = uri.authority()
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        parts.headers.insert("host", v);
     }
     parts.uri = uri;
     let mut recorded_req = pairs(&parts.headers);

@@ -293,11 +293,6 @@ impl Pairer {
         }
     }
 
-    /// The flow `f`, while it is kept.
-    pub fn flow(&self, f: usize) -> Option<&FlowSketch> {
-        self.flows.get(&f).map(|(s, _)| s)
-    }
-
     /// Has flow `f` been seen to end?
     pub fn is_done(&self, f: usize) -> bool {
         self.flows.get(&f).is_some_and(|(_, st)| st.done)
@@ -317,11 +312,6 @@ impl Pairer {
             self.resources.remove(&k);
         }
         Some(sketch)
-    }
-
-    /// The flows still kept, oldest first.
-    pub fn open(&self) -> Vec<usize> {
-        self.flows.keys().copied().collect()
     }
 
     /// Every flow, in the order they started.

@@ -89,7 +89,7 @@ fn parse(path: &str) -> Option<Parsed<'_>> {
         prefix: format!("/{}", prefix.join("/")),
         ns,
         types: rest.iter().step_by(2).copied().collect(),
-        resource: rest.len() % 2 == 0,
+        resource: rest.len().is_multiple_of(2),
     })
 }
 
@@ -461,67 +461,60 @@ impl Inference {
     }
 }
 
-/// The target as a target file (YAML), to review and reuse with `--target`.
-pub fn target_yaml(t: &Target) -> String {
-    let mut types = serde_json::Map::new();
-    for ty in &t.types {
-        let mut m = serde_json::Map::new();
-        m.insert("namespace".into(), json!(ty.namespace));
-        m.insert("path".into(), json!(ty.segment));
-        if !ty.api_version.is_empty() {
-            m.insert("api_version".into(), json!(ty.api_version));
-        }
-        match (&ty.parent, &ty.scope) {
-            (Some(p), _) => {
-                m.insert("parent".into(), json!(p));
-            }
-            (None, Scope::Extension(Extends::Id(id))) => {
-                m.insert("scope".into(), json!("extension"));
-                m.insert("extends".into(), json!(id));
-            }
-            (None, s) => {
-                m.insert("scope".into(), json!(s.name()));
-            }
-        }
-        m.insert(
-            "kind".into(),
-            json!(if ty.kind == Kind::Tracked {
-                "tracked"
-            } else {
-                "proxy"
-            }),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Addressed;
+
+    #[test]
+    fn scopes_nesting_kind_and_features_come_from_the_traffic() {
+        let sub = "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000";
+        let vnet = format!("{sub}/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v");
+        let text = serde_json::json!({"Entries": [
+            {"RequestUri": format!("{vnet}?api-version=2023-01-01"), "RequestMethod": "PUT",
+             "StatusCode": 200, "ResponseHeaders": {"ETag": "W/\"1\""},
+             "ResponseBody": {"id": "/x", "location": "eastus", "properties": {"provisioningState": "Succeeded"}}},
+            {"RequestUri": format!("{vnet}/subnets/a?api-version=2023-01-01"), "RequestMethod": "GET",
+             "StatusCode": 200, "ResponseHeaders": {},
+             "ResponseBody": {"id": "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/a", "properties": {}}},
+            {"RequestUri": format!("{sub}/providers/Microsoft.Network/locations/eastus/usages?api-version=2023-01-01"),
+             "RequestMethod": "GET", "StatusCode": 200, "ResponseHeaders": {}, "ResponseBody": {"value": []}},
+        ], "Variables": {}})
+        .to_string();
+        let rec = super::super::read_recording_from(
+            std::path::Path::new("t.json"),
+            text.as_bytes(),
+            &Default::default(),
+        )
+        .unwrap();
+        let mut inf = Inference::new();
+        inf.add(&rec);
+        let t = inf.target();
+        assert_eq!(t.base(), "https://management.azure.com");
+        assert_eq!(t.namespace, "Microsoft.Network");
+        assert_eq!(t.api_version, "2023-01-01");
+        let v = t.type_named("Microsoft.Network/virtualNetworks").unwrap();
+        assert_eq!(
+            (v.kind, v.etag, v.provisioning_state),
+            (Kind::Tracked, true, true)
         );
-        m.insert("etag".into(), json!(ty.etag));
-        m.insert("provisioning_state".into(), json!(ty.provisioning_state));
-        m.insert(
-            "lro".into(),
-            json!({"put": ty.lro.put.pattern.name(), "patch": ty.lro.patch.pattern.name(),
-                   "delete": ty.lro.delete.pattern.name()}),
+        assert_eq!(v.scope, Scope::ResourceGroup);
+        let s = t
+            .type_named("Microsoft.Network/virtualNetworks/subnets")
+            .unwrap();
+        assert_eq!(
+            s.parent.as_deref(),
+            Some("Microsoft.Network/virtualNetworks")
         );
-        m.insert("create_body".into(), json!({}));
-        types.insert(ty.name.clone(), Value::Object(m));
+        assert_eq!((s.kind, s.etag), (Kind::Proxy, false));
+        assert!(
+            matches!(t.address(&format!("{vnet}/subnets/b")), Addressed::Resource(x) if x.name == s.name)
+        );
+        // A collection read with no items is no evidence of a type.
+        assert_eq!(t.types.len(), 2);
+        let yaml = super::super::target_yaml(&t);
+        if let Err(r) = crate::target::parse_target(std::path::Path::new("i.yaml"), &yaml, "i") {
+            panic!("{}\n{yaml}", r.render());
+        }
     }
-    let namespaces: serde_json::Map<String, Value> = t
-        .namespaces
-        .iter()
-        .filter(|n| !n.api_version.is_empty() && n.name != t.namespace)
-        .map(|n| (n.name.clone(), json!({"api_version": n.api_version})))
-        .collect();
-    let doc = json!({
-        "base_url": t.base(),
-        "auth": "none",
-        "subscription": t.subscription,
-        "resource_group": {"name": t.resource_group.name},
-        "profiles": ["arm"],
-        "namespace": t.namespace,
-        "api_version": t.api_version,
-        "namespaces": namespaces,
-        "location": t.location,
-        "types": types,
-    });
-    format!(
-        "# Inferred by `rpconform replay` ({}): review it before using it with --target.\n{}",
-        t.label,
-        serde_yaml::to_string(&doc).unwrap_or_default()
-    )
 }

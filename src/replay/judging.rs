@@ -30,14 +30,14 @@ struct Part {
     exchanges: usize,
     flows: usize,
     unseen: usize,
+    /// The exchanges its findings cite now (first and latest of each), and only those.
+    cited: BTreeMap<u64, Exchange>,
 }
 
 /// A judge over a stream of exchanges and flows, with a ledger per provider namespace.
 pub struct StreamJudge<'t> {
     judge: Judge<'t>,
     parts: BTreeMap<String, Part>,
-    /// Exchanges that findings cite, kept for the report (everything else is not held).
-    cited: BTreeMap<u64, Exchange>,
 }
 
 /// The engine's list of stripped headers, from the reader's.
@@ -55,7 +55,6 @@ impl<'t> StreamJudge<'t> {
         StreamJudge {
             judge,
             parts: BTreeMap::new(),
-            cited: BTreeMap::new(),
         }
     }
 
@@ -71,20 +70,26 @@ impl<'t> StreamJudge<'t> {
                 exchanges: 0,
                 flows: 0,
                 unseen: 0,
+                cited: BTreeMap::new(),
             }
         });
         std::mem::swap(&mut self.judge.ledger, &mut part.ledger);
         f(&mut self.judge);
         std::mem::swap(&mut self.judge.ledger, &mut part.ledger);
-        for t in part.ledger.tallies() {
-            for fd in &t.failures {
-                for seq in [fd.exchange, fd.last_exchange].into_iter().flatten() {
-                    if !self.cited.contains_key(&seq)
-                        && let Some(x) = cands.iter().find(|x| x.seq == seq)
-                    {
-                        self.cited.insert(seq, (*x).clone());
-                    }
-                }
+        let cited: Vec<u64> = part
+            .ledger
+            .tallies()
+            .iter()
+            .flat_map(|t| &t.failures)
+            .flat_map(|fd| [fd.exchange, fd.last_exchange])
+            .flatten()
+            .collect();
+        part.cited.retain(|seq, _| cited.contains(seq));
+        for seq in cited {
+            if !part.cited.contains_key(&seq)
+                && let Some(x) = cands.iter().find(|x| x.seq == seq)
+            {
+                part.cited.insert(seq, (*x).clone());
             }
         }
     }
@@ -169,7 +174,11 @@ impl<'t> StreamJudge<'t> {
 
     /// The exchanges findings cite, in order.
     pub fn cited(&self) -> Vec<Exchange> {
-        self.cited.values().cloned().collect()
+        let mut all: BTreeMap<u64, &Exchange> = BTreeMap::new();
+        for p in self.parts.values() {
+            all.extend(p.cited.iter().map(|(k, v)| (*k, v)));
+        }
+        all.into_values().cloned().collect()
     }
 }
 

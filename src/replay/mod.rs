@@ -6,6 +6,11 @@
 //! poll roles of the exchanges). [`write_har`] writes exchanges as HAR 1.2 that reads back the
 //! same.
 //!
+//! [`judge_recording`] judges a recording with the rule engine (`judging`): flows rebuilt by
+//! [`flow_of`] as the live follower records them (`reconstruct`), against a target given or
+//! inferred from the recordings ([`infer`]). The proxy uses the same pieces on passing traffic
+//! ([`Pairer`], [`StreamJudge`]).
+//!
 //! # Formats (detected from the content; [`ReadOptions::format`] forces one)
 //!
 //! - **HAR 1.2** (`{"log": {"entries": [...]}}`, browser, mitmproxy or Fiddler exports, and
@@ -88,6 +93,7 @@ mod proxy;
 mod reconstruct;
 mod secrets;
 mod stream;
+mod target_file;
 mod top;
 mod vcr;
 
@@ -106,6 +112,7 @@ pub use judging::{
     result,
 };
 pub use reconstruct::flow_of;
+pub use target_file::target_yaml;
 
 /// A recording format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
