@@ -147,7 +147,14 @@ pub(super) async fn handle(
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (mut parts, body) = req.into_parts();
-    let forward = parts.uri.scheme().is_some() && parts.uri.authority().is_some();
+    // An absolute-form request for the proxy itself (a client with both its endpoint and
+    // HTTP_PROXY set to the proxy) is a reverse-mode request, not a loop.
+    let own = sh.own_origin.strip_prefix("http://").unwrap_or(&sh.own_origin);
+    let forward = parts.uri.scheme().is_some()
+        && parts
+            .uri
+            .authority()
+            .is_some_and(|a| !a.as_str().eq_ignore_ascii_case(own));
     let pq = parts
         .uri
         .path_and_query()
