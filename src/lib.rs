@@ -15,6 +15,7 @@ pub mod diag;
 pub mod http;
 pub mod init;
 pub mod lro;
+pub mod proxy;
 pub mod replay;
 pub mod report;
 pub mod rules;

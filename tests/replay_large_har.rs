@@ -1,12 +1,13 @@
 //! A large generated HAR (200 MB: portal scripts, ARM lists over the body cap, ARM operations)
-//! is read in bounded memory: the read happens in a child process (this test binary again,
-//! filtered to `large_har_child`) whose peak RSS (`VmHWM` in /proc/self/status) is checked.
+//! is read and judged in bounded memory: the read, the target inference and the judging
+//! happen in a child process (this test binary again, filtered to `large_har_child`) whose peak
+//! RSS (`VmHWM` in /proc/self/status) is checked.
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use rpconform::replay::{BodyState, ReadOptions, read_recording};
+use rpconform::replay::{BodyState, ReadOptions, infer, judge_recording, read_recording};
 use serde_json::{Value, json};
 
 const CHILD_ENV: &str = "RPCONFORM_TEST_LARGE_HAR";
@@ -125,6 +126,10 @@ fn large_har_child() {
     };
     let start = Instant::now();
     let r = read_recording(Path::new(&path), &ReadOptions::default()).unwrap();
+    let mut inf = infer::Inference::new();
+    inf.add(&r);
+    let target = inf.target();
+    let judged = judge_recording(&r, &target, &Default::default(), false);
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let hwm = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
     let over = r
@@ -133,10 +138,11 @@ fn large_har_child() {
         .filter(|m| matches!(m.response_body, BodyState::OverCap { .. }))
         .count();
     println!(
-        "CHILD entries={} flows={} over_cap={} secs={:.1} {hwm}",
+        "CHILD entries={} flows={} over_cap={} verdicts={} secs={:.1} {hwm}",
         r.entries.len(),
         r.flows.len(),
         over,
+        judged.verdicts.len(),
         start.elapsed().as_secs_f64()
     );
 }
@@ -184,6 +190,7 @@ fn a_large_har_is_read_in_bounded_memory() {
         "peak RSS {kb} kB reading a {size}-byte HAR"
     );
     assert!(line.contains(" over_cap="), "{line}");
+    assert!(!line.contains("verdicts=0 "), "nothing judged: {line}");
     assert!(
         !line.contains("over_cap=0 "),
         "the 16 MiB cap was never hit: {line}"

@@ -29,6 +29,10 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Serve the embedded reference RP on 127.0.0.1.
     Serve(ServeArgs),
+    /// Judge recorded traffic (HAR, Azure SDK test-proxy JSON, vcrpy YAML) and write reports.
+    Replay(ReplayArgs),
+    /// Pass any client's traffic to the target unchanged and judge it as it passes.
+    Proxy(ProxyArgs),
     /// Work with report directories.
     #[command(subcommand)]
     Report(ReportCommand),
@@ -121,6 +125,9 @@ pub struct RunArgs {
     /// Matrix runs at once (each in its own process; default: cores + 1).
     #[arg(long, value_name = "N")]
     pub matrix_jobs: Option<usize>,
+    /// Also write every exchange of the run as HAR 1.2 (replayable with `rpconform replay`).
+    #[arg(long, value_name = "FILE")]
+    pub har: Option<PathBuf>,
 
     // Selection (cargo-test / nextest / pytest style).
     /// Run only tests whose name contains FILTER (exactly, with --exact); repeatable: any
@@ -251,6 +258,70 @@ pub struct ProbeArgs {
     pub no_foreign: bool,
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub body_cap: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Recording files, or directories searched for *.json, *.har, *.yaml and *.yml.
+    #[arg(required = true, value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// Read every file as this format instead of detecting it.
+    #[arg(long, value_parser = ["har", "test-proxy", "vcrpy"])]
+    pub format: Option<String>,
+    /// A target file saying what the RP declares (default: inferred from the recordings).
+    #[arg(long, value_name = "FILE")]
+    pub target: Option<PathBuf>,
+    /// Write the target used (inferred or given) as a target file, to review and reuse.
+    #[arg(long, value_name = "FILE")]
+    pub write_target: Option<PathBuf>,
+    /// Where reports go.
+    #[arg(long, default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// SHOULD failures fail the recording too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Largest response body kept, in bytes.
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub body_cap: usize,
+    /// A host whose traffic is ARM besides management.azure.com, management.* and loopback
+    /// (repeatable).
+    #[arg(long = "arm-host", value_name = "HOST")]
+    pub arm_hosts: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// The target file: where traffic goes (its base_url) and what the RP declares.
+    #[arg(long, value_name = "FILE")]
+    pub target: PathBuf,
+    /// Where the proxy listens (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "IP:PORT")]
+    pub listen: String,
+    /// Allow a --listen address that is not loopback.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Where reports go (when stopped, and every --every seconds).
+    #[arg(long, default_value = "reports")]
+    pub report_dir: PathBuf,
+    /// Also write the reports every SECS seconds while running.
+    #[arg(long, value_name = "SECS")]
+    pub every: Option<u64>,
+    /// Rewrite Location, Azure-AsyncOperation and Operation-Location answers that point at the
+    /// target so they point at the proxy (reverse mode; reported as such).
+    #[arg(long)]
+    pub rewrite_links: bool,
+    /// Seconds an ended operation waits for its last reads before it is judged.
+    #[arg(long, default_value_t = 5, value_name = "SECS")]
+    pub settle: u64,
+    /// Seconds without a read before a running operation is judged as not seen to end.
+    #[arg(long, default_value_t = 900, value_name = "SECS")]
+    pub idle: u64,
+    /// SHOULD failures fail a namespace too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Largest body kept for judging, in bytes (larger bodies still pass).
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_cap: usize,
 }

@@ -19,6 +19,8 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Init(a) => super::init::init(a),
         Command::Probe(a) => super::probe::probe(a),
         Command::Serve(a) => super::embedded::serve(a),
+        Command::Replay(a) => super::replay::replay(a),
+        Command::Proxy(a) => super::proxy::proxy(a),
         Command::Cleanup(a) => super::cleanup::cleanup(a),
         Command::Report(ReportCommand::Merge { inputs, out }) => {
             super::report::merge(&inputs, &out)

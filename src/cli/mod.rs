@@ -12,6 +12,8 @@ mod init;
 mod list;
 mod matrix;
 mod probe;
+mod proxy;
+mod replay;
 mod report;
 mod rules;
 mod run;

@@ -295,10 +295,31 @@ pub(super) fn run_suites(
         shutdown(server);
         return Ok(RunOutcome { exit: EXIT_OK });
     }
+    // `--har`: every exchange appended as it happens.
+    let har = match &a.har {
+        Some(h) => match crate::replay::HarWriter::create(h) {
+            Ok(w) => Some(Arc::new(w)),
+            Err(e) => {
+                shutdown(server);
+                return Err(usage(format!("cannot write the HAR file {}: {e}", h.display())));
+            }
+        },
+        None => None,
+    };
     let mut ctx = RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone());
-    if a.verbose && console_out {
-        let c = console.clone();
-        ctx.observer = Some(Arc::new(move |test, ex| c.exchange(test, ex)));
+    let shown = (a.verbose && console_out).then(|| console.clone());
+    if shown.is_some() || har.is_some() {
+        let har = har.clone();
+        ctx.observer = Some(Arc::new(move |test, ex| {
+            if let Some(c) = &shown {
+                c.exchange(test, ex);
+            }
+            if let Some(h) = &har
+                && let Err(e) = h.push(ex)
+            {
+                eprint_safe(&format!("error: cannot write the HAR file: {e}"));
+            }
+        }));
     }
     let ctx = Arc::new(ctx);
     // The journal, before anything is created.
@@ -413,6 +434,11 @@ pub(super) fn run_suites(
         j.end(left.len(), interrupted);
     }
     shutdown(server);
+    if let Some(h) = &har
+        && let Err(e) = h.finish()
+    {
+        eprint_safe(&format!("error: cannot write the HAR file: {e}"));
+    }
     if let Err(e) = sink.finish() {
         eprint_safe(&format!(
             "error: cannot write reports to {}: {e}",

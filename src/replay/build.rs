@@ -303,6 +303,14 @@ impl<'o> Builder<'o> {
         }
     }
 
+    /// The entries pushed so far, handed over and forgotten (the proxy records one exchange at
+    /// a time and keeps none).
+    pub(crate) fn drain(&mut self) -> Vec<(Exchange, EntryMeta)> {
+        let e = std::mem::take(&mut self.entries);
+        let m = std::mem::take(&mut self.meta);
+        e.into_iter().zip(m).collect()
+    }
+
     /// What the recorder strips, from the format, its flavour and the file's own evidence.
     fn stripped(&self, format: Format, notes: &mut Vec<String>) -> Stripped {
         let (req, resp): (&[&str], &[&str]) = match format {
@@ -416,6 +424,7 @@ impl<'o> Builder<'o> {
             stripped,
             flows,
             notes,
+            own: self.own_file,
         }
     }
 }

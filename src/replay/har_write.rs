@@ -102,18 +102,65 @@ fn entry(ex: &Exchange) -> Value {
     })
 }
 
-/// Write `exchanges` as one HAR 1.2 document, entry by entry.
-pub fn write_har(exchanges: &[Exchange], out: impl Write) -> io::Result<()> {
-    let mut out = io::BufWriter::new(out);
+/// The HAR document up to its first entry.
+fn head(out: &mut impl Write) -> io::Result<()> {
     let creator = json!({"name": CREATOR, "version": env!("CARGO_PKG_VERSION")});
     write!(
         out,
         "{{\n  \"log\": {{\n    \"version\": \"1.2\",\n    \"creator\": {creator},\n    \"entries\": ["
-    )?;
+    )
+}
+
+/// Entry number `i`, with its separator.
+fn put(out: &mut impl Write, i: usize, ex: &Exchange) -> io::Result<()> {
+    out.write_all(if i == 0 { b"\n      " } else { b",\n      " })?;
+    serde_json::to_writer(&mut *out, &entry(ex))?;
+    Ok(())
+}
+
+const TAIL: &[u8] = b"\n    ]\n  }\n}\n";
+
+/// Write `exchanges` as one HAR 1.2 document, entry by entry.
+pub fn write_har(exchanges: &[Exchange], out: impl Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    head(&mut out)?;
     for (i, ex) in exchanges.iter().enumerate() {
-        out.write_all(if i == 0 { b"\n      " } else { b",\n      " })?;
-        serde_json::to_writer(&mut out, &entry(ex))?;
+        put(&mut out, i, ex)?;
     }
-    out.write_all(b"\n    ]\n  }\n}\n")?;
+    out.write_all(TAIL)?;
     out.flush()
+}
+
+/// A HAR file written as a run goes: each exchange is appended as it happens (the run never
+/// holds its traffic in memory); [`HarWriter::finish`] closes the document.
+pub struct HarWriter {
+    out: std::sync::Mutex<(io::BufWriter<std::fs::File>, usize)>,
+}
+
+impl HarWriter {
+    pub fn create(path: &std::path::Path) -> io::Result<HarWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut out = io::BufWriter::new(std::fs::File::create(path)?);
+        head(&mut out)?;
+        Ok(HarWriter {
+            out: std::sync::Mutex::new((out, 0)),
+        })
+    }
+
+    /// Append one exchange.
+    pub fn push(&self, ex: &Exchange) -> io::Result<()> {
+        let mut g = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let (out, n) = &mut *g;
+        put(out, *n, ex)?;
+        *n += 1;
+        Ok(())
+    }
+
+    pub fn finish(&self) -> io::Result<()> {
+        let mut g = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.write_all(TAIL)?;
+        g.0.flush()
+    }
 }

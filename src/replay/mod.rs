@@ -6,6 +6,11 @@
 //! poll roles of the exchanges). [`write_har`] writes exchanges as HAR 1.2 that reads back the
 //! same.
 //!
+//! [`judge_recording`] judges a recording with the rule engine (`judging`): flows rebuilt by
+//! [`flow_of`] as the live follower records them (`reconstruct`), against a target given or
+//! inferred from the recordings ([`infer`]). The proxy uses the same pieces on passing traffic
+//! ([`Pairer`], [`StreamJudge`]).
+//!
 //! # Formats (detected from the content; [`ReadOptions::format`] forces one)
 //!
 //! - **HAR 1.2** (`{"log": {"entries": [...]}}`, browser, mitmproxy or Fiddler exports, and
@@ -77,14 +82,18 @@
 //! scripts) are not kept; those up to 64 KiB are parsed only to learn the secrets they hold.
 
 mod batch;
-mod body;
-mod build;
+pub(crate) mod body;
+pub(crate) mod build;
 mod flows;
 mod har;
 mod har_write;
+pub mod infer;
+mod judging;
 mod proxy;
+mod reconstruct;
 mod secrets;
 mod stream;
+mod target_file;
 mod top;
 mod vcr;
 
@@ -96,8 +105,14 @@ use std::path::{Path, PathBuf};
 
 use crate::http::Exchange;
 
-pub use flows::{FlowSketch, PollChannel, pair_flows};
-pub use har_write::write_har;
+pub use flows::{FlowSketch, Pairer, PollChannel, pair_flows};
+pub use har_write::{HarWriter, write_har};
+pub use judging::{
+    NO_NAMESPACE, StreamJudge, apply_target_surfaces, engine_stripped, judge_recording, merge,
+    result,
+};
+pub use reconstruct::flow_of;
+pub use target_file::target_yaml;
 
 /// A recording format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -214,6 +229,8 @@ pub struct Recording {
     pub flows: Vec<FlowSketch>,
     /// What the reader noticed and did (dropped bodies, the test-proxy flavour...).
     pub notes: Vec<String>,
+    /// Written by rpconform (`run --har`): roles, surfaces and sequence numbers are its own.
+    pub own: bool,
 }
 
 /// A recording that cannot be read: `file:line:col: what was expected`.
@@ -224,6 +241,9 @@ pub struct ReplayError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// The file is readable but is no recording (JSON or YAML of another shape): a directory
+    /// walk skips it.
+    pub not_a_recording: bool,
 }
 
 impl ReplayError {
@@ -233,7 +253,13 @@ impl ReplayError {
             line,
             column,
             message: message.into(),
+            not_a_recording: false,
         }
+    }
+
+    pub(crate) fn not_a_recording(mut self) -> Self {
+        self.not_a_recording = true;
+        self
     }
 }
 

@@ -61,7 +61,11 @@ fn location_chains_relative_locations_and_raw_spaces() {
             json!({"properties": {}})),
         ("GET", op, 200, vec![], json!(null)),
     ]);
-    assert_eq!(flows.len(), 2, "{flows:#?}");
+    // The ManagedIdentity 201 (no provisioningState, Location = itself) is polled through the
+    // resource, as the SDK does: a third flow, never read again here.
+    assert_eq!(flows.len(), 3, "{flows:#?}");
+    assert_eq!(flows[2].initial, 6);
+    assert!(flows[2].polls.is_empty());
     // A re-read of a Location URL after its flow ended (#7) is still a read of that operation.
     assert_eq!(
         flows[0].polls,
@@ -81,7 +85,7 @@ fn location_chains_relative_locations_and_raw_spaces() {
 }
 
 #[test]
-fn a_resource_read_while_the_operation_runs_is_neither_poll_nor_final() {
+fn a_resource_read_while_the_operation_runs_is_a_watch_not_a_poll() {
     let res =
         format!("{SUB}/resourceGroups/rg/providers/Microsoft.Network/natGateways/n?api-version=1");
     let op =
@@ -107,6 +111,7 @@ fn a_resource_read_while_the_operation_runs_is_neither_poll_nor_final() {
     ]);
     assert_eq!(flows[0].polls, vec![(2, PollChannel::AzureAsyncOperation)]);
     assert_eq!(flows[0].finals, vec![(3, PollChannel::Resource)]);
+    assert_eq!(flows[0].watches, vec![1]);
     assert_eq!(r.entries[1].role, Role::Step);
 }
 

@@ -106,6 +106,7 @@ pub(crate) fn read_json(
             "no `log` (HAR), `Entries` (test-proxy) or `interactions` (vcrpy) at the top level: \
              not a recording",
         )
+        .not_a_recording()
     })
 }
 

@@ -346,10 +346,12 @@ pub(crate) fn read_yaml(
         first = ev.next()?;
     }
     if !matches!(first.0, Event::MappingStart(..)) {
-        return Err(ev.err(
-            first.1,
-            "expected a mapping with `interactions` (a vcrpy cassette)",
-        ));
+        return Err(ev
+            .err(
+                first.1,
+                "expected a mapping with `interactions` (a vcrpy cassette)",
+            )
+            .not_a_recording());
     }
     let mut seen = false;
     loop {
@@ -387,7 +389,8 @@ pub(crate) fn read_yaml(
             first.1.line(),
             first.1.col() + 1,
             "no `interactions` list: not a vcrpy cassette",
-        ));
+        )
+        .not_a_recording());
     }
     Ok(Format::Vcrpy)
 }

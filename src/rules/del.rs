@@ -1,15 +1,22 @@
-//! DEL: the DELETE flow. DEL-02 is ambient; DEL-03 and DEL-04's Location answer are judged on
-//! each followed DELETE; DEL-01, DEL-04's later reads and DEL-05 are stated by the suites.
+//! DEL: the DELETE flow. DEL-02 is ambient; DEL-01 and DEL-05 are ambient when earlier
+//! exchanges showed whether the resource exists (`shown`), and stated by the suites too;
+//! DEL-03 and DEL-04's Location answer are judged on each followed DELETE; DEL-04's later reads
+//! are stated by the suites.
 
 use super::Judge;
 use super::flow::{AfterRead, Flow, judge_during};
+use super::shown::Known;
 use crate::http::Exchange;
 use crate::lro::{Channel, Outcome, resource_state};
 use crate::target::Addressed;
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
-    if ex.method != "DELETE" || resp.status != 202 {
+    if ex.method != "DELETE" {
+        return;
+    }
+    against_shown(j, ex, resp.status);
+    if resp.status != 202 {
         return;
     }
     let ra = resp.header("retry-after");
@@ -24,6 +31,61 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             "no Retry-After (clients wait 60 s)".into(),
         )
     });
+}
+
+/// DEL-01 / DEL-05: a DELETE of a resource earlier exchanges showed existing (200, or 202 with
+/// Location) or missing (204). Refusals (400, 409, 412...) and server errors get no verdict:
+/// the contract lets an RP refuse a delete. Under a parent shown missing or being deleted,
+/// NEST-04 decides, not DEL-05.
+fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
+    let Some((known, at)) = j.history.shown.of(&ex.url) else {
+        return;
+    };
+    let seq = Some(ex.seq);
+    let loc = ex.response.as_ref().and_then(|r| r.header("location"));
+    match known {
+        Known::Exists { .. } => {
+            let expected = format!(
+                "200, or 202 with Location, for a DELETE of a resource exchange #{at} showed existing"
+            );
+            let seen = match status {
+                200 => None,
+                202 if loc.is_some() => None,
+                202 => Some("202 without a Location header".to_string()),
+                204 => Some(
+                    "204 No Content, which the DELETE table reserves for a resource that does not exist"
+                        .to_string(),
+                ),
+                404 => Some("404 Not Found".to_string()),
+                s if (200..300).contains(&s) => Some(s.to_string()),
+                _ => return,
+            };
+            match seen {
+                None => j.ledger.pass("DEL-01"),
+                Some(s) => j.ledger.fail("DEL-01", expected, s, seq, None),
+            }
+        }
+        Known::Absent => {
+            if j.history.shown.ancestor_gone(&ex.url) {
+                j.ledger.not_judged(
+                    "DEL-05",
+                    "a parent of the resource was shown missing or being deleted: NEST-04 applies",
+                );
+                return;
+            }
+            if !(200..300).contains(&status) && status != 404 {
+                return;
+            }
+            j.ledger.check("DEL-05", status == 204, seq, || {
+                (
+                    format!(
+                        "204 No Content for a DELETE of a resource exchange #{at} showed missing"
+                    ),
+                    status.to_string(),
+                )
+            });
+        }
+    }
 }
 
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {

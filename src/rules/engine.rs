@@ -63,10 +63,12 @@ impl Stripped {
     }
 }
 
-/// What reads of one operation have shown so far (for rules that compare reads).
+/// What earlier exchanges have shown, for rules that judge against it: the reads of each
+/// operation (OPS-07/08) and the state of each resource (DEL-01, DEL-05, PUT-01).
 #[derive(Debug, Default, Clone)]
 pub struct History {
     pub(super) ops: HashMap<String, ops::OpSeen>,
+    pub(super) shown: super::shown::Shown,
 }
 
 /// Judges one test's (or one recording's) exchanges against the rules of the target's
@@ -106,14 +108,19 @@ impl<'r> Judge<'r> {
         Stripped::has(&self.stripped.request, name)
     }
 
-    /// The ambient rules, on one exchange as it happens.
+    /// The ambient rules, on one exchange as it happens; then what it shows about its resource
+    /// is remembered (whatever its surface) for the rules that judge against earlier state.
     pub fn exchange(&mut self, ex: &Exchange) {
         if ex.response.is_none() {
             return;
         }
-        if ex.surface != Surface::Arm {
-            return;
+        if ex.surface == Surface::Arm {
+            self.ambient(ex);
         }
+        self.history.shown.observe(ex);
+    }
+
+    fn ambient(&mut self, ex: &Exchange) {
         // A URL the RP handed out is the RP's, wherever it points: reads of its operation
         // resources are judged even on another host. Everything else judges the RP's own
         // origin only.
@@ -127,14 +134,17 @@ impl<'r> Judge<'r> {
         retry::ambient(self, ex);
         loc::ambient(self, ex);
         del::ambient(self, ex);
+        put::ambient(self, ex);
         aao::ambient(self, ex);
         etag::ambient(self, ex);
         res::ambient(self, ex);
         pstate::ambient(self, ex);
     }
 
-    /// The flow rules, on one ARM operation once following it has ended.
+    /// The flow rules, on one ARM operation once following it has ended (its end also settles
+    /// what is known about its resource).
     pub fn flow(&mut self, flow: &Flow, exchanges: &[Exchange]) {
+        self.history.shown.settle(flow, exchanges);
         if flow.surface != Surface::Arm {
             return;
         }

@@ -11,6 +11,8 @@
 //!   Families whose rules need requests of their own (ACT, NEST, SKU, PROP, API, most of ETAG and
 //!   OPS) are stated in the suites (`suites/*.yaml`), each expectation citing its rule ID, and
 //!   judged by `expect`.
+//! - `shown`: what earlier exchanges showed about each resource (exists, settled, missing),
+//!   kept in the judge's `History` for DEL-01, DEL-05 and PUT-01.
 //! - `iso8601`: the date-times operation resources carry.
 
 mod aao;
@@ -35,6 +37,7 @@ mod records;
 mod res;
 mod retry;
 mod rgdel;
+mod shown;
 mod task;
 
 pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};

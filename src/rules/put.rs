@@ -1,11 +1,47 @@
-//! PUT: create and replace with asynchronous provisioning through provisioningState. PUT-02,
-//! PUT-03 and PUT-04 are judged on each followed PUT; PUT-01 and PUT-05 are stated by the
-//! suites.
+//! PUT: create and replace with asynchronous provisioning through provisioningState. PUT-01 is
+//! ambient when earlier exchanges showed whether the resource exists (`shown`), and stated by
+//! the suites too; PUT-02, PUT-03 and PUT-04 are judged on each followed PUT; PUT-05 is stated
+//! by the suites.
 
 use super::Judge;
 use super::flow::{AfterRead, End, Flow, judge_during};
+use super::shown::Known;
 use crate::http::Exchange;
 use crate::lro::{Channel, Outcome, provisioning_state, resource_state};
+
+/// PUT-01: a successful PUT of a name earlier exchanges showed missing answers 201 (or 202, which
+/// LOC-07 then governs); of one shown existing and settled, 200. Refused PUTs (4xx/5xx) and
+/// resources in an unknown or unsettled state get no verdict.
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(status) = ex.status() else { return };
+    if ex.method != "PUT" || !(200..300).contains(&status) {
+        return;
+    }
+    let (ok, expected) = match j.history.shown.of(&ex.url) {
+        Some((Known::Absent, at)) => (
+            matches!(status, 201 | 202),
+            format!(
+                "201 Created (or 202) for a PUT creating a resource exchange #{at} showed missing"
+            ),
+        ),
+        Some((Known::Exists { settled: true }, at)) => (
+            status == 200,
+            format!(
+                "200 OK for a PUT replacing a resource exchange #{at} showed existing and settled"
+            ),
+        ),
+        _ => return,
+    };
+    j.ledger.check("PUT-01", ok, Some(ex.seq), || {
+        let seen = match status {
+            200 => "200 OK (Azure SDKs accept it, and 45 of 169 real creates answered 200, but the ETag table requires 201 for a create)".to_string(),
+            201 => "201 Created for a resource that already existed".to_string(),
+            202 => "202 Accepted for a replace of a settled resource".to_string(),
+            s => s.to_string(),
+        };
+        (expected, seen)
+    });
+}
 
 /// The initial 200/201 body of a write that was shown still running: its provisioningState
 /// must say so. A write that finished before it answered may say anything terminal.

@@ -1,0 +1,259 @@
+//! `rpconform replay PATHS...`: judge recorded traffic (HAR, Azure SDK test-proxy JSON, vcrpy
+//! YAML) with the rule engine and write the same reports as `run`, one result per recording.
+//!
+//! Files named on the command line are read whatever their name; directories are searched
+//! (recursively, in name order) for `*.json`, `*.har`, `*.yaml` and `*.yml`, and a file there
+//! that is JSON or YAML of another shape is skipped with a note. Without `--target`, the target
+//! is inferred from the whole set first (`replay::infer`), so every file is read twice; each
+//! file is then read, judged and dropped before the next, so memory follows the largest file.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::args::ReplayArgs;
+use super::common::usage;
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::replay::{
+    Format, ReadOptions, apply_target_surfaces, infer, judge_recording, read_recording,
+};
+use crate::report::{self, RunInfo, ScenarioResult, Status};
+use crate::rules::Registry;
+use crate::target::{Target, load_target};
+
+const EXTENSIONS: &[&str] = &["json", "har", "yaml", "yml"];
+
+/// A recording to read; `found` when a directory walk found it (not named by the user).
+struct Input {
+    path: PathBuf,
+    found: bool,
+}
+
+fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+        {
+            out.push(Input {
+                path: p,
+                found: true,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn inputs(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
+        } else if p.exists() {
+            out.push(Input {
+                path: p.clone(),
+                found: false,
+            });
+        } else {
+            return Err(format!("{}: no such file or directory", p.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn error_result(path: &Path, message: String) -> ScenarioResult {
+    let mut r = crate::replay::result(
+        format!(
+            "replay::{}",
+            path.file_name().map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into()
+            )
+        ),
+        "replay",
+        path.display().to_string(),
+        &[],
+        false,
+        Vec::new(),
+        Vec::new(),
+        0,
+    );
+    r.status = Status::Error(message);
+    r
+}
+
+/// Write the reports (the one place `replay` and `proxy` hand results to the report module).
+pub(super) fn write_reports(
+    dir: &Path,
+    info: &RunInfo,
+    results: &[ScenarioResult],
+) -> Option<report::Counts> {
+    let written = report::ResultsWriter::create(dir, report::Transcripts::Failures)
+        .and_then(|mut w| {
+            for r in results {
+                w.push(r)?;
+            }
+            w.finish()
+        })
+        .and_then(|_| report::write_all(dir, info));
+    match written {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("error: cannot write reports to {}: {e}", dir.display());
+            None
+        }
+    }
+}
+
+/// The run settings recorded in replay and proxy reports.
+pub(super) fn run_info(target: &Target, strict: bool, started_at: String, ms: u64) -> RunInfo {
+    RunInfo {
+        rpconform_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: crate::runner::ids::run_id(),
+        target: target.label.clone(),
+        base_url: target.base(),
+        time_scale: 1.0,
+        accelerated: false,
+        strict,
+        filters: Vec::new(),
+        skip: Vec::new(),
+        partition: None,
+        started_at,
+        duration_ms: ms,
+        left_behind: Vec::new(),
+        faults: Vec::new(),
+        profiles: target
+            .profiles
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        select: Vec::new(),
+        transcripts: report::Transcripts::Failures.name().into(),
+        interrupted: false,
+        requests: 0,
+        request_rate: 0.0,
+        throttling: Default::default(),
+        journal: None,
+    }
+}
+
+pub(super) fn replay(a: ReplayArgs) -> u8 {
+    let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let files = match inputs(&a.paths) {
+        Ok(f) if f.is_empty() => return usage("no recording (*.json, *.har, *.yaml) found"),
+        Ok(f) => f,
+        Err(e) => return usage(e),
+    };
+    let mut opts = ReadOptions {
+        format: a.format.as_deref().and_then(Format::from_name),
+        body_cap: a.body_cap,
+        arm_hosts: a.arm_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        ..Default::default()
+    };
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    let target = match &a.target {
+        Some(t) => match load_target(t) {
+            Ok(t) => t,
+            Err(r) => {
+                eprint!("{}", r.render());
+                return EXIT_USAGE;
+            }
+        },
+        None => {
+            let mut inf = infer::Inference::new();
+            for input in &files {
+                if let Ok(rec) = read_recording(&input.path, &opts) {
+                    inf.add(&rec);
+                }
+            }
+            inf.target()
+        }
+    };
+    if let Some(h) = target.base_url.host_str() {
+        opts.arm_hosts.push(h.to_ascii_lowercase());
+    }
+    if let Some(w) = &a.write_target {
+        if let Err(e) = std::fs::write(w, crate::replay::target_yaml(&target)) {
+            return usage(format!("cannot write {}: {e}", w.display()));
+        }
+        println!("wrote the target to {}", w.display());
+    }
+    for input in &files {
+        let mut rec = match read_recording(&input.path, &opts) {
+            Ok(r) => r,
+            // Skipped when a walk found it and it is no recording; else an error result.
+            Err(e) if input.found && e.not_a_recording => {
+                skipped.push(input.path.display().to_string());
+                continue;
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                results.push(error_result(&input.path, e.to_string()));
+                continue;
+            }
+        };
+        if a.target.is_some() {
+            apply_target_surfaces(&mut rec, &target);
+        }
+        let registry = Registry::default();
+        let r = judge_recording(&rec, &target, &registry, a.strict);
+        drop(rec);
+        let failed = report::render::failed_rules(&r);
+        println!(
+            "{}: {}{}",
+            input.path.display(),
+            match &r.status {
+                Status::Passed => "passed".to_string(),
+                Status::Warned => "warned".to_string(),
+                Status::Failed => "failed".to_string(),
+                Status::Error(e) => format!("error: {e}"),
+                Status::Skipped(why) | Status::Interrupted(why) => format!("skipped: {why}"),
+            },
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", failed.join(", "))
+            }
+        );
+        results.push(r);
+    }
+    if !skipped.is_empty() {
+        println!(
+            "skipped {} file(s) that are not recordings: {}",
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
+    let info = run_info(
+        &target,
+        a.strict,
+        started_at,
+        started.elapsed().as_millis() as u64,
+    );
+    let Some(c) = write_reports(&a.report_dir, &info, &results) else {
+        return EXIT_FAILED;
+    };
+    println!(
+        "rpconform replay: {} recordings: {} passed, {} warned, {} failed, {} errors, {} skipped; reports in {}",
+        results.len(),
+        c.passed,
+        c.warned,
+        c.failed,
+        c.errors,
+        c.skipped,
+        a.report_dir.display()
+    );
+    if c.failed_run() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}

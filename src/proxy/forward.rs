@@ -1,0 +1,271 @@
+//! Passing one request on, unchanged, and recording what passed.
+//!
+//! What goes on the wire: the client's method, path and query, end-to-end headers (their order
+//! and, with hyper's `preserve_header_case`, their spelling) and body bytes; back, the
+//! target's status, end-to-end headers and body bytes. Hop-by-hop headers (`Connection` and
+//! the headers it names, `Keep-Alive`, `Proxy-Connection`, `Proxy-Authorization`, `TE`,
+//! `Trailer`, `Upgrade`) belong to one connection (RFC 9110 §7.6.1) and are not forwarded.
+//! In reverse mode the request goes to the target's base URL and its `Host` names the target
+//! (the one header a reverse proxy must set); with `--rewrite-links`, answer headers
+//! `Location`, `Azure-AsyncOperation` and `Operation-Location` that point at the target are
+//! rewritten to point at the proxy, so clients keep polling through it.
+//!
+//! What is recorded: the exchange in the target's terms. In reverse mode the request URL is the
+//! target's, and the proxy's own origin in `Referer`, `Origin` and the link headers is written
+//! as the target's, so the record reads as if the client had called the target directly (and
+//! links are recorded as the target sent them, before any rewrite). Compressed answers
+//! (`Content-Encoding: gzip` or `deflate`) are decoded for the record only; other encodings are
+//! recorded as bodies not kept. Secrets are masked by the replay redaction before anything is
+//! held.
+
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+
+use super::session::Session;
+use crate::replay::body::RawBody;
+use crate::replay::build::{RawEntry, RawResponse};
+
+pub(super) type Upstream = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// What every connection shares.
+pub(super) struct Shared {
+    pub session: Mutex<Session>,
+    pub client: Upstream,
+    /// The target's origin (`scheme://host[:port]`) and base path.
+    pub target_base: String,
+    pub target_origin: String,
+    /// The proxy's own origin, as clients address it.
+    pub own_origin: String,
+    pub rewrite_links: bool,
+    pub body_cap: usize,
+    /// CONNECT tunnels passed through unjudged.
+    pub tunnels: std::sync::atomic::AtomicU64,
+}
+
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+const LINKS: &[&str] = &["location", "azure-asyncoperation", "operation-location"];
+
+/// Drop hop-by-hop headers, and those `Connection` names.
+fn strip_hop_by_hop(h: &mut HeaderMap) {
+    let named: Vec<String> = h
+        .get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(',').map(|s| s.trim().to_ascii_lowercase()))
+        .filter(|s| !s.is_empty())
+        .collect();
+    for n in HOP_BY_HOP.iter().map(|s| s.to_string()).chain(named) {
+        if let Ok(name) = HeaderName::from_bytes(n.as_bytes()) {
+            h.remove(name);
+        }
+    }
+}
+
+fn pairs(h: &HeaderMap) -> Vec<(String, String)> {
+    h.iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into(),
+            )
+        })
+        .collect()
+}
+
+/// `from` as a prefix of `v` replaced by `to`.
+fn swap_origin(v: &str, from: &str, to: &str) -> Option<String> {
+    let rest = v.strip_prefix(from)?;
+    (rest.is_empty() || rest.starts_with(['/', '?', '#'])).then(|| format!("{to}{rest}"))
+}
+
+fn body_of(bytes: &Bytes, cap: usize) -> RawBody {
+    if bytes.is_empty() {
+        RawBody::Empty
+    } else if bytes.len() > cap {
+        RawBody::OverCap(bytes.len() as u64)
+    } else {
+        RawBody::Bytes(bytes.to_vec())
+    }
+}
+
+/// The answer body as the record keeps it: decoded when the answer was compressed.
+fn decoded(bytes: &Bytes, encoding: Option<&str>, cap: usize) -> RawBody {
+    let mut out = Vec::new();
+    let read = match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("") | Some("identity") => return body_of(bytes, cap),
+        Some("gzip") | Some("x-gzip") => flate2::read::GzDecoder::new(&bytes[..])
+            .take(cap as u64 + 1)
+            .read_to_end(&mut out),
+        Some("deflate") => flate2::read::ZlibDecoder::new(&bytes[..])
+            .take(cap as u64 + 1)
+            .read_to_end(&mut out),
+        Some(_) => return RawBody::NotRecorded,
+    };
+    match read {
+        Ok(_) => body_of(&Bytes::from(out), cap),
+        Err(_) => RawBody::NotRecorded,
+    }
+}
+
+fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(text)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Pass one request on and record it.
+pub(super) async fn handle(
+    req: Request<Incoming>,
+    sh: Arc<Shared>,
+) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    if req.method() == Method::CONNECT {
+        return Ok(super::tunnel::connect(req, &sh));
+    }
+    let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let (mut parts, body) = req.into_parts();
+    // An absolute-form request for the proxy itself (a client with both its endpoint and
+    // HTTP_PROXY set to the proxy) is a reverse-mode request, not a loop.
+    let own = sh.own_origin.strip_prefix("http://").unwrap_or(&sh.own_origin);
+    let forward = parts.uri.scheme().is_some()
+        && parts
+            .uri
+            .authority()
+            .is_some_and(|a| !a.as_str().eq_ignore_ascii_case(own));
+    let pq = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    let upstream = if forward {
+        parts.uri.to_string()
+    } else {
+        format!("{}{pq}", sh.target_base)
+    };
+    let Ok(uri) = upstream.parse::<hyper::Uri>() else {
+        return Ok(plain(
+            StatusCode::BAD_REQUEST,
+            format!("rpconform proxy: cannot address {upstream}\n"),
+        ));
+    };
+    let req_bytes = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                format!("rpconform proxy: cannot read the request body: {e}\n"),
+            ));
+        }
+    };
+    strip_hop_by_hop(&mut parts.headers);
+    if !forward
+        && let Some(a) = uri.authority()
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        parts.headers.insert("host", v);
+    }
+    parts.uri = uri;
+    let mut recorded_req = pairs(&parts.headers);
+    if !forward {
+        for (k, v) in recorded_req.iter_mut() {
+            if (k.eq_ignore_ascii_case("referer") || k.eq_ignore_ascii_case("origin"))
+                && let Some(s) = swap_origin(v, &sh.own_origin, &sh.target_origin)
+            {
+                *v = s;
+            }
+        }
+    }
+    let mut raw = RawEntry::new(parts.method.to_string(), upstream.clone());
+    raw.request_headers = recorded_req;
+    raw.request_body = Some(body_of(&req_bytes, sh.body_cap)).filter(|b| *b != RawBody::Empty);
+    raw.started_at = started_at;
+    let sent = Request::from_parts(parts, Full::new(req_bytes));
+    let answer = match sh.client.request(sent).await {
+        Ok(resp) => {
+            let (mut rparts, rbody) = resp.into_parts();
+            match rbody.collect().await {
+                Ok(b) => Ok((
+                    rparts.status,
+                    {
+                        strip_hop_by_hop(&mut rparts.headers);
+                        rparts
+                    },
+                    b.to_bytes(),
+                )),
+                Err(e) => Err(format!("reading the answer: {e}")),
+            }
+        }
+        Err(e) => Err(format!("cannot reach {upstream}: {e}")),
+    };
+    raw.elapsed_ms = started.elapsed().as_millis() as u64;
+    let reply = match answer {
+        Ok((status, mut rparts, bytes)) => {
+            let mut headers = pairs(&rparts.headers);
+            if !forward {
+                for (k, v) in headers.iter_mut() {
+                    if LINKS.iter().any(|l| k.eq_ignore_ascii_case(l))
+                        && let Some(s) = swap_origin(v, &sh.own_origin, &sh.target_origin)
+                    {
+                        *v = s;
+                    }
+                }
+            }
+            let encoding = rparts
+                .headers
+                .get("content-encoding")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            raw.response = Some(RawResponse {
+                status: status.as_u16(),
+                headers,
+                body: decoded(&bytes, encoding.as_deref(), sh.body_cap),
+                size: Some(bytes.len() as u64),
+            });
+            if sh.rewrite_links && !forward {
+                for l in LINKS {
+                    let Some(v) = rparts.headers.get(*l).and_then(|v| v.to_str().ok()) else {
+                        continue;
+                    };
+                    if let Some(s) = swap_origin(v, &sh.target_origin, &sh.own_origin)
+                        && let Ok(hv) = HeaderValue::from_str(&s)
+                    {
+                        rparts.headers.insert(*l, hv);
+                    }
+                }
+            }
+            Response::from_parts(rparts, Full::new(bytes))
+        }
+        Err(e) => {
+            raw.error = Some(e.clone());
+            plain(StatusCode::BAD_GATEWAY, format!("rpconform proxy: {e}\n"))
+        }
+    };
+    sh.session
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .record(raw, Instant::now());
+    Ok(reply)
+}

@@ -1,0 +1,283 @@
+//! What earlier exchanges showed about each resource: that it exists (settled or not), that it
+//! does not, or nothing certain. DEL-01, DEL-05 and PUT-01 use it to judge a DELETE or PUT
+//! against the state the same test (or recording) already showed, and give no verdict when
+//! that state is not known.
+//!
+//! Evidence, per resource path (lower case, no query), in the order exchanges come:
+//! - GET 200: exists; settled when its provisioningState is terminal or absent. GET 404: absent.
+//! - PUT/PATCH 2xx that a client would not poll (the answer is final): exists and settled.
+//! - DELETE 200/204: absent.
+//! - A write whose answer starts an operation (a client would poll it: `lro::Strategy`) makes
+//!   the state unknown while it runs; reads meanwhile show a passing state and are ignored. When
+//!   the followed operation ends ([`Shown::settle`]): a DELETE that succeeded leaves the resource
+//!   absent; a PUT/PATCH leaves what the resource read after the end showed (or, without one,
+//!   exists and settled when it succeeded); anything else leaves the state unknown.
+//! - A DELETE (or a DELETE that starts) forgets everything under the path: children of a deleted
+//!   parent answer as NEST-04 says, which is not what DEL-05 judges. A 202 without a link to
+//!   follow leaves the state unknown.
+//! - POST actions, 4xx and 5xx answers change nothing.
+//!
+//! Only ARM-shaped paths (`/subscriptions/...`, `/providers/...`) are tracked.
+
+use std::collections::HashMap;
+
+use super::flow::{AfterRead, End, Flow};
+use crate::http::Exchange;
+use crate::lro::{Outcome, Strategy, path_key, resource_state};
+
+/// What earlier exchanges showed about one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    Exists { settled: bool },
+    Absent,
+}
+
+/// The state of every resource earlier exchanges showed.
+#[derive(Debug, Default, Clone)]
+pub struct Shown {
+    /// The latest evidence per path, with the exchange (`seq`) that showed it.
+    known: HashMap<String, (Known, u64)>,
+    /// Operations started on a path and not yet seen to end.
+    running: HashMap<String, u32>,
+}
+
+fn arm_path(url: &str) -> Option<String> {
+    let key = path_key(url);
+    (key.starts_with("/subscriptions/") || key.starts_with("/providers/")).then_some(key)
+}
+
+/// Does this answer start an operation a client would follow?
+fn starts_operation(ex: &Exchange) -> bool {
+    ex.response.as_ref().is_some_and(|r| {
+        (200..300).contains(&r.status)
+            && Strategy::arm(&ex.method, &ex.url, r)
+                .initial(r)
+                .is_running()
+    })
+}
+
+impl Shown {
+    /// What is known about this resource now: `None` while an operation runs on it or when
+    /// nothing certain was shown.
+    /// nothing certain was shown. With the exchange that showed it.
+    pub fn of(&self, url: &str) -> Option<(Known, u64)> {
+        let key = arm_path(url)?;
+        if self.running.contains_key(&key) {
+            return None;
+        }
+        self.known.get(&key).copied()
+    }
+
+    /// Is an ancestor of this resource (a parent, its group) shown absent or being deleted?
+    pub fn ancestor_gone(&self, url: &str) -> bool {
+        let Some(key) = arm_path(url) else {
+            return false;
+        };
+        let mut cur = key.as_str();
+        while let Some((parent, _)) = cur.rsplit_once('/') {
+            if parent.is_empty() {
+                break;
+            }
+            if self
+                .known
+                .get(parent)
+                .is_some_and(|(k, _)| *k == Known::Absent)
+                || self.running.contains_key(parent)
+            {
+                return true;
+            }
+            cur = parent;
+        }
+        false
+    }
+
+    fn forget_under(&mut self, key: &str) {
+        let prefix = format!("{key}/");
+        self.known.retain(|k, _| !k.starts_with(&prefix));
+    }
+
+    /// Take in what one exchange shows (after the rules judged it).
+    pub fn observe(&mut self, ex: &Exchange) {
+        let (Some(r), Some(key)) = (&ex.response, arm_path(&ex.url)) else {
+            return;
+        };
+        let method = ex.method.to_ascii_uppercase();
+        let running = self.running.contains_key(&key);
+        let seq = ex.seq;
+        match method.as_str() {
+            "GET" if running => {}
+            "GET" => match r.status {
+                200 => {
+                    let settled = !resource_state(r.json.as_ref()).is_running();
+                    self.known.insert(key, (Known::Exists { settled }, seq));
+                }
+                404 => {
+                    self.known.insert(key, (Known::Absent, seq));
+                }
+                _ => {}
+            },
+            "PUT" | "PATCH" | "DELETE" if (200..300).contains(&r.status) => {
+                if method == "DELETE" {
+                    self.forget_under(&key);
+                }
+                if starts_operation(ex) {
+                    *self.running.entry(key.clone()).or_default() += 1;
+                    self.known.remove(&key);
+                } else if method != "DELETE" {
+                    self.known
+                        .insert(key, (Known::Exists { settled: true }, seq));
+                } else if matches!(r.status, 200 | 204) {
+                    self.known.insert(key, (Known::Absent, seq));
+                } else {
+                    self.known.remove(&key);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A followed PUT, PATCH or DELETE ended: what its end shows.
+    pub fn settle(&mut self, flow: &Flow, exs: &[Exchange]) {
+        let method = flow.method.to_ascii_uppercase();
+        if !matches!(method.as_str(), "PUT" | "PATCH" | "DELETE") {
+            return;
+        }
+        // Only operations `observe` counted as started end here.
+        if !exs.get(flow.initial).is_some_and(starts_operation) {
+            return;
+        }
+        let Some(key) = arm_path(flow.resource.as_deref().unwrap_or(&flow.request_url)) else {
+            return;
+        };
+        match self.running.get_mut(&key) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                return;
+            }
+            Some(_) => {
+                self.running.remove(&key);
+            }
+            None => return,
+        }
+        let after_read = flow
+            .after(AfterRead::Resource)
+            .last()
+            .and_then(|i| exs.get(i));
+        let after = after_read.and_then(|x| x.response.as_ref());
+        // The exchange that shows the end: the read after it, else the last one of the flow.
+        let seq = after_read
+            .or_else(|| flow.events.last().and_then(|e| exs.get(e.ex())))
+            .map_or(exs[flow.initial].seq, |x| x.seq);
+        let shown = match (&flow.end, method.as_str(), after) {
+            (End::Finished(Outcome::Succeeded), "DELETE", _) => Some(Known::Absent),
+            (End::Finished(_), "PUT" | "PATCH", Some(r)) if r.status == 200 => {
+                Some(Known::Exists {
+                    settled: !resource_state(r.json.as_ref()).is_running(),
+                })
+            }
+            (End::Finished(_), "PUT" | "PATCH", Some(r)) if r.status == 404 => Some(Known::Absent),
+            (End::Finished(Outcome::Succeeded), "PUT" | "PATCH", None) => {
+                Some(Known::Exists { settled: true })
+            }
+            _ => None,
+        };
+        if method == "DELETE" {
+            self.forget_under(&key);
+        }
+        match shown {
+            Some(k) => self.known.insert(key, (k, seq)),
+            None => self.known.remove(&key),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::{Response, Role, Surface};
+    use serde_json::json;
+
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/N/w/a?api-version=1";
+    const CHILD: &str = "http://h/subscriptions/s/resourceGroups/g/providers/N/w/a/c/b";
+
+    pub(crate) fn ex(method: &str, url: &str, status: u16, headers: &[(&str, &str)]) -> Exchange {
+        let body = json!({"properties": {"provisioningState": "Succeeded"}});
+        Exchange {
+            seq: 1,
+            role: Role::Step,
+            surface: Surface::Arm,
+            method: method.into(),
+            url: url.into(),
+            request_headers: Vec::new(),
+            request_body: None,
+            response: Some(Response {
+                status,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                body: body.to_string(),
+                body_bytes: 0,
+                json: Some(body),
+                json_error: None,
+            }),
+            error: None,
+            started_at: String::new(),
+            elapsed_ms: 0,
+            foreign: false,
+        }
+    }
+
+    #[test]
+    fn reads_and_final_answers_are_evidence() {
+        let mut s = Shown::default();
+        assert_eq!(s.of(R), None);
+        s.observe(&ex("GET", R, 404, &[]));
+        assert_eq!(s.of(R), Some((Known::Absent, 1)));
+        s.observe(&ex("PUT", R, 200, &[]));
+        assert_eq!(s.of(R), Some((Known::Exists { settled: true }, 1)));
+        s.observe(&ex("GET", CHILD, 200, &[]));
+        s.observe(&ex("DELETE", R, 200, &[]));
+        assert_eq!(s.of(R).map(|k| k.0), Some(Known::Absent));
+        assert_eq!(
+            s.of(CHILD),
+            None,
+            "children of a deleted parent are forgotten"
+        );
+        assert!(s.ancestor_gone(CHILD));
+        s.observe(&ex("DELETE", R, 400, &[]));
+        assert_eq!(s.of(R).map(|k| k.0), Some(Known::Absent));
+    }
+
+    #[test]
+    fn a_running_operation_hides_the_state_until_it_is_settled() {
+        let mut s = Shown::default();
+        s.observe(&ex("GET", R, 200, &[]));
+        let del = ex("DELETE", R, 202, &[("Location", "http://h/op/1")]);
+        s.observe(&del);
+        assert_eq!(s.of(R), None);
+        s.observe(&ex("GET", R, 404, &[]));
+        assert_eq!(s.of(R), None, "a read while it runs is transient");
+        let flow = Flow {
+            surface: Surface::Arm,
+            method: "DELETE".into(),
+            request_url: R.into(),
+            resource: Some(R.split('?').next().unwrap().into()),
+            initial: 0,
+            initial_state: crate::lro::State::Running(None),
+            channel: Some(crate::lro::Channel::Location),
+            declared: None,
+            final_state_via: None,
+            events: Vec::new(),
+            end: End::Finished(Outcome::Succeeded),
+            deadline_secs: 1,
+            elapsed_ms: 0,
+            result: None,
+        };
+        s.settle(&flow, &[del]);
+        assert_eq!(s.of(R).map(|k| k.0), Some(Known::Absent));
+        // A 202 with nothing to follow: unknown.
+        s.observe(&ex("DELETE", R, 202, &[]));
+        assert_eq!(s.of(R), None);
+    }
+}
