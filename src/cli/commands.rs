@@ -16,6 +16,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Check(a) => super::check::check(a),
         Command::Rules(a) => super::rules::rules(a),
         Command::Init(a) => super::init::init(a),
+        Command::Doctor(a) => super::doctor::doctor(a),
         Command::Serve(a) => super::embedded::serve(a),
         Command::Report(ReportCommand::Merge { inputs, out }) => match report::merge(&inputs, &out)
         {

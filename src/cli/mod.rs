@@ -6,6 +6,7 @@ mod args;
 mod check;
 mod commands;
 mod common;
+mod doctor;
 mod embedded;
 mod init;
 mod matrix;

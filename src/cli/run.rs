@@ -23,7 +23,7 @@ pub(super) struct RunPlan {
 }
 
 pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
-    let (paths, mut filters) = paths_and_filters(&a.paths);
+    let (paths, mut filters) = paths_and_filters(&a.paths, &a.suites);
     // Something that looks like a path but is not there is a typo, not a name filter.
     for f in &filters {
         if f.contains('/') || f.ends_with(".yaml") || f.ends_with(".yml") {
@@ -154,7 +154,7 @@ pub(super) fn run_suites(
     };
     let http = match Http::new(
         target.base_url.clone(),
-        tokens,
+        tokens.clone(),
         redactor.clone(),
         opts,
         target.headers.clone(),
@@ -233,6 +233,13 @@ pub(super) fn run_suites(
             wait_for_signal().await;
             std::process::exit(130);
         });
+    }
+    // Token, endpoint, registration, resource group: one clear error instead of one per test.
+    if let Err(code) = super::doctor::gate(rt, &ctx.target, &ctx.http, &tokens, console) {
+        if let Some(s) = server {
+            rt.block_on(s.shutdown());
+        }
+        return Err(code);
     }
     if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
         eprintln!("error: {}", redactor.text(&e));
