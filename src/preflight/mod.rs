@@ -141,16 +141,20 @@ impl Report {
     pub fn summary(&self) -> String {
         let n = |l| self.of(l).len();
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
-        let secs = self.elapsed.as_secs_f64();
+        let took = if self.elapsed < Duration::from_secs(1) {
+            format!("{} ms", self.elapsed.as_millis())
+        } else {
+            format!("{:.1} s", self.elapsed.as_secs_f64())
+        };
         if self.has_blocker() {
             format!(
-                "not ready: {}, {} ({secs:.1} s)",
+                "not ready: {}, {} ({took})",
                 plural(n(Level::Blocker), "blocker"),
                 plural(n(Level::Warning), "warning")
             )
         } else {
             format!(
-                "ready: {} ok, {}, {} skipped ({secs:.1} s)",
+                "ready: {} ok, {}, {} skipped ({took})",
                 n(Level::Ok),
                 plural(n(Level::Warning), "warning"),
                 n(Level::Skipped)
@@ -361,6 +365,15 @@ impl Ctx<'_> {
             .collect()
     }
 
+    /// The transport error of a read through the run's client (certificates, TLS, a reset),
+    /// when one failed that way.
+    fn client_failure(&self) -> Option<String> {
+        self.exchanges()
+            .into_iter()
+            .find(|e| e.response.is_none())
+            .and_then(|e| e.error.clone())
+    }
+
     /// Why an authenticated read has no usable answer, when the cause is already a line of
     /// its own (no token, no endpoint, the token refused), so it is not said twice.
     fn skipped_because(&self, ex: Option<&Exchange>) -> Option<String> {
@@ -489,6 +502,18 @@ impl Ctx<'_> {
     fn endpoint_check(&self, e: &probe::Endpoint) -> Check {
         const NAME: &str = "endpoint";
         match (&e.http, &e.tcp) {
+            (Ok(a), _) if self.token_ok && self.client_failure().is_some() => {
+                let why = self.client_failure().unwrap_or_default();
+                Check::new(
+                    NAME,
+                    Level::Blocker,
+                    format!(
+                        "{} answers a plain request (HTTP {}), but the run's own client fails: {why}",
+                        e.authority, a.status
+                    ),
+                )
+                .hint("a certificate this machine does not trust? `--insecure` skips the check (for test endpoints only)")
+            }
             (Ok(a), tcp) => {
                 let via = if tcp.is_err() {
                     " (through a proxy: no direct TCP connection)"
@@ -1299,6 +1324,40 @@ mod tests {
         );
         assert_eq!(failed.level, Level::Blocker);
         assert!(failed.detail.contains("RP_TOKEN is not set"));
+    }
+
+    #[test]
+    fn a_plain_answer_with_a_failing_client_is_an_endpoint_blocker() {
+        let t = target("{name: rg1}");
+        let mut broken = ex(200, json!({}), &[]).unwrap();
+        broken.response = None;
+        broken.error = Some("invalid peer certificate: UnknownIssuer".into());
+        let a = Answers {
+            providers: Vec::new(),
+            permissions: None,
+            group: Some(broken),
+        };
+        let probe = probe::Endpoint {
+            authority: "rp.example:443".into(),
+            tcp: Ok("10.0.0.1:443".into()),
+            http: Ok(probe::Answer {
+                status: 404,
+                date: None,
+                sent: std::time::SystemTime::now(),
+                elapsed: Duration::from_millis(20),
+            }),
+        };
+        let c = ctx(&t, &a);
+        let e = c.endpoint_check(&probe);
+        assert_eq!(e.level, Level::Blocker, "{e:?}");
+        assert!(e.detail.contains("UnknownIssuer"), "{e:?}");
+        assert!(e.hint.unwrap().contains("--insecure"));
+        let fine = Answers {
+            providers: Vec::new(),
+            permissions: None,
+            group: ex(200, json!({}), &[]),
+        };
+        assert_eq!(ctx(&t, &fine).endpoint_check(&probe).level, Level::Ok);
     }
 
     #[test]

@@ -61,6 +61,14 @@ async fn tcp(authority: &str, timeout: Duration) -> Result<String, String> {
     if addrs.is_empty() {
         return Err("cannot resolve the host: no address".into());
     }
+    let several = addrs.len() > 1;
+    let at = |addr: &std::net::SocketAddr| {
+        if several {
+            format!(" at {addr}")
+        } else {
+            String::new()
+        }
+    };
     let mut last = String::new();
     for addr in &addrs {
         let left = timeout.saturating_sub(started.elapsed());
@@ -70,12 +78,13 @@ async fn tcp(authority: &str, timeout: Duration) -> Result<String, String> {
         match tokio::time::timeout(left, tokio::net::TcpStream::connect(addr)).await {
             Ok(Ok(_)) => return Ok(addr.to_string()),
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                last = format!("connection refused at {addr}: nothing listens there");
+                last = format!("connection refused{}: nothing listens there", at(addr));
             }
-            Ok(Err(e)) => last = format!("cannot connect to {addr}: {e}"),
+            Ok(Err(e)) => last = format!("cannot connect{}: {e}", at(addr)),
             Err(_) => {
                 last = format!(
-                    "no TCP answer from {addr} within {} s (a firewall, or the wrong port)",
+                    "no TCP answer{} within {} s (a firewall, or the wrong port)",
+                    at(addr),
                     timeout.as_secs()
                 )
             }
