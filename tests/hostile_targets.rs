@@ -182,19 +182,25 @@ fn case(label: &str, mode: Mode, suite: &str, extra: &[&str], exp: Expect<'_>) -
     (r, server)
 }
 
+/// Nothing listens: the preflight at the start of the run says so once, and no test starts
+/// (`tests/doctor.rs` has the checklist itself).
 #[test]
 fn connection_refused() {
     let dir = Scratch::new("refused");
     let target = target_yaml(&format!("http://127.0.0.1:{}", closed_port()), "");
     let r = run(&dir, &target, SUITE_PUT_POLL, &[]);
-    assert_failing_verdict(
-        &r,
-        &Expect {
-            rules: &[],
-            reason: &["connection refused", "connection failed"],
-            runner_error: true,
-        },
+    let ctx = r.context();
+    for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
+        assert!(!text.contains("panicked"), "{name} shows a panic\n{ctx}");
+    }
+    assert_eq!(
+        r.code,
+        Some(1),
+        "an unreachable target fails the run\n{ctx}"
     );
+    assert!(r.stderr.contains("connection refused"), "{ctx}");
+    assert!(r.stderr.contains("no test was run"), "{ctx}");
+    assert!(r.peak_kb < MEMORY_BOUND_KB, "{ctx}");
 }
 
 #[test]

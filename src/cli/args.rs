@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "rpconform",
-    version,
+    version = crate::suiteset::VERSION_LINE,
     about = "Conformance tester for Azure Resource Manager resource providers and other asynchronous resource APIs"
 )]
 pub struct Cli {
@@ -40,6 +40,27 @@ pub enum Command {
     Init(InitArgs),
     /// Delete what a run left: what its journal lists, or tagged resource groups.
     Cleanup(CleanupArgs),
+    /// Check, in a few seconds, that a target is ready for a run: token, endpoint, provider
+    /// registration, resource group, clock, ARM rate limits.
+    Doctor(DoctorArgs),
+}
+
+/// Where suites and schemas come from (run, check, rules): without any, `./suites` and
+/// `./schemas` in a checkout, else the set built into the binary.
+const SUITES_HELP: &str = "Suite folder or file: DIR replaces the default set (./suites, else the built-in one), +DIR adds to it; repeatable";
+const SCHEMAS_HELP: &str = "Schema folder: DIR replaces the default (./schemas, else beside the suites, else the built-in one), +DIR adds its files; repeatable";
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// The target file to check (`embedded` checks the reference RP, started in-process).
+    #[arg(long)]
+    pub target: String,
+    /// Do not verify TLS certificates (as `run --insecure`).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Seconds each network check may take.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -65,9 +86,12 @@ pub struct InitArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Suite files or directories (default: suites/).
+    /// Suite files or folders (default: ./suites, else the built-in set), and at most one
+    /// test-name filter.
     #[arg(value_name = "SUITE_PATHS")]
     pub paths: Vec<PathBuf>,
+    #[arg(long = "suites", value_name = "[+]DIR", help = SUITES_HELP)]
+    pub suites: Vec<String>,
     /// `embedded` (the reference RP, in-process) or a target file.
     #[arg(long, default_value = "embedded")]
     pub target: String,
@@ -94,9 +118,8 @@ pub struct RunArgs {
     /// Where reports go.
     #[arg(long, default_value = "reports")]
     pub report_dir: PathBuf,
-    /// Where JSON Schemas are.
-    #[arg(long, default_value = "schemas")]
-    pub schemas: PathBuf,
+    #[arg(long = "schemas", value_name = "[+]DIR", help = SCHEMAS_HELP)]
+    pub schemas: Vec<String>,
     /// Run one partition of the tests: hash:M/N or count:M/N.
     #[arg(long, value_name = "hash:M/N|count:M/N")]
     pub partition: Option<String>,
@@ -328,13 +351,16 @@ pub struct ProxyArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// Suite files or folders (default: ./suites, else the built-in set).
     #[arg(value_name = "SUITE_PATHS")]
     pub paths: Vec<PathBuf>,
+    #[arg(long = "suites", value_name = "[+]DIR", help = SUITES_HELP)]
+    pub suites: Vec<String>,
     /// Also check this target file (and that the suites can run on it).
     #[arg(long)]
     pub target: Option<PathBuf>,
-    #[arg(long, default_value = "schemas")]
-    pub schemas: PathBuf,
+    #[arg(long = "schemas", value_name = "[+]DIR", help = SCHEMAS_HELP)]
+    pub schemas: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -350,9 +376,10 @@ pub struct RulesArgs {
     /// Only these rules; repeatable.
     #[arg(long = "rule", value_name = "ID")]
     pub rules: Vec<String>,
-    /// Suites whose coverage to show (default: suites/).
-    #[arg(long = "suites", default_value = "suites")]
-    pub suites: PathBuf,
+    /// Suites whose coverage to show: DIR replaces the default set (./suites, else the
+    /// built-in one), +DIR adds to it; repeatable.
+    #[arg(long = "suites", value_name = "[+]DIR")]
+    pub suites: Vec<String>,
 }
 
 #[derive(Debug, Args)]

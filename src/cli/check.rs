@@ -7,7 +7,7 @@ use crate::scenario::expand;
 use crate::target::load_target;
 
 pub(super) fn check(a: CheckArgs) -> u8 {
-    let (paths, extra) = paths_and_filters(&a.paths);
+    let (paths, extra) = paths_and_filters(&a.paths, &a.suites);
     if !extra.is_empty() {
         return usage(format!("no such file or directory: {}", extra.join(", ")));
     }

@@ -18,6 +18,7 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Rules(a) => super::rules::rules(a),
         Command::Init(a) => super::init::init(a),
         Command::Probe(a) => super::probe::probe(a),
+        Command::Doctor(a) => super::doctor::doctor(a),
         Command::Serve(a) => super::embedded::serve(a),
         Command::Replay(a) => super::replay::replay(a),
         Command::Proxy(a) => super::proxy::proxy(a),

@@ -1,5 +1,5 @@
-//! What several subcommands share: loading suites, telling suite paths from name filters,
-//! finding the schemas, the tokio runtime, and the usage-error exit.
+//! What several subcommands share: loading suites (a checkout's, given folders, or the
+//! built-in set), telling suite paths from name filters, finding the schemas, the tokio runtime, and the usage-error exit.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,28 +13,119 @@ pub(super) fn usage(msg: impl std::fmt::Display) -> u8 {
     EXIT_USAGE
 }
 
-/// Split positional arguments into suite paths (they exist) and name filters (they do not).
-pub(super) fn paths_and_filters(args: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+/// Split positional arguments into suite paths (they exist) and name filters (they do not),
+/// then apply `--suites`: `--suites DIR` replaces the default set (like a positional path),
+/// `--suites +DIR` adds to it (or to the given paths). The default set is `./suites` when it is
+/// a folder (a checkout), else the suites built into the binary ([`crate::suiteset`]). A
+/// positional `suites` that does not exist names that default set too, so the README's
+/// commands work outside a checkout. A `--suites` path that does not exist is kept: loading
+/// reports it.
+pub(super) fn paths_and_filters(
+    args: &[PathBuf],
+    suites: &[String],
+) -> (Vec<PathBuf>, Vec<String>) {
+    suite_paths(args, suites, true)
+}
+
+/// [`paths_and_filters`]; `note` says on stderr when the built-in set is used and where it is.
+pub(super) fn suite_paths(
+    args: &[PathBuf],
+    suites: &[String],
+    note: bool,
+) -> (Vec<PathBuf>, Vec<String>) {
     let mut paths = Vec::new();
+    let mut added = Vec::new();
     let mut filters = Vec::new();
     for a in args {
         if a.exists() {
             paths.push(a.clone());
+        } else if a
+            .components()
+            .eq([std::path::Component::Normal("suites".as_ref())])
+        {
+            // The default set, wherever it comes from.
         } else {
             filters.push(a.display().to_string());
         }
     }
-    if paths.is_empty() {
-        paths.push(PathBuf::from("suites"));
+    for s in suites {
+        match s.strip_prefix('+') {
+            Some(p) => added.push(PathBuf::from(p)),
+            None => paths.push(PathBuf::from(s)),
+        }
     }
+    if paths.is_empty() {
+        paths.push(default_suites(note));
+    }
+    paths.extend(added);
     (paths, filters)
 }
 
-pub(super) fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
-    if given.is_dir() {
-        return given.to_path_buf();
+/// `./suites` in a checkout, else the built-in set as files in the cache.
+fn default_suites(note: bool) -> PathBuf {
+    let local = PathBuf::from("suites");
+    if local.is_dir() {
+        return local;
     }
-    // Next to the suites: <suites>/../schemas.
+    match crate::suiteset::materialize() {
+        Ok(m) => {
+            if note {
+                eprintln!(
+                    "note: no ./suites here; using the built-in {} from {}",
+                    crate::suiteset::describe(),
+                    m.suites.display()
+                );
+            }
+            m.suites.clone()
+        }
+        Err(e) => {
+            // Loading then says that `suites` does not exist, after this reason.
+            eprintln!("error: {e}");
+            local
+        }
+    }
+}
+
+/// The schema folder: `--schemas DIR` (at most one) replaces the default, each
+/// `--schemas +DIR` adds its files (a later file of the same name wins; see
+/// [`crate::suiteset::merged_schemas`]). The default is `./schemas` when it is a folder, else
+/// `schemas/` beside a suites folder, else the built-in schemas.
+pub(super) fn schema_dir(given: &[String], paths: &[PathBuf]) -> Result<PathBuf, String> {
+    let mut replace: Vec<PathBuf> = Vec::new();
+    let mut added: Vec<PathBuf> = Vec::new();
+    for g in given {
+        match g.strip_prefix('+') {
+            Some(p) => added.push(PathBuf::from(p)),
+            None => replace.push(PathBuf::from(g)),
+        }
+    }
+    if replace.len() > 1 {
+        return Err(
+            "one `--schemas DIR` replaces the schemas; add folders with `--schemas +DIR`".into(),
+        );
+    }
+    for d in replace.iter().chain(&added) {
+        if !d.is_dir() {
+            return Err(format!("--schemas {}: no such folder", d.display()));
+        }
+    }
+    let base = match replace.pop() {
+        Some(d) => d,
+        None => default_schemas(paths)?,
+    };
+    if added.is_empty() {
+        Ok(base)
+    } else {
+        crate::suiteset::merged_schemas(&base, &added)
+    }
+}
+
+fn default_schemas(paths: &[PathBuf]) -> Result<PathBuf, String> {
+    let local = PathBuf::from("schemas");
+    if local.is_dir() {
+        return Ok(local);
+    }
+    // Next to the suites: <suites>/../schemas (the built-in set's cache is laid out so).
     for p in paths {
         let base = if p.is_dir() {
             p.clone()
@@ -43,15 +134,15 @@ pub(super) fn schema_dir(given: &Path, paths: &[PathBuf]) -> PathBuf {
         };
         let cand = base.join("..").join("schemas");
         if cand.is_dir() {
-            return cand;
+            return Ok(cand);
         }
     }
-    given.to_path_buf()
+    Ok(crate::suiteset::materialize()?.schemas.clone())
 }
 
-pub(super) fn load(paths: &[PathBuf], schemas: &Path) -> Result<Vec<Arc<Suite>>, u8> {
+pub(super) fn load(paths: &[PathBuf], schemas: &[String]) -> Result<Vec<Arc<Suite>>, u8> {
     let opts = LoadOptions {
-        schema_dir: schema_dir(schemas, paths),
+        schema_dir: schema_dir(schemas, paths).map_err(usage)?,
     };
     match load_suites(paths, &opts) {
         Ok(s) => Ok(s.into_iter().map(Arc::new).collect()),

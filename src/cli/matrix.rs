@@ -75,8 +75,6 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
         "-q".into(),
         "--report-dir".into(),
         job.dir.display().to_string(),
-        "--schemas".into(),
-        a.schemas.display().to_string(),
         "--op-duration".into(),
         a.op_duration.to_string(),
         "--time-scale".into(),
@@ -90,6 +88,9 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
     ]);
     if let Some(d) = a.deadline {
         v.extend(["--deadline".into(), d.to_string()]);
+    }
+    for s in &a.schemas {
+        v.extend(["--schemas".into(), s.clone()]);
     }
     for f in filters {
         v.extend(["--filter".into(), f.clone()]);

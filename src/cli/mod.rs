@@ -7,6 +7,7 @@ mod check;
 mod cleanup;
 mod commands;
 mod common;
+mod doctor;
 mod embedded;
 mod init;
 mod list;

@@ -3,7 +3,6 @@
 //! decision about it. Filters: `--profile`, `--family`, `--rule`. Text is wrapped, never cut.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use super::args::RulesArgs;
 use super::{EXIT_OK, EXIT_USAGE};
@@ -11,15 +10,14 @@ use crate::rules::{Profile, Rule};
 use crate::scenario::{LoadOptions, load_suites};
 
 /// Which suites cite each rule (best effort: suites that fail to load show no coverage).
-fn coverage(suites: &Path) -> BTreeMap<&'static str, Vec<String>> {
+fn coverage(suites: &[String]) -> BTreeMap<&'static str, Vec<String>> {
     let mut out: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
-    let opts = LoadOptions {
-        schema_dir: super::common::schema_dir(
-            Path::new("schemas"),
-            std::slice::from_ref(&suites.to_path_buf()),
-        ),
+    let (paths, _) = super::common::suite_paths(&[], suites, false);
+    let Ok(schema_dir) = super::common::schema_dir(&[], &paths) else {
+        return out;
     };
-    if let Ok(loaded) = load_suites(&[suites.to_path_buf()], &opts) {
+    let opts = LoadOptions { schema_dir };
+    if let Ok(loaded) = load_suites(&paths, &opts) {
         for s in &loaded {
             for sc in &s.scenarios {
                 for r in sc.rules() {

@@ -39,7 +39,7 @@ pub(super) struct RunPlan {
 }
 
 pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
-    let (paths, mut filters) = paths_and_filters(&a.paths);
+    let (paths, mut filters) = paths_and_filters(&a.paths, &a.suites);
     // Something that looks like a path but is not there is a typo, not a name filter.
     for f in &filters {
         if f.contains('/') || f.ends_with(".yaml") || f.ends_with(".yml") {
@@ -234,7 +234,7 @@ pub(super) fn run_suites(
     };
     let http = match Http::new(
         target.base_url.clone(),
-        tokens,
+        tokens.clone(),
         redactor.clone(),
         opts,
         target.headers.clone(),
@@ -374,6 +374,11 @@ pub(super) fn run_suites(
     };
     // Signals, registered before anything is created.
     spawn_signal_handler(rt, ctx.clone(), console.clone());
+    // Token, endpoint, registration, resource group: one clear error instead of one per test.
+    if let Err(code) = super::doctor::gate(rt, &ctx.target, &ctx.http, &tokens, console_out) {
+        shutdown(server);
+        return Err(code);
+    }
     if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
         console.note(&format!("error: {}", redactor.text(&e)));
         // It may exist even so: the final cleanup reads it and deletes it.

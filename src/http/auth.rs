@@ -141,7 +141,9 @@ pub fn parse_auth(r: &mut Reader, n: &Node) -> Option<Auth> {
     }
 }
 
-/// Gets bearer tokens for the run's requests.
+/// Gets bearer tokens for the run's requests. Clones share the cached token and the fetch in
+/// flight (the preflight checks the very token the run then uses).
+#[derive(Clone)]
 pub struct TokenSource {
     inner: Arc<Inner>,
 }

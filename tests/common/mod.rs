@@ -88,12 +88,24 @@ pub fn tail(s: &str, max: usize) -> &str {
 
 /// Run `rpconform ARGS` in the crate root; kill it and panic when it outlives `timeout`.
 pub fn rpconform<S: AsRef<str>>(args: &[S], timeout: Duration) -> Output {
+    rpconform_in(&root(), &[], args, timeout)
+}
+
+/// Run `rpconform ARGS` in `dir` with the variables `env` added; kill it and panic when it
+/// outlives `timeout`.
+pub fn rpconform_in<S: AsRef<str>>(
+    dir: &Path,
+    env: &[(&str, &str)],
+    args: &[S],
+    timeout: Duration,
+) -> Output {
     let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
     let command = format!("rpconform {}", args.join(" "));
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
         .args(&args)
-        .current_dir(root())
+        .current_dir(dir)
+        .envs(env.iter().copied())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -1,0 +1,174 @@
+//! The CI pipelines in docs/ci are YAML that parses, hold the shape their README promises (a
+//! partitioned certification, a merge of every shard, the JUnit and the summary published,
+//! federated sign-in), and every `rpconform` command in them is accepted by the real command
+//! line (flags that exist, partitions that parse).
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use serde_yaml::Value;
+
+fn doc(name: &str) -> (String, Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join("ci")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value: Value = serde_yaml::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", path.display()));
+    (text, value)
+}
+
+/// Every string under `v` (scripts, inputs...).
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Sequence(s) => s.iter().for_each(|x| strings(x, out)),
+        Value::Mapping(m) => m.iter().for_each(|(k, x)| {
+            strings(k, out);
+            strings(x, out);
+        }),
+        Value::Tagged(t) => strings(&t.value, out),
+        _ => {}
+    }
+}
+
+/// The `rpconform ...` commands in the scripts: continuation lines joined, pipeline
+/// expressions replaced by sample values, words split as the shell would (double quotes).
+fn commands(v: &Value) -> Vec<Vec<String>> {
+    let mut texts = Vec::new();
+    strings(v, &mut texts);
+    let mut out = Vec::new();
+    for t in texts {
+        let joined = t.replace("\\\n", " ");
+        for line in joined.lines() {
+            let line = line.trim();
+            let Some(rest) = line.strip_prefix("rpconform ") else {
+                continue;
+            };
+            let rest = rest
+                .replace("${{ matrix.shard }}", "2")
+                .replace("$(System.JobPositionInPhase)", "2")
+                .replace("$(System.TotalJobsInPhase)", "3");
+            let mut words = vec!["rpconform".to_string()];
+            let mut cur = String::new();
+            let mut quoted = false;
+            for c in rest.chars() {
+                match c {
+                    '"' => quoted = !quoted,
+                    c if c.is_whitespace() && !quoted => {
+                        if !cur.is_empty() {
+                            words.push(std::mem::take(&mut cur));
+                        }
+                    }
+                    c => cur.push(c),
+                }
+            }
+            if !cur.is_empty() {
+                words.push(cur);
+            }
+            out.push(words);
+        }
+    }
+    out
+}
+
+fn assert_commands_parse(name: &str, v: &Value) -> Vec<Vec<String>> {
+    let cmds = commands(v);
+    assert!(!cmds.is_empty(), "{name}: no rpconform command found");
+    for c in &cmds {
+        if let Err(e) = rpconform::cli::Cli::try_parse_from(c) {
+            panic!(
+                "{name}: `{}` is refused by the command line:\n{e}",
+                c.join(" ")
+            );
+        }
+    }
+    cmds
+}
+
+/// The partition of the run command, and the folders the merge names.
+fn partition_and_merge(cmds: &[Vec<String>]) -> (String, usize) {
+    let run = cmds
+        .iter()
+        .find(|c| c.get(1).map(String::as_str) == Some("run"))
+        .expect("a run command");
+    let i = run
+        .iter()
+        .position(|w| w == "--partition")
+        .expect("--partition");
+    let merge = cmds
+        .iter()
+        .find(|c| c.get(1..3) == Some(&["report".to_string(), "merge".to_string()][..]))
+        .expect("a report merge command");
+    let folders = merge[3..]
+        .iter()
+        .take_while(|w| !w.starts_with("--"))
+        .count();
+    (run[i + 1].clone(), folders)
+}
+
+#[test]
+fn the_github_actions_workflow_parses_and_runs_a_partitioned_certification() {
+    let (text, v) = doc("github-actions.yml");
+    assert_eq!(v["permissions"]["id-token"], Value::from("write"));
+    let shards = v["jobs"]["certify"]["strategy"]["matrix"]["shard"]
+        .as_sequence()
+        .expect("a shard matrix")
+        .len();
+    assert!(shards > 1);
+    let report = &v["jobs"]["report"];
+    assert_eq!(report["needs"], Value::from("certify"));
+    assert_eq!(report["if"], Value::from("always()"));
+    let cmds = assert_commands_parse("github-actions.yml", &v);
+    let (partition, folders) = partition_and_merge(&cmds);
+    assert_eq!(partition, format!("count:2/{shards}"));
+    assert_eq!(folders, shards, "the merge names every shard");
+    for needle in [
+        "azure/login@",
+        "$GITHUB_STEP_SUMMARY",
+        "reports/summary.md",
+        "reports/junit.xml",
+        "rpconform doctor",
+        "cargo install --locked --git",
+    ] {
+        assert!(text.contains(needle), "github-actions.yml lacks `{needle}`");
+    }
+}
+
+#[test]
+fn the_azure_pipeline_parses_and_runs_a_partitioned_certification() {
+    let (text, v) = doc("azure-pipelines.yml");
+    let stages = v["stages"].as_sequence().expect("stages");
+    let certify = &stages[0]["jobs"][0];
+    let parallel = certify["strategy"]["parallel"].as_u64().expect("parallel") as usize;
+    assert!(parallel > 1);
+    let tasks: Vec<String> = stages
+        .iter()
+        .flat_map(|s| s["jobs"].as_sequence().cloned().unwrap_or_default())
+        .flat_map(|j| j["steps"].as_sequence().cloned().unwrap_or_default())
+        .filter_map(|s| s["task"].as_str().map(str::to_string))
+        .collect();
+    for t in [
+        "AzureCLI@2",
+        "PublishTestResults@2",
+        "PublishPipelineArtifact@1",
+    ] {
+        assert!(tasks.iter().any(|x| x == t), "no {t} task: {tasks:?}");
+    }
+    let cmds = assert_commands_parse("azure-pipelines.yml", &v);
+    let (partition, folders) = partition_and_merge(&cmds);
+    assert_eq!(partition, "count:2/3");
+    assert_eq!(folders, parallel, "the merge names every shard");
+    for needle in [
+        "task.uploadsummary",
+        "summary.md",
+        "junit.xml",
+        "rpconform doctor",
+    ] {
+        assert!(
+            text.contains(needle),
+            "azure-pipelines.yml lacks `{needle}`"
+        );
+    }
+}
