@@ -117,14 +117,17 @@ const SUITE_DEVIATIONS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Probes of operations no type models: (label, method, path, body, failing rules and why).
-fn probes() -> Vec<(
+/// A probe: label, method, path, body, failing rules and why.
+type Probe = (
     &'static str,
     &'static str,
     String,
     Option<&'static str>,
     Vec<(&'static str, &'static str)>,
-)> {
+);
+
+/// Probes of operations no type models.
+fn probes() -> Vec<Probe> {
     let ot = format!("/subscriptions/{SUB}/providers/Azure.ResourceManager.OperationTemplates");
     let hdr: [(&str, &str); 2] = [
         ("HDR-01", "no x-ms-request-id"),

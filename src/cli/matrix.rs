@@ -164,25 +164,21 @@ fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
         ));
         return found;
     }
-    let read = read_report(
-        &dir.join("report.json"),
-        &mut |_| Ok(()),
-        &mut |r| {
-            if let Status::Error(e) = &r.status {
-                found
-                    .errors
-                    .push(format!("{}: {}", r.name, crate::http::cut(e, 160)));
+    let read = read_report(&dir.join("report.json"), &mut |_| Ok(()), &mut |r| {
+        if let Status::Error(e) = &r.status {
+            found
+                .errors
+                .push(format!("{}: {}", r.name, crate::http::cut(e, 160)));
+        }
+        for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+            if v.level == "MUST" {
+                found.must.insert(v.rule.clone());
+            } else {
+                found.should.insert(v.rule.clone());
             }
-            for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
-                if v.level == "MUST" {
-                    found.must.insert(v.rule.clone());
-                } else {
-                    found.should.insert(v.rule.clone());
-                }
-            }
-            Ok(())
-        },
-    );
+        }
+        Ok(())
+    });
     if let Err(e) = read {
         found.broken = Some(format!("exit {:?}, no report: {e}", status.code()));
     }
@@ -520,12 +516,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         rules: Vec::new(),
         dir: dir.join("none"),
     };
-    let found = run_all(
-        &a,
-        &p.paths,
-        &p.filters,
-        std::slice::from_ref(&clean),
-    );
+    let found = run_all(&a, &p.paths, &p.filters, std::slice::from_ref(&clean));
     let (clean_row, mut ok) = fault_row(None, &found[0]);
     let (rows, faults_ok) = fault_rows(&a, &p, &dir, &[], "", &BTreeSet::new());
     ok &= faults_ok;

@@ -285,7 +285,12 @@ async fn run(
             duration_ms: started.elapsed().as_millis() as u64,
             left_behind: left.clone(),
             faults: faults.iter().map(|f| f.name().to_string()).collect(),
-            profiles: ctx.target.profiles.iter().map(|p| p.name().to_string()).collect(),
+            profiles: ctx
+                .target
+                .profiles
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect(),
             select: Vec::new(),
             transcripts: report::Transcripts::All.name().into(),
             interrupted: ctx.cancel.is_cancelled(),
@@ -294,11 +299,12 @@ async fn run(
             throttling: Default::default(),
             journal: None,
         };
-        let written = report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {
-            w.push(&result)?;
-            w.finish()?;
-            report::write_all(dir, &info)
-        });
+        let written =
+            report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {
+                w.push(&result)?;
+                w.finish()?;
+                report::write_all(dir, &info)
+            });
         if let Err(e) = written {
             eprintln!("error: cannot write reports to {}: {e}", dir.display());
             return EXIT_FAILED;

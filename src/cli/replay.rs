@@ -251,9 +251,5 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         c.skipped,
         a.report_dir.display()
     );
-    if c.failed_run() {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    }
+    if c.failed_run() { EXIT_FAILED } else { EXIT_OK }
 }

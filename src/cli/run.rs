@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::args::RunArgs;
 use super::common::{load, paths_and_filters, runtime, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
+use super::signals::spawn_signal_handler;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Limits, Redactor, TokenSource};
 use crate::report::{self, ResultsWriter, RunInfo, Throttling, Transcripts};
@@ -22,7 +23,6 @@ use crate::runner::console::{Console, ConsoleOptions};
 use crate::runner::harness::{self, Durations};
 use crate::runner::journal::{self, Journal};
 use crate::runner::{self, RunCtx, partition::Partition};
-use super::signals::spawn_signal_handler;
 use crate::scenario::{Selection, Suite, expand, select};
 use crate::target::{embedded_target_yaml_for, load_target, parse_target};
 
@@ -301,7 +301,10 @@ pub(super) fn run_suites(
             Ok(w) => Some(Arc::new(w)),
             Err(e) => {
                 shutdown(server);
-                return Err(usage(format!("cannot write the HAR file {}: {e}", h.display())));
+                return Err(usage(format!(
+                    "cannot write the HAR file {}: {e}",
+                    h.display()
+                )));
             }
         },
         None => None,
@@ -532,4 +535,3 @@ pub(super) fn run_suites(
     };
     Ok(RunOutcome { exit })
 }
-

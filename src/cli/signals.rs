@@ -9,7 +9,11 @@ use crate::runner::console::Console;
 /// SIGINT, SIGTERM and SIGHUP (a dropped ssh session) all interrupt the run: the first
 /// cancels the tests, the second stops cleanup from waiting, the third exits at once (the
 /// journal is on disk). Registered before the function returns.
-pub(super) fn spawn_signal_handler(rt: &tokio::runtime::Runtime, ctx: Arc<RunCtx>, console: Arc<Console>) {
+pub(super) fn spawn_signal_handler(
+    rt: &tokio::runtime::Runtime,
+    ctx: Arc<RunCtx>,
+    console: Arc<Console>,
+) {
     let _guard = rt.enter();
     let mut signals = Signals::new();
     rt.spawn(async move {

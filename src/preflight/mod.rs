@@ -1030,6 +1030,8 @@ mod tests {
     fn ex(status: u16, body: Value, headers: &[(&str, &str)]) -> Option<Exchange> {
         Some(Exchange {
             seq: 1,
+            throttled: Vec::new(),
+            throttled_times: 0,
             role: Role::Setup,
             surface: Surface::Arm,
             method: "GET".into(),
@@ -1046,6 +1048,7 @@ mod tests {
                 body_bytes: 0,
                 json: Some(body),
                 json_error: None,
+                set_cookies: Vec::new(),
             }),
             error: None,
             started_at: "2025-01-01T00:00:00.000Z".into(),

@@ -149,7 +149,10 @@ pub(super) async fn handle(
     let (mut parts, body) = req.into_parts();
     // An absolute-form request for the proxy itself (a client with both its endpoint and
     // HTTP_PROXY set to the proxy) is a reverse-mode request, not a loop.
-    let own = sh.own_origin.strip_prefix("http://").unwrap_or(&sh.own_origin);
+    let own = sh
+        .own_origin
+        .strip_prefix("http://")
+        .unwrap_or(&sh.own_origin);
     let forward = parts.uri.scheme().is_some()
         && parts
             .uri

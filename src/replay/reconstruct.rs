@@ -214,6 +214,8 @@ mod tests {
     fn ex(method: &str, url: &str, status: u16, headers: &[(&str, &str)], body: &str) -> Exchange {
         Exchange {
             seq: 0,
+            throttled: Vec::new(),
+            throttled_times: 0,
             role: crate::http::Role::Step,
             surface: crate::http::Surface::Arm,
             method: method.into(),
@@ -230,6 +232,7 @@ mod tests {
                 body_bytes: body.len(),
                 json: serde_json::from_str(body).ok(),
                 json_error: None,
+                set_cookies: Vec::new(),
             }),
             error: None,
             started_at: String::new(),

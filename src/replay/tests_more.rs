@@ -275,6 +275,8 @@ fn written_har_reads_back_the_same() {
     exchanges[3].foreign = true;
     exchanges.push(crate::http::Exchange {
         seq: 99,
+        throttled: Vec::new(),
+        throttled_times: 0,
         role: Role::Cleanup,
         surface: crate::http::Surface::Other,
         method: "DELETE".into(),

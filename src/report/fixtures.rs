@@ -21,6 +21,8 @@ pub fn info() -> RunInfo {
 pub fn exchange(seq: u64, method: &str, url: &str, status: u16) -> Exchange {
     Exchange {
         seq,
+        throttled: Vec::new(),
+        throttled_times: 0,
         role: Role::Step,
         surface: Surface::Arm,
         method: method.into(),
@@ -34,6 +36,7 @@ pub fn exchange(seq: u64, method: &str, url: &str, status: u16) -> Exchange {
             body_bytes: 10,
             json: None,
             json_error: None,
+            set_cookies: Vec::new(),
         }),
         error: None,
         started_at: "2026-01-01T00:00:00Z".into(),

@@ -204,6 +204,8 @@ mod tests {
         let body = json!({"properties": {"provisioningState": "Succeeded"}});
         Exchange {
             seq: 1,
+            throttled: Vec::new(),
+            throttled_times: 0,
             role: Role::Step,
             surface: Surface::Arm,
             method: method.into(),
@@ -220,6 +222,7 @@ mod tests {
                 body_bytes: 0,
                 json: Some(body),
                 json_error: None,
+                set_cookies: Vec::new(),
             }),
             error: None,
             started_at: String::new(),

@@ -93,7 +93,12 @@ mod tests {
     #[test]
     fn an_original_under_a_created_resource_goes_with_it() {
         let f = FixedNames::default();
-        f.keep_original("http://h/a/x/default?api-version=1", serde_json::json!({}), None, "t");
+        f.keep_original(
+            "http://h/a/x/default?api-version=1",
+            serde_json::json!({}),
+            None,
+            "t",
+        );
         f.keep_original("http://h/b/default", serde_json::json!({}), None, "t");
         f.note_created("http://h/a/x");
         let left: Vec<String> = f.originals().into_iter().map(|o| o.url).collect();

@@ -281,7 +281,7 @@ pub async fn run(
         .into_iter()
         .map(|i| (estimate(&ctx, &i, last), i))
         .collect();
-    order.sort_by(|a, b| b.0.cmp(&a.0));
+    order.sort_by_key(|o| std::cmp::Reverse(o.0));
     console.queued(order.iter().map(|(d, _)| *d).sum());
 
     // The tests not over yet, to report them interrupted should the run be forced to stop.

@@ -118,15 +118,17 @@ impl Exec<'_> {
         }
         // A scenario's own header replaces the standard one of that name, and so does a
         // header the target file pins (`headers:`, sent by the HTTP layer on its origin).
+        let pinned = |k: &str| {
+            own && self
+                .ctx
+                .target
+                .headers
+                .iter()
+                .any(|(h, _)| h.eq_ignore_ascii_case(k))
+        };
         std_headers.retain(|(k, _)| {
-            !headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k))
-                && !(own
-                    && self
-                        .ctx
-                        .target
-                        .headers
-                        .iter()
-                        .any(|(h, _)| h.eq_ignore_ascii_case(k)))
+            let given = headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k));
+            !given && !pinned(k)
         });
         std_headers.append(&mut headers);
         // Track what the run may create from the moment the PUT leaves: an answer that never

@@ -258,7 +258,12 @@ impl Target {
                 .is_some_and(|h| h.eq_ignore_ascii_case(p))
                 && (p.is_empty() || matches!(path.as_bytes().get(p.len()), None | Some(b'/')))
         });
-        if declared || !matches!(self.address(&path), Addressed::ResourceGroup | Addressed::Other) {
+        if declared
+            || !matches!(
+                self.address(&path),
+                Addressed::ResourceGroup | Addressed::Other
+            )
+        {
             // Resource groups are ARM's own (Microsoft.Resources), not the RP's.
             Surface::Arm
         } else {
