@@ -50,6 +50,23 @@ const RENAMES: &[(&str, &str)] = &[
     ("::links", "::mounts"),
 ];
 
+/// Types the embedded target declares for the resource shapes (fixed names, scopes, a second
+/// namespace) that Fabrikam does not: their tests are left out of the comparison.
+const SHAPE_TYPES: &[&str] = &[
+    "::annotations",
+    "::configurations",
+    "::gizmos",
+    "::regionalWidgets",
+    "::subscriptionWidgets",
+    "::tenantWidgets",
+];
+
+fn shape_type_test(name: &str) -> bool {
+    SHAPE_TYPES
+        .iter()
+        .any(|t| name.ends_with(t) || name.contains(&format!("{t}::")))
+}
+
 /// Upstream names that no exchange of a run through the proxy may show.
 const UPSTREAM_NAMES: &[&str] = &[
     "microsoft.contoso",
@@ -211,6 +228,7 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
     let ours = list(&target);
     let theirs: BTreeSet<String> = list("embedded")
         .into_iter()
+        .filter(|n| !shape_type_test(n))
         .map(|n| RENAMES.iter().fold(n, |n, (a, b)| n.replace(a, b)))
         .collect();
     let missing: Vec<&String> = theirs.difference(&ours).collect();
@@ -229,7 +247,11 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
     let report_dir = dir.join("reports");
     let embedded_dir = dir.join("embedded");
     let ((out, report), (emb_out, emb_report)) = std::thread::scope(|s| {
-        let embedded = s.spawn(|| run_suites("embedded", &embedded_dir, &["--op-duration", "600"]));
+        let mut args = vec!["--op-duration", "600"];
+        for t in SHAPE_TYPES {
+            args.extend(["--skip", t]);
+        }
+        let embedded = s.spawn(move || run_suites("embedded", &embedded_dir, &args));
         let ours = run_suites(&target, &report_dir, &[]);
         (ours, embedded.join().expect("embedded run panicked"))
     });

@@ -295,7 +295,10 @@ mod tests {
     fn strategies_are_chosen_in_the_sdk_order() {
         let both = resp(
             201,
-            &[("Azure-AsyncOperation", "/op/1"), ("Location", "/res/1")],
+            &[
+                ("Azure-AsyncOperation", "https://h/op/1"),
+                ("Location", "https://h/res/1"),
+            ],
             json!({}),
         );
         assert_eq!(
@@ -339,7 +342,11 @@ mod tests {
         let mut s = Strategy::Location {
             url: "https://h/op/1".into(),
         };
-        let st = s.read(Some(&resp(202, &[("Location", "/op/2")], json!(null))));
+        let st = s.read(Some(&resp(
+            202,
+            &[("Location", "https://h/op/2")],
+            json!(null),
+        )));
         assert!(st.is_running());
         assert_eq!(s.url(), Some("https://h/op/2"));
         assert_eq!(

@@ -81,7 +81,15 @@ pub async fn probe(ctx: &RunCtx, req: &ProbeRequest) -> ScenarioResult {
     ex.step_label = "probe".into();
     ex.judge.ledger.step = Some("probe".into());
     let error = ex.probe(req).await.err();
-    ex.result(error, start)
+    let judged_any = ex.judge.ledger.judged_any();
+    let mut r = ex.result(error.clone(), start);
+    // A probe states every rule it judged: it passes or fails on all of them.
+    r.stated = r.verdicts.iter().map(|v| v.rule.clone()).collect();
+    if !matches!(r.status, crate::report::Status::Interrupted(_)) {
+        r.status =
+            crate::report::test_status(error, &r.verdicts, &r.stated, ctx.strict, judged_any);
+    }
+    r
 }
 
 impl Exec<'_> {

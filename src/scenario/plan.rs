@@ -470,8 +470,9 @@ impl<'t> Walk<'t> {
     }
 
     fn by_mark(&self, identity: &str) -> Option<Made<'t>> {
+        // Case-insensitive: a URL written `${r.path|recase}` addresses the same resource.
         fn find<'a, 't>(m: &'a Made<'t>, id: &str) -> Option<&'a Made<'t>> {
-            if m.identity == id {
+            if m.identity.eq_ignore_ascii_case(id) {
                 return Some(m);
             }
             m.parent.as_deref().and_then(|p| find(p, id))

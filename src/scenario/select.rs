@@ -176,6 +176,9 @@ fn shows(id: &str) -> Shows {
             Shows::Write(None)
         }
         "DEL-02" => Shows::Write(Some("DELETE")),
+        // Judged on a write's answer against the state earlier answers showed.
+        "PUT-01" => Shows::Write(Some("PUT")),
+        "DEL-01" | "DEL-05" => Shows::Write(Some("DELETE")),
         "LOC-05" | "LOC-06" | "LOC-08" | "AAO-04" | "PSTATE-02" | "OPS-07" | "OPS-08" => {
             Shows::Follow(None)
         }
