@@ -24,6 +24,7 @@ mod etag;
 pub mod expect;
 pub mod flow;
 mod hdr;
+pub mod implied;
 pub mod iso8601;
 mod ledger;
 mod loc;
