@@ -81,13 +81,9 @@ fn one_ambient_fault_is_one_failed_rule_named_first() {
         .unwrap();
     assert_eq!(loc["verdict"], "failed");
     assert!(loc["tests_failed"].as_u64().unwrap() > 10, "{loc}");
-    assert!(
-        loc["evidence"]["request"]
-            .as_str()
-            .unwrap()
-            .contains(" 202 "),
-        "{loc}"
-    );
+    // The evidence names the write whose answer carried the bare path.
+    let req = loc["evidence"]["request"].as_str().unwrap();
+    assert!([" 201 ", " 202 "].iter().any(|s| req.contains(s)), "{loc}");
     // The tests meeting the ambient defect do not fail for it: they state other rules.
     assert!(
         report["counts"]["failed"].as_u64().unwrap() < 10,
@@ -146,8 +142,13 @@ fn a_clean_run_passes_and_its_report_json_is_small() {
     let size = std::fs::metadata(c.dir.join("reports/report.json"))
         .unwrap()
         .len();
-    assert!(size < 2_000_000, "report.json is {size} bytes");
     let report = read_report(&c.dir.join("reports"));
+    // Passing tests keep a sample of their exchanges, not their transcripts.
+    let tests = report["results"].as_array().map_or(1, |r| r.len().max(1)) as u64;
+    assert!(
+        size / tests < 8_000,
+        "report.json is {size} bytes for {tests} tests"
+    );
     assert_eq!(report["run"]["transcripts"], "failures");
     let counts = &report["counts"];
     // Exit status and counts agree (a loaded machine can make a timing-bound stated check of

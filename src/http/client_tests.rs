@@ -3,8 +3,7 @@
 use super::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-const TOKEN: &str =
-    "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1bml0LXRlc3QtY2xhaW1zIn0.c2lnbmF0dXJlLXBhcnQ";
+const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1bml0LXRlc3QtY2xhaW1zIn0.c2lnbmF0dXJlLXBhcnQ";
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()

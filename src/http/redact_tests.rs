@@ -2,8 +2,7 @@
 
 use super::*;
 
-const TOKEN: &str =
-    "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWdtZW50LXRlc3QifQ.c2lnbmF0dXJlLXNlZ21lbnQ";
+const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzZWdtZW50LXRlc3QifQ.c2lnbmF0dXJlLXNlZ21lbnQ";
 
 #[test]
 fn scrubs_by_name_value_and_shape() {

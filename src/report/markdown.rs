@@ -97,6 +97,24 @@ fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
             "- ⛔ **interrupted**: the run stopped before every test ran"
         );
     }
+    if info.requests > 0 {
+        let _ = writeln!(
+            out,
+            "- {} requests ({:.1}/s)",
+            info.requests, info.request_rate
+        );
+    }
+    if info.throttling.count > 0 {
+        let _ = writeln!(
+            out,
+            "- the target throttled {} request(s) (429, or 503 with Retry-After): waited out in {:.1} s and retried; throttled answers are not judged",
+            info.throttling.count,
+            info.throttling.wait_ms as f64 / 1000.0
+        );
+    }
+    if let Some(j) = &info.journal {
+        let _ = writeln!(out, "- journal of what the run created: `{j}`");
+    }
 }
 
 fn verdict_line(c: &Counts) -> String {

@@ -12,7 +12,11 @@ use crate::scenario::{Check, Expectation, Predicate};
 /// probe knows which), PATCH-01 (200 or 202), DEL-01 (200, 202 or 204; a 202 with Location),
 /// ACT-01 (a POST's 202 with Location), and RES-01's fields on a write's resource body when
 /// the target declares no type for the URL (for a declared type the ambient check does it).
-pub fn implied_expectations(method: &str, declared: bool, existed: Option<bool>) -> Vec<Expectation> {
+pub fn implied_expectations(
+    method: &str,
+    declared: bool,
+    existed: Option<bool>,
+) -> Vec<Expectation> {
     let file: Arc<Path> = Arc::from(Path::new("probe"));
     let pos = Pos::new(&file, 1, 1);
     let exp = |rule: &'static str, when: Option<Vec<u16>>, check: Check| Expectation {

@@ -13,7 +13,7 @@ use super::follow::{FollowSpec, Jar, resource_of};
 use crate::diag::Pos;
 use crate::http::{Role, Surface};
 use crate::report::{PollRecord, ScenarioResult};
-use crate::scenario::{ApiVersion, Check, Expectation, Instance, Predicate, Scenario, Suite};
+use crate::scenario::{ApiVersion, Instance, Scenario, Suite};
 use crate::target::Addressed;
 
 /// The one request a probe sends.

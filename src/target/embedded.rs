@@ -370,13 +370,9 @@ mod tests {
                 .iter()
                 .all(|m| m.operation_id_header.as_deref() == Some("Operation-Id"))
         );
-        assert!(
-            plain
-                .types
-                .iter()
-                .all(|t| t.lro == crate::target::Lro::all(crate::target::OpPattern::Any)
-                    || t.lro == sync)
-        );
+        assert!(plain.types.iter().all(|t| t.lro
+            == crate::target::Lro::all(crate::target::OpPattern::Any)
+            || t.lro == sync));
         // Every variant alone gives a file that parses.
         for v in Variant::all() {
             let one: BTreeSet<Variant> = [v].into_iter().collect();

@@ -1,4 +1,18 @@
-//! No false failure on any legal behaviour, and no fault hidden by one:
+//! The two matrices of the embedded reference RP, in one test binary so they run at once
+//! (their child runs mostly wait):
+//!
+//! - Every fault knob of the embedded reference RP is caught, and a clean run fails nothing:
+//! `rpconform run suites --fault-matrix` runs the suites once with no fault and once per fault
+//! (each run a child process, several at once, with the hold-open gate so no verdict depends on
+//! machine load) and writes `fault-matrix.md`; this test runs it, prints the table and fails on
+//! any row that is not ✅ (a fault whose rules are not all failed, a clean run with a failure,
+//! a run that could not be judged).
+//!
+//! A fault that acts only on a kind of type the embedded target file does not declare yet is
+//! reported ⏳ "not observable" by the matrix; the test lists those and checks that no other
+//! fault is among them.
+//!
+//! - No false failure on any legal behaviour, and no fault hidden by one:
 //! `rpconform run suites --variant-matrix` runs the suites with no variant, with each variant
 //! of the reference RP alone and with every compatible variant at once (each must give no MUST
 //! failure, no runner error, and no SHOULD failure beyond the ones the variant is documented to
@@ -12,15 +26,74 @@ mod common;
 use common::{Scratch, rpconform};
 use std::time::Duration;
 
+/// One full fault matrix, bounded well above what it takes on two busy cores.
 const MATRIX_TIMEOUT: Duration = Duration::from_secs(1800);
 
-/// Shape faults that stay unobservable until the embedded target declares their types.
+/// The shape faults that stay unobservable until the embedded target declares their types.
 const SHAPE_FAULTS: &[&str] = &[
     "subscription-level-wrong-id",
     "extension-wrong-type",
     "location-type-no-request-id",
     "namespace-api-version-mixup",
 ];
+
+#[test]
+fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
+    let dir = Scratch::new("fault-matrix");
+    let report_dir = dir.str("reports");
+    let out = rpconform(
+        &[
+            "run",
+            "suites",
+            "--fault-matrix",
+            "--op-duration",
+            "300",
+            "--time-scale",
+            "0.01",
+            "--report-dir",
+            &report_dir,
+        ],
+        MATRIX_TIMEOUT,
+    );
+    let md = std::fs::read_to_string(dir.join("reports").join("fault-matrix.md"))
+        .unwrap_or_else(|e| panic!("no fault-matrix.md ({e})\n{}", out.tail(3000)));
+    println!("{md}\n({:.0} s)", out.elapsed.as_secs_f64());
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
+    let faults = rpconform(&["serve", "--list-faults"], common::QUICK_TIMEOUT);
+    let listed = faults
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    assert_eq!(
+        rows.len(),
+        listed + 1,
+        "one row per fault plus the clean run\n{md}"
+    );
+    let bad: Vec<&&str> = rows
+        .iter()
+        .filter(|r| {
+            if r.contains("⏳ not observable") {
+                !SHAPE_FAULTS
+                    .iter()
+                    .any(|f| r.starts_with(&format!("| `{f}`")))
+            } else {
+                !r.contains("✅")
+            }
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} row(s) not caught:\n{}\nreports kept in {}",
+        bad.len(),
+        bad.iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        dir.path.display()
+    );
+    assert_eq!(out.code(), 0, "{}", out.tail(3000));
+}
 
 #[test]
 fn every_variant_passes_and_the_combined_set_still_catches_every_fault() {
