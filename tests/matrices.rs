@@ -1,25 +1,18 @@
 //! The two matrices of the embedded reference RP, in one test binary so they run at once
-//! (their child runs mostly wait):
+//! (their child runs mostly wait). Every run is a child process, several at once, with the
+//! hold-open gate, so no verdict depends on machine load.
 //!
-//! - Every fault knob of the embedded reference RP is caught, and a clean run fails nothing:
-//! `rpconform run suites --fault-matrix` runs the suites once with no fault and once per fault
-//! (each run a child process, several at once, with the hold-open gate so no verdict depends on
-//! machine load) and writes `fault-matrix.md`; this test runs it, prints the table and fails on
-//! any row that is not ✅ (a fault whose rules are not all failed, a clean run with a failure,
-//! a run that could not be judged).
-//!
-//! A fault that acts only on a kind of type the embedded target file does not declare yet is
-//! reported ⏳ "not observable" by the matrix; the test lists those and checks that no other
-//! fault is among them.
-//!
-//! - No false failure on any legal behaviour, and no fault hidden by one:
-//! `rpconform run suites --variant-matrix` runs the suites with no variant, with each variant
-//! of the reference RP alone and with every compatible variant at once (each must give no MUST
-//! failure, no runner error, and no SHOULD failure beyond the ones the variant is documented to
-//! depart from), then the fault matrix with the compatible set on (every fault must still fail
-//! the rules it names; pairs a variant hides are skipped and listed). Every run is a child
-//! process, several at once, with the hold-open gate, so no verdict depends on machine load.
-//! This test runs it, prints `variant-matrix.md` and fails on any row that is not ✅.
+//! - Every fault knob is caught, and a clean run fails nothing: `rpconform run suites
+//!   --fault-matrix` runs the suites once with no fault and once per fault and writes
+//!   `fault-matrix.md`; the test prints the table and fails on any row that is not ✅ (a fault
+//!   whose rules are not all failed, a clean run with a failure, a run that could not be
+//!   judged). A fault that acts only on a kind of type the embedded target does not declare is
+//!   reported ⏳ "not observable"; the test checks that no other fault is among them.
+//! - No false failure on any legal behaviour, and no fault hidden by one: `rpconform run suites
+//!   --variant-matrix` runs the suites with no variant, each variant alone and every compatible
+//!   variant at once (no MUST failure, no runner error, no SHOULD failure beyond the ones the
+//!   variant is documented to depart from), then the fault matrix with the compatible set on
+//!   (every fault must still fail the rules it names; pairs a variant hides are listed).
 
 mod common;
 
