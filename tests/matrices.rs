@@ -30,15 +30,16 @@ const SHAPE_FAULTS: &[&str] = &[
     "namespace-api-version-mixup",
 ];
 
-#[test]
-fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
-    let dir = Scratch::new("fault-matrix");
+/// Run `rpconform run suites --KIND-matrix` (scaled) and read the table it writes.
+fn run_matrix(kind: &str) -> (Scratch, common::Output, String) {
+    let dir = Scratch::new(&format!("{kind}-matrix"));
     let report_dir = dir.str("reports");
+    let flag = format!("--{kind}-matrix");
     let out = rpconform(
         &[
             "run",
             "suites",
-            "--fault-matrix",
+            &flag,
             "--op-duration",
             "300",
             "--time-scale",
@@ -48,9 +49,16 @@ fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
         ],
         MATRIX_TIMEOUT,
     );
-    let md = std::fs::read_to_string(dir.join("reports").join("fault-matrix.md"))
-        .unwrap_or_else(|e| panic!("no fault-matrix.md ({e})\n{}", out.tail(3000)));
+    let file = format!("{kind}-matrix.md");
+    let md = std::fs::read_to_string(dir.join("reports").join(&file))
+        .unwrap_or_else(|e| panic!("no {file} ({e})\n{}", out.tail(3000)));
     println!("{md}\n({:.0} s)", out.elapsed.as_secs_f64());
+    (dir, out, md)
+}
+
+#[test]
+fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
+    let (dir, out, md) = run_matrix("fault");
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
     let faults = rpconform(&["serve", "--list-faults"], common::QUICK_TIMEOUT);
     let listed = faults
@@ -90,25 +98,7 @@ fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
 
 #[test]
 fn every_variant_passes_and_the_combined_set_still_catches_every_fault() {
-    let dir = Scratch::new("variant-matrix");
-    let report_dir = dir.str("reports");
-    let out = rpconform(
-        &[
-            "run",
-            "suites",
-            "--variant-matrix",
-            "--op-duration",
-            "300",
-            "--time-scale",
-            "0.01",
-            "--report-dir",
-            &report_dir,
-        ],
-        MATRIX_TIMEOUT,
-    );
-    let md = std::fs::read_to_string(dir.join("reports").join("variant-matrix.md"))
-        .unwrap_or_else(|e| panic!("no variant-matrix.md ({e})\n{}", out.tail(3000)));
-    println!("{md}\n({:.0} s)", out.elapsed.as_secs_f64());
+    let (dir, out, md) = run_matrix("variant");
     let variants = rpconform(&["serve", "--list-variants"], common::QUICK_TIMEOUT);
     let listed: Vec<String> = variants
         .stdout
