@@ -70,7 +70,7 @@ EOF
 # (1) Real time, default settings.
 if [ "${BENCH_SKIP_REAL:-0}" != 1 ]; then
     measure real "$BIN" run suites -q --report-dir "$WORK/real"
-    R=$(report "$WORK/real" '"%.1f %s %d %s" % (max(x["duration_ms"] for x in res) / 1000, max(res, key=lambda x: x["duration_ms"])["name"], len(res), ",".join(f"{v} {k}" for k, v in r["counts"].items() if v))')
+    R=$(report "$WORK/real" '"%.1f %s %d %s" % (max(x["duration_ms"] for x in res) / 1000, max(res, key=lambda x: x["duration_ms"])["name"], len(res), ",".join(f"{v}_{k}" for k, v in r["counts"].items() if v and isinstance(v, int)))')
     read -r LONGEST LNAME NTESTS RCOUNTS <<<"$R"
     python3 -c "print(f'(1) real time, full suites, embedded RP, time scale 1, default settings: wall {$WALL_S:.1f} s / longest test {$LONGEST:.1f} s ($LNAME) = {$WALL_S / $LONGEST:.3f}  [$NTESTS tests: $RCOUNTS]')"
 fi
@@ -149,7 +149,7 @@ with open(path, "w") as f:
 """)
 EOF
     measure "scale$n" "$BIN" run "$WORK/scale$n.yaml" --op-duration 1 --time-scale 0.001 -q --report-dir "$WORK/scale$n" --schemas "$ROOT/schemas"
-    S=$(report "$WORK/scale$n" '"%d %d %s" % (len(res), r["run"]["requests"], ",".join(f"{v} {k}" for k, v in r["counts"].items() if v))')
+    S=$(report "$WORK/scale$n" '"%d %d %s" % (len(res), r["run"]["requests"], ",".join(f"{v}_{k}" for k, v in r["counts"].items() if v and isinstance(v, int)))')
     read -r SN SREQ SCOUNTS <<<"$S"
     MS=$(python3 -c "print(f'{$CPU_S / $SN * 1000:.2f}')")
     [ -z "$FIRST_MS" ] && FIRST_MS=$MS
