@@ -119,7 +119,6 @@ pub(super) fn gate(
     target: &Target,
     http: &Http,
     tokens: &TokenSource,
-    console: bool,
 ) -> Result<(), u8> {
     let report: Report = rt.block_on(preflight(target, http, tokens));
     if report.has_blocker() {
@@ -132,19 +131,18 @@ pub(super) fn gate(
         );
         return Err(EXIT_FAILED);
     }
-    if console {
-        for w in report.warnings() {
-            eprintln!(
-                "warning: preflight: {}: {}{}",
-                w.name,
-                w.detail.replace('\n', "; "),
-                w.hint
-                    .as_ref()
-                    .map(|h| format!(" ({h})"))
-                    .unwrap_or_default()
-            );
-        }
-        eprintln!("preflight: {}", report.summary());
+    for w in report.warnings() {
+        eprintln!(
+            "warning: preflight: {}: {}{}",
+            w.name,
+            w.detail.replace('\n', "; "),
+            w.hint
+                .as_ref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default()
+        );
     }
+    eprintln!("preflight: {}", report.summary());
+
     Ok(())
 }

@@ -109,7 +109,7 @@ pub(super) fn run(a: RunArgs) -> u8 {
     if (!a.variants.is_empty() || a.hold_reads > 0) && a.target != "embedded" {
         return usage("--variant and --hold-reads only apply to --target embedded");
     }
-    let outcome = run_suites(&rt, &a, &plan, suites, faults, true);
+    let outcome = run_suites(&rt, &a, &plan, suites, faults);
     rt.shutdown_timeout(Duration::from_secs(1));
     match outcome {
         Ok(o) => o.exit,
@@ -161,12 +161,11 @@ pub(super) fn run_suites(
     plan: &RunPlan,
     suites: Vec<Arc<Suite>>,
     faults: BTreeSet<rpconform_refrp::Fault>,
-    console_out: bool,
 ) -> Result<RunOutcome, u8> {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     // The target: an in-process reference RP, or a file.
-    if a.target == "embedded" && console_out && !a.list && a.hold_reads == 0 {
+    if a.target == "embedded" && !a.list && a.hold_reads == 0 {
         // The first poll waits the advertised Retry-After (10 s) scaled; if that outlasts the
         // operation, rules judged only while an operation runs (LOC-05, PUT-03...) get no verdict.
         let first_poll_ms = 10_000.0 * a.time_scale;
@@ -268,21 +267,15 @@ pub(super) fn run_suites(
         include_ignored: a.include_ignored,
         ignored: a.ignored,
         test_threads: a.test_threads,
-        quiet: a.quiet || !console_out,
+        quiet: a.quiet,
         ..Default::default()
     };
-    let console = if console_out {
-        Console::new(ConsoleOptions {
-            quiet: a.quiet,
-            color: a.color.parse().unwrap_or_default(),
-            verbose: a.verbose,
-            ..Default::default()
-        })
-    } else {
-        // Without a console (the fault matrix), libtest's lines go to a log in the report dir.
-        let _ = std::fs::create_dir_all(&a.report_dir);
-        Console::to_file(&a.report_dir.join("libtest.log"), true)
-    };
+    let console = Console::new(ConsoleOptions {
+        quiet: a.quiet,
+        color: a.color.parse().unwrap_or_default(),
+        verbose: a.verbose,
+        ..Default::default()
+    });
     let console = match console {
         Ok(c) => Arc::new(c),
         Err(e) => {
@@ -310,7 +303,7 @@ pub(super) fn run_suites(
         None => None,
     };
     let mut ctx = RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone());
-    let shown = (a.verbose && console_out).then(|| console.clone());
+    let shown = a.verbose.then(|| console.clone());
     if shown.is_some() || har.is_some() {
         let har = har.clone();
         ctx.observer = Some(Arc::new(move |test, ex| {
@@ -378,7 +371,7 @@ pub(super) fn run_suites(
     // Signals, registered before anything is created.
     spawn_signal_handler(rt, ctx.clone(), console.clone());
     // Token, endpoint, registration, resource group: one clear error instead of one per test.
-    if let Err(code) = super::doctor::gate(rt, &ctx.target, &ctx.http, &tokens, console_out) {
+    if let Err(code) = super::doctor::gate(rt, &ctx.target, &ctx.http, &tokens) {
         shutdown(server);
         return Err(code);
     }
@@ -506,26 +499,24 @@ pub(super) fn run_suites(
     if !interrupted {
         last.write(&a.report_dir, a.time_scale, &outcome.durations);
     }
-    if console_out {
-        if !left.is_empty() {
-            console.line(&format!(
-                "warning: could not confirm {} resource(s) the run created gone (also in the journal, for `rpconform cleanup --journal {}`):",
-                left.len(),
-                a.report_dir.display()
-            ));
-            for l in &left {
-                console.line(&format!("    {l}"));
-            }
+    if !left.is_empty() {
+        console.line(&format!(
+            "warning: could not confirm {} resource(s) the run created gone (also in the journal, for `rpconform cleanup --journal {}`):",
+            left.len(),
+            a.report_dir.display()
+        ));
+        for l in &left {
+            console.line(&format!("    {l}"));
         }
-        if stats.throttled > 0 {
-            console.line(&format!(
-                "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
-                stats.throttled,
-                stats.throttle_wait_ms as f64 / 1000.0
-            ));
-        }
-        console.line(&report::console_summary(&c, &info, &a.report_dir));
     }
+    if stats.throttled > 0 {
+        console.line(&format!(
+            "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
+            stats.throttled,
+            stats.throttle_wait_ms as f64 / 1000.0
+        ));
+    }
+    console.line(&report::console_summary(&c, &info, &a.report_dir));
     let exit = if interrupted {
         EXIT_INTERRUPTED
     } else if c.failed_run() || !left.is_empty() || outcome.write_error.is_some() {

@@ -208,6 +208,21 @@ pub fn path_key(url: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// The resource an operation acts on: the URL itself, or its parent for a POST action.
+pub fn resource_of(method: &str, url: &str) -> Option<String> {
+    let bare = url
+        .split('?')
+        .next()
+        .unwrap_or(url)
+        .trim_end_matches('/')
+        .to_string();
+    match method {
+        "PUT" | "PATCH" | "DELETE" => Some(bare),
+        "POST" => bare.rsplit_once('/').map(|(p, _)| p.to_string()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,21 +37,6 @@ fn channel_of(p: PollChannel) -> Channel {
     }
 }
 
-/// The resource an operation acts on: the URL itself, or its parent for a POST action.
-fn resource_of(method: &str, url: &str) -> Option<String> {
-    let bare = url
-        .split('?')
-        .next()
-        .unwrap_or(url)
-        .trim_end_matches('/')
-        .to_string();
-    match method {
-        "PUT" | "PATCH" | "DELETE" => Some(bare),
-        "POST" => bare.rsplit_once('/').map(|(p, _)| p.to_string()),
-        _ => None,
-    }
-}
-
 /// What the target declares for this operation (a write of a type, or an action).
 fn declared_op(target: &Target, method: &str, url: &str) -> Option<OpDecl> {
     match target.address(url) {
@@ -81,7 +66,7 @@ pub fn flow_of(sketch: &FlowSketch, exs: &[Exchange], target: &Target) -> Flow {
         surface: init.surface,
         method: method.clone(),
         request_url: init.url.clone(),
-        resource: resource_of(&method, &init.url),
+        resource: crate::lro::resource_of(&method, &init.url),
         initial: sketch.initial,
         initial_state: State::Running(None),
         channel: None,

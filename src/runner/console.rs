@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -152,16 +151,6 @@ impl Console {
             progress: Mutex::new(Progress::default()),
             start: Instant::now(),
             opts,
-        })
-    }
-
-    /// A console that prints to a log file only (for runs inside another, like the matrix).
-    pub fn to_file(path: &Path, quiet: bool) -> std::io::Result<Console> {
-        Console::new(ConsoleOptions {
-            quiet,
-            color: Color::Never,
-            logfile: Some(path.to_path_buf()),
-            ..Default::default()
         })
     }
 

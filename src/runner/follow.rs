@@ -125,21 +125,6 @@ pub(super) fn role_of(channel: Option<Channel>) -> Role {
     }
 }
 
-/// The resource an operation acts on: the URL itself, or its parent for a POST action.
-pub(super) fn resource_of(method: &str, url: &str) -> Option<String> {
-    let bare = url
-        .split('?')
-        .next()
-        .unwrap_or(url)
-        .trim_end_matches('/')
-        .to_string();
-    match method {
-        "PUT" | "PATCH" | "DELETE" => Some(bare),
-        "POST" => bare.rsplit_once('/').map(|(p, _)| p.to_string()),
-        _ => None,
-    }
-}
-
 impl Exec<'_> {
     /// What the target declares for this operation (a write of a type, or an action).
     pub(super) fn declared_op(&self, method: &str, url: &str) -> Option<OpDecl> {
@@ -209,7 +194,7 @@ impl Exec<'_> {
             _ => {
                 let spec = FollowSpec {
                     method: &first.method,
-                    resource: resource_of(&first.method, &first.url),
+                    resource: crate::lro::resource_of(&first.method, &first.url),
                     declared: self.declared_op(&first.method, &first.url),
                     deadline,
                     watch,

@@ -204,9 +204,6 @@ pub struct Outcome {
     pub filtered_out: usize,
     /// A result could not be written (the reports are incomplete).
     pub write_error: Option<String>,
-    /// Every rule that failed in some test, and the tests that ended in a runner error.
-    pub failed_rules: std::collections::BTreeSet<String>,
-    pub errors: Vec<String>,
 }
 
 /// Limits of the scheduler.
@@ -248,23 +245,7 @@ pub async fn run(
     let slots = limits.in_flight.max(1);
     console.title(ignored.len() + runnable.len(), slots);
     let mut push = |r: &ScenarioResult, outcome: &mut Outcome| {
-        match r.status {
-            crate::report::Status::Passed => outcome.counts.passed += 1,
-            Status::Warned => outcome.counts.warned += 1,
-            Status::Failed => outcome.counts.failed += 1,
-            Status::Error(_) => outcome.counts.errors += 1,
-            Status::Skipped(_) => outcome.counts.skipped += 1,
-            Status::Interrupted(_) => outcome.counts.interrupted += 1,
-        }
-        outcome.failed_rules.extend(
-            r.verdicts
-                .iter()
-                .filter(|v| v.failed_outcome())
-                .map(|v| v.rule.clone()),
-        );
-        if matches!(r.status, Status::Error(_)) {
-            outcome.errors.push(r.name.clone());
-        }
+        outcome.counts.add(r);
         if let Err(e) = sink.push(r)
             && outcome.write_error.is_none()
         {

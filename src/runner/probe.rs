@@ -9,9 +9,10 @@ use std::time::Instant;
 
 use super::context::RunCtx;
 use super::exec::{Exec, StepOut};
-use super::follow::{FollowSpec, Jar, resource_of};
+use super::follow::{FollowSpec, Jar};
 use crate::diag::Pos;
 use crate::http::{Role, Surface};
+use crate::lro::resource_of;
 use crate::report::{PollRecord, ScenarioResult};
 use crate::scenario::{ApiVersion, Instance, Scenario, Suite};
 use crate::target::Addressed;
