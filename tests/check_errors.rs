@@ -228,6 +228,19 @@ fn each_mistake_alone_is_reported_at_its_position_with_a_hint() {
             },
         ),
         (
+            "unknown-step-in-when-running-at",
+            VALID.replace(
+                "{outcome: Succeeded, rule: PUT-04}",
+                "{outcome: Succeeded, when_running_at: gett, rule: PUT-04}",
+            ),
+            Planted {
+                line_has: "when_running_at: gett",
+                at: "gett",
+                message: &["no earlier step is named `gett`"],
+                hint: &["did you mean `get`?"],
+            },
+        ),
+        (
             "unknown-schema",
             VALID.replace("schema: error-response.json", "schema: error-reponse.json"),
             Planted {

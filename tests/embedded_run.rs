@@ -238,3 +238,70 @@ fn a_filter_matching_nothing_is_a_usage_error() {
         out.tail(2000)
     );
 }
+
+/// An operation read running right before a DELETE can end on its own before the DELETE
+/// arrives. The embedded RP with operations that end at their first read after one read
+/// (`--hold-reads 1`, no duration) does exactly that: the superseded operation ends Succeeded,
+/// its endTime no later than the DELETE's operation startTime. That is legal: OPS-03 is not
+/// judged and says why, and the run passes. The same scenarios against an RP whose DELETE
+/// leaves a running operation to succeed (`delete-no-cancel`, operations held three reads)
+/// fail OPS-03.
+#[test]
+fn an_operation_that_ends_just_before_the_delete_is_not_a_failure() {
+    let dir = Scratch::new("delete-race");
+    let rule = |report: &serde_json::Value| {
+        report["conformance"]["rules"]
+            .as_array()
+            .and_then(|a| a.iter().find(|r| r["id"] == "OPS-03"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let raced = dir.str("raced");
+    let out = rpconform(
+        &[
+            "run",
+            "suites/operations-lifecycle.yaml",
+            "delete-cancels-running-operation",
+            "--hold-reads",
+            "1",
+            "--op-duration",
+            "0",
+            "--time-scale",
+            "0.01",
+            "--report-dir",
+            &raced,
+        ],
+        RUN_TIMEOUT,
+    );
+    let report = read_report(&dir.join("raced"));
+    assert_eq!(out.code(), 0, "{}\n{}", excerpt(&report), out.tail(3000));
+    let ops03 = rule(&report);
+    assert_eq!(ops03["verdict"], "not-judged", "{ops03}");
+    assert!(
+        ops03["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("may have ended before the DELETE arrived")),
+        "{ops03}"
+    );
+
+    let faulty = dir.str("faulty");
+    let out = rpconform(
+        &[
+            "run",
+            "suites/operations-lifecycle.yaml",
+            "delete-cancels-running-operation",
+            "--hold-reads",
+            "3",
+            "--fault",
+            "delete-no-cancel",
+            "--time-scale",
+            "0.01",
+            "--report-dir",
+            &faulty,
+        ],
+        RUN_TIMEOUT,
+    );
+    let report = read_report(&dir.join("faulty"));
+    assert_ne!(out.code(), 0, "{}", out.tail(3000));
+    assert_eq!(rule(&report)["verdict"], "failed", "{}", rule(&report));
+}

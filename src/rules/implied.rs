@@ -23,6 +23,7 @@ pub fn implied_expectations(
         rules: vec![rule],
         row_rule: None,
         when_status: when,
+        when_running_at: None,
         check,
         pos: pos.clone(),
     };

@@ -30,7 +30,7 @@ mod ledger;
 mod loc;
 mod mon;
 mod opres;
-mod ops;
+pub(crate) mod ops;
 mod patch;
 mod pstate;
 mod put;

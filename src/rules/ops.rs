@@ -110,3 +110,165 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, _exs: &[Exchange]) {
 pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
     read(j, ex, &mon.vocabulary(), &mon.error_field);
 }
+
+/// OPS-03 and OPS-04 ask a superseded operation to end Canceled only if it was still running
+/// when the superseding request (a DELETE) reached the RP. A read right before the DELETE
+/// that showed it running leaves a race: it may have ended on its own in between. `op_read`
+/// is the operation's final read; `superseding` the DELETE's own answer; `its_status` reads of
+/// the DELETE's operation. When the operation's `endTime` is before the latest moment the
+/// DELETE can have arrived, it may have ended first: the reason, for "not judged". That
+/// moment is the DELETE operation's `startTime` (the RP's own record, sub-second), else the
+/// DELETE answer's `Date` plus the second it truncates. No `endTime`: judged (`None`).
+/// How far apart two timestamps of one RP may be for the same instant (its instances' clocks,
+/// their rounding): far below how long an operation left running goes on.
+const CLOCK_SLACK_MS: i64 = 50;
+
+pub(crate) fn ended_before(
+    op_read: &Exchange,
+    superseding: &Exchange,
+    its_status: &[&Exchange],
+) -> Option<String> {
+    let body = op_read
+        .response
+        .as_ref()
+        .filter(|r| r.status == 200)?
+        .json
+        .as_ref()?;
+    let end_text = body.get("endTime").and_then(Value::as_str)?;
+    let end = iso8601::parse(end_text)?;
+    let started = its_status
+        .iter()
+        .filter_map(|e| {
+            e.response
+                .as_ref()
+                .filter(|r| r.status == 200)?
+                .json
+                .as_ref()
+        })
+        .filter_map(|b| b.get("startTime").and_then(Value::as_str))
+        .filter_map(|s| iso8601::parse(s).map(|t| (t, s.to_string())))
+        .min_by_key(|(t, _)| *t);
+    let (latest, what) = match started {
+        // A startTime without fractions is truncated to its second.
+        Some((t, s)) if !s.contains('.') => (
+            t + chrono::Duration::seconds(1),
+            format!("the DELETE's operation started at {s}"),
+        ),
+        Some((t, s)) => (t, format!("the DELETE's operation started at {s}")),
+        None => {
+            let date = superseding.response.as_ref()?.header("date")?;
+            let t = chrono::DateTime::parse_from_rfc2822(date.trim()).ok()?;
+            (
+                t + chrono::Duration::seconds(1),
+                format!("the DELETE was answered with Date {date}"),
+            )
+        }
+    };
+    // The same instant, or within what one RP's clocks and their rounding can disagree by:
+    // it may have ended first.
+    (end <= latest + chrono::Duration::milliseconds(CLOCK_SLACK_MS)).then(|| {
+        format!(
+            "the operation ended at {end_text}, and {what}: it may have ended before the DELETE arrived"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::{Response, Surface};
+    use serde_json::json;
+
+    fn ex(status: u16, headers: &[(&str, &str)], body: Value) -> Exchange {
+        Exchange {
+            seq: 1,
+            throttled: Vec::new(),
+            throttled_times: 0,
+            role: Role::Step,
+            surface: Surface::Arm,
+            method: "GET".into(),
+            url: "http://h/op".into(),
+            request_headers: Vec::new(),
+            request_body: None,
+            response: Some(Response {
+                status,
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                body: body.to_string(),
+                body_bytes: 0,
+                json: Some(body),
+                json_error: None,
+                set_cookies: Vec::new(),
+            }),
+            error: None,
+            started_at: String::new(),
+            elapsed_ms: 0,
+            foreign: false,
+        }
+    }
+
+    fn op(status: &str, end: Option<&str>) -> Exchange {
+        let mut b = json!({"status": status, "startTime": "2026-01-01T10:00:00.000Z"});
+        if let Some(e) = end {
+            b["endTime"] = json!(e);
+        }
+        ex(200, &[], b)
+    }
+
+    fn delete(date: &str) -> Exchange {
+        ex(202, &[("Date", date)], Value::Null)
+    }
+
+    #[test]
+    fn an_operation_that_ended_before_the_delete_operation_started_is_not_judged() {
+        let first = op("Succeeded", Some("2026-01-01T10:00:05.100Z"));
+        let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        let del_op = ex(
+            200,
+            &[],
+            json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.300Z"}),
+        );
+        let why = ended_before(&first, &del, &[&del_op]).expect("may have ended first");
+        assert!(why.contains("10:00:05.300"), "{why}");
+    }
+
+    #[test]
+    fn an_operation_that_ended_after_the_delete_operation_started_is_judged() {
+        // Still running when the DELETE arrived: it should have been canceled.
+        let first = op("Succeeded", Some("2026-01-01T10:00:05.400Z"));
+        let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        let del_op = ex(
+            200,
+            &[],
+            json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.300Z"}),
+        );
+        assert_eq!(ended_before(&first, &del, &[&del_op]), None);
+    }
+
+    #[test]
+    fn whole_second_times_and_dates_count_the_second_they_truncate() {
+        let first = op("Succeeded", Some("2026-01-01T10:00:05.900Z"));
+        let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        let del_op = ex(
+            200,
+            &[],
+            json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05Z"}),
+        );
+        assert!(ended_before(&first, &del, &[&del_op]).is_some());
+        // No operation read: the Date, plus its second.
+        assert!(ended_before(&first, &del, &[]).is_some());
+        let late = op("Succeeded", Some("2026-01-01T10:00:06.200Z"));
+        assert_eq!(ended_before(&late, &del, &[]), None);
+    }
+
+    #[test]
+    fn without_an_end_time_or_a_clock_the_check_is_judged() {
+        let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        assert_eq!(ended_before(&op("Succeeded", None), &del, &[]), None);
+        let first = op("Succeeded", Some("2026-01-01T10:00:01Z"));
+        let no_date = ex(202, &[], Value::Null);
+        assert_eq!(ended_before(&first, &no_date, &[]), None);
+    }
+}

@@ -12,7 +12,6 @@ use super::context::RunCtx;
 use crate::http::{Exchange, Role};
 use crate::report::{PollRecord, ScenarioResult, Status, verdicts};
 use crate::rules::Judge;
-use crate::rules::expect::{Miss, Subject, evaluate};
 use crate::scenario::{Action, CaptureFrom, Expectation, Instance, Step};
 use crate::target::ResourceType;
 use crate::template::{JsonTemplate, Scope, Template, truthy};
@@ -474,70 +473,6 @@ impl<'a> Exec<'a> {
         match first_err {
             Some(e) => Err(e),
             None => Ok(()),
-        }
-    }
-
-    /// Evaluate a step's expectations (or keep them for later inside a `during` block).
-    fn expectations(&mut self, step: &Step, out: &StepOut) -> StepResult<()> {
-        if step.expect.is_empty() {
-            return Ok(());
-        }
-        if let Some(d) = self.deferring.as_mut() {
-            d.push((step.expect.clone(), out.clone()));
-            return Ok(());
-        }
-        self.evaluate_all(&step.expect, out)
-    }
-
-    pub(super) fn evaluate_all(&mut self, expect: &[Expectation], out: &StepOut) -> StepResult<()> {
-        let subject = Subject {
-            exchange: out.exchange.map(|i| &self.exchanges[i]),
-            items: out.items.as_deref(),
-            outcome: out.outcome.as_deref(),
-        };
-        let mut broken = None;
-        for e in expect {
-            if let Some(when) = &e.when_status {
-                let st = subject.exchange.and_then(|x| x.status());
-                if !st.is_some_and(|s| when.contains(&s)) {
-                    continue;
-                }
-            }
-            let res = evaluate(&e.check, &subject, &self.scope);
-            if let Err(Miss::Broken(msg)) = &res {
-                broken = Some(format!("{}: cannot evaluate the expectation: {msg}", e.pos));
-                continue;
-            }
-            let seq = subject.exchange.map(|x| x.seq);
-            for rule in self.rules_of(e) {
-                match &res {
-                    Ok(()) => self.judge.ledger.pass(rule),
-                    Err(Miss::Failed(exp, seen)) => {
-                        self.judge
-                            .ledger
-                            .fail(rule, exp.clone(), seen.clone(), seq, Some(&e.pos))
-                    }
-                    Err(Miss::Broken(_)) => {}
-                }
-            }
-        }
-        match broken {
-            Some(b) => Err(b),
-            None => Ok(()),
-        }
-    }
-
-    /// The rules an expectation cites (a table row may name its rule).
-    pub(super) fn rules_of(&self, e: &Expectation) -> Vec<&'static str> {
-        match (&e.row_rule, &self.inst.row) {
-            (Some(field), Some(row)) => row
-                .values
-                .get(field)
-                .and_then(Value::as_str)
-                .and_then(crate::rules::lookup)
-                .map(|r| vec![r.id])
-                .unwrap_or_default(),
-            _ => e.rules.clone(),
         }
     }
 

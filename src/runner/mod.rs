@@ -16,6 +16,7 @@ pub mod cleanup;
 pub mod console;
 mod context;
 mod exec;
+mod expectations;
 mod fixed;
 mod follow;
 pub mod harness;

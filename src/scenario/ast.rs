@@ -323,6 +323,9 @@ pub struct Expectation {
     pub row_rule: Option<String>,
     /// Check only when the response status is one of these (else no verdict).
     pub when_status: Option<Vec<u16>>,
+    /// `when_running_at: delete`: judge only if the operation this step reads was still
+    /// running when the named step's request reached the target (see `rules::ops`).
+    pub when_running_at: Option<String>,
     pub check: Check,
     pub pos: Pos,
 }

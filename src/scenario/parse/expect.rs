@@ -24,6 +24,7 @@ const EXPECT_KEYS: &[&str] = &[
     "list_omits",
     "ignore_case",
     "when_status",
+    "when_running_at",
 ];
 /// The tests a header, pointer or value expectation can make (one per expectation).
 const PREDICATES: &[&str] = &[
@@ -228,10 +229,16 @@ impl<'o> SuiteParser<'o> {
             }
         }
         let when_status = m.get("when_status").map(|n| self.status_list(n));
+        let when_running_at = m.get("when_running_at").and_then(|n| {
+            let name = self.r.string(n, "when_running_at")?;
+            self.check_step_ref(&name, n, def);
+            Some(name)
+        });
         Some(Expectation {
             rules,
             row_rule,
             when_status,
+            when_running_at,
             check,
             pos,
         })
