@@ -239,13 +239,17 @@ fn a_filter_matching_nothing_is_a_usage_error() {
     );
 }
 
-/// An operation read running right before a DELETE can end on its own before the DELETE
-/// arrives. The embedded RP with operations that end at their first read after one read
-/// (`--hold-reads 1`, no duration) does exactly that: the superseded operation ends Succeeded,
-/// its endTime no later than the DELETE's operation startTime. That is legal: OPS-03 is not
-/// judged and says why, and the run passes. The same scenarios against an RP whose DELETE
-/// leaves a running operation to succeed (`delete-no-cancel`, operations held three reads)
-/// fail OPS-03.
+/// Operations that end as soon as they have been read once (`--hold-reads 1`, no duration)
+/// are legal, and they end between two requests of a scenario:
+/// - one read running right before a DELETE ends on its own before the DELETE arrives: the
+///   superseded operation ends Succeeded, its endTime no later than the DELETE operation's
+///   startTime. OPS-03 is not judged and says why;
+/// - a PUT sent "during" another operation is taken (it ended) and starts its own: the
+///   resource read once the first operation ended shows the second one's state, which is
+///   not the first one's outcome (no AAO-04 or PSTATE-02 failure).
+///
+/// The run passes. The same DELETE scenario against an RP whose DELETE leaves a running
+/// operation to succeed (`delete-no-cancel`, operations held three reads) fails OPS-03.
 #[test]
 fn an_operation_that_ends_just_before_the_delete_is_not_a_failure() {
     let dir = Scratch::new("delete-race");
@@ -261,7 +265,9 @@ fn an_operation_that_ends_just_before_the_delete_is_not_a_failure() {
         &[
             "run",
             "suites/operations-lifecycle.yaml",
+            "suites/headers-and-errors.yaml",
             "delete-cancels-running-operation",
+            "conflict-during-operation",
             "--hold-reads",
             "1",
             "--op-duration",

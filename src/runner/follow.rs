@@ -540,10 +540,15 @@ impl Exec<'_> {
                 .is_some_and(|r| {
                     matches!(r.status, 200 | 201) && r.json.as_ref().is_some_and(|j| j.is_object())
                 });
-        // A canceled operation was superseded (a DELETE, say): the resource's state belongs
-        // to the operation now running, not to this one.
+        // A canceled operation was superseded (a DELETE, say), and a write the target took
+        // after this one started another operation: the resource's state belongs to the
+        // operation now running, not to this one.
+        let superseded = outcome == crate::lro::Outcome::Canceled
+            || resource
+                .as_deref()
+                .is_some_and(|r| self.write_taken_since(flow.initial, r));
         if matches!(method.as_str(), "PUT" | "PATCH")
-            && outcome != crate::lro::Outcome::Canceled
+            && !superseded
             && !location_gave_resource
             && let Some(r) = &resource
             && !matches!(strategy, Strategy::Body { .. })

@@ -18,6 +18,24 @@ const MAX_PAGES: usize = 1000;
 
 impl Exec<'_> {
     /// Make a URL absolute against the target base.
+    /// Did the target take a write to `resource` (a PUT, PATCH or DELETE of it, or a POST
+    /// action on it) after exchange `since`? Such a write may start an operation of its own.
+    pub(super) fn write_taken_since(&self, since: usize, resource: &str) -> bool {
+        let key = crate::lro::path_key(resource);
+        self.exchanges.iter().skip(since + 1).any(|x| {
+            let path = crate::lro::path_key(&x.url);
+            let on_it = match x.method.as_str() {
+                "PUT" | "PATCH" | "DELETE" => path == key,
+                "POST" => path
+                    .strip_prefix(key.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+                    .is_some_and(|action| !action.contains('/')),
+                _ => false,
+            };
+            on_it && x.status().is_some_and(|s| (200..300).contains(&s))
+        })
+    }
+
     pub(super) fn absolute(&self, url: &str) -> String {
         // Anything with a scheme is taken as given (the HTTP layer refuses non-http schemes);
         // only a path is made relative to the target.
