@@ -111,42 +111,61 @@ pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
     read(j, ex, &mon.vocabulary(), &mon.error_field);
 }
 
-/// OPS-03 and OPS-04 ask a superseded operation to end Canceled only if it was still running
-/// when the superseding request (a DELETE) reached the RP. A read right before the DELETE
-/// that showed it running leaves a race: it may have ended on its own in between. `op_read`
-/// is the operation's final read; `superseding` the DELETE's own answer; `its_status` reads of
-/// the DELETE's operation. When the operation's `endTime` is before the latest moment the
-/// DELETE can have arrived, it may have ended first: the reason, for "not judged". That
-/// moment is the DELETE operation's `startTime` (the RP's own record, sub-second), else the
-/// DELETE answer's `Date` plus the second it truncates. No `endTime`: judged (`None`).
 /// How far apart two timestamps of one RP may be for the same instant (its instances' clocks,
 /// their rounding): far below how long an operation left running goes on.
 const CLOCK_SLACK_MS: i64 = 50;
 
+/// OPS-03 and OPS-04 ask a superseded operation to end Canceled only if it was still running
+/// when the superseding request (a DELETE) reached the RP. A read right before the DELETE
+/// that showed it running leaves a race: it may have ended on its own in between.
+///
+/// `op_read` is the operation's final read; `later` every read of it made after the DELETE
+/// was answered; `superseding` the DELETE's own answer; `its_status` reads of the DELETE's
+/// operation. The expectation is judged when the operation ended Canceled, when a later read
+/// showed it still running (it outlived the DELETE's arrival), or when its `endTime` is after
+/// the latest moment the DELETE can have arrived: the DELETE operation's `startTime` (the RP's
+/// own record, sub-second), else the DELETE answer's `Date` plus the second it truncates.
+/// Otherwise it may have ended first: the reason, for "not judged".
 pub(crate) fn ended_before(
     op_read: &Exchange,
+    later: &[&Exchange],
     superseding: &Exchange,
     its_status: &[&Exchange],
 ) -> Option<String> {
-    let body = op_read
-        .response
-        .as_ref()
-        .filter(|r| r.status == 200)?
-        .json
-        .as_ref()?;
-    let end_text = body.get("endTime").and_then(Value::as_str)?;
+    let body_of = |e: &Exchange| {
+        e.response
+            .as_ref()
+            .filter(|r| r.status == 200)
+            .and_then(|r| r.json.clone())
+    };
+    let status_of = |b: &Value| b.get("status").and_then(Value::as_str).map(str::to_string);
+    let body = body_of(op_read)?;
+    let status = status_of(&body)?;
+    if Outcome::of_arm(&status) == Some(Outcome::Canceled) {
+        return None;
+    }
+    let outlived = later
+        .iter()
+        .filter_map(|e| body_of(e).as_ref().and_then(status_of))
+        .any(|s| Outcome::of_arm(&s).is_none());
+    if outlived {
+        return None;
+    }
+    let Some(end_text) = body.get("endTime").and_then(Value::as_str) else {
+        return Some(format!(
+            "the operation ended {status} with no endTime, and no read after the DELETE showed it still running: it may have ended before the DELETE arrived"
+        ));
+    };
     let end = iso8601::parse(end_text)?;
     let started = its_status
         .iter()
-        .filter_map(|e| {
-            e.response
-                .as_ref()
-                .filter(|r| r.status == 200)?
-                .json
-                .as_ref()
+        .filter_map(|e| body_of(e))
+        .filter_map(|b| {
+            b.get("startTime")
+                .and_then(Value::as_str)
+                .map(str::to_string)
         })
-        .filter_map(|b| b.get("startTime").and_then(Value::as_str))
-        .filter_map(|s| iso8601::parse(s).map(|t| (t, s.to_string())))
+        .filter_map(|s| iso8601::parse(&s).map(|t| (t, s)))
         .min_by_key(|(t, _)| *t);
     let (latest, what) = match started {
         // A startTime without fractions is truncated to its second.
@@ -156,8 +175,16 @@ pub(crate) fn ended_before(
         ),
         Some((t, s)) => (t, format!("the DELETE's operation started at {s}")),
         None => {
-            let date = superseding.response.as_ref()?.header("date")?;
-            let t = chrono::DateTime::parse_from_rfc2822(date.trim()).ok()?;
+            let date = superseding.response.as_ref().and_then(|r| r.header("date"));
+            let Some((t, date)) = date.and_then(|d| {
+                chrono::DateTime::parse_from_rfc2822(d.trim())
+                    .ok()
+                    .map(|t| (t, d))
+            }) else {
+                return Some(format!(
+                    "the operation ended {status} at {end_text}, and nothing tells when the DELETE arrived (no operation startTime, no Date)"
+                ));
+            };
             (
                 t + chrono::Duration::seconds(1),
                 format!("the DELETE was answered with Date {date}"),
@@ -168,7 +195,7 @@ pub(crate) fn ended_before(
     // it may have ended first.
     (end <= latest + chrono::Duration::milliseconds(CLOCK_SLACK_MS)).then(|| {
         format!(
-            "the operation ended at {end_text}, and {what}: it may have ended before the DELETE arrived"
+            "the operation ended {status} at {end_text}, and {what}: it may have ended before the DELETE arrived"
         )
     })
 }
@@ -230,7 +257,7 @@ mod tests {
             &[],
             json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.300Z"}),
         );
-        let why = ended_before(&first, &del, &[&del_op]).expect("may have ended first");
+        let why = ended_before(&first, &[], &del, &[&del_op]).expect("may have ended first");
         assert!(why.contains("10:00:05.300"), "{why}");
     }
 
@@ -244,7 +271,7 @@ mod tests {
             &[],
             json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.300Z"}),
         );
-        assert_eq!(ended_before(&first, &del, &[&del_op]), None);
+        assert_eq!(ended_before(&first, &[], &del, &[&del_op]), None);
     }
 
     #[test]
@@ -256,19 +283,35 @@ mod tests {
             &[],
             json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05Z"}),
         );
-        assert!(ended_before(&first, &del, &[&del_op]).is_some());
+        assert!(ended_before(&first, &[], &del, &[&del_op]).is_some());
         // No operation read: the Date, plus its second.
-        assert!(ended_before(&first, &del, &[]).is_some());
+        assert!(ended_before(&first, &[], &del, &[]).is_some());
         let late = op("Succeeded", Some("2026-01-01T10:00:06.200Z"));
-        assert_eq!(ended_before(&late, &del, &[]), None);
+        assert_eq!(ended_before(&late, &[], &del, &[]), None);
     }
 
     #[test]
-    fn without_an_end_time_or_a_clock_the_check_is_judged() {
+    fn without_an_end_time_or_a_clock_it_may_have_ended_first() {
         let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
-        assert_eq!(ended_before(&op("Succeeded", None), &del, &[]), None);
-        let first = op("Succeeded", Some("2026-01-01T10:00:01Z"));
+        let why = ended_before(&op("Succeeded", None), &[], &del, &[]).expect("no evidence");
+        assert!(why.contains("no endTime"), "{why}");
+        let first = op("Succeeded", Some("2026-01-01T10:00:09Z"));
         let no_date = ex(202, &[], Value::Null);
-        assert_eq!(ended_before(&first, &no_date, &[]), None);
+        assert!(ended_before(&first, &[], &no_date, &[]).is_some());
+    }
+
+    #[test]
+    fn canceled_or_seen_running_after_the_delete_is_judged() {
+        let del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        // Canceled: only the DELETE ends it so.
+        assert_eq!(ended_before(&op("Canceled", None), &[], &del, &[]), None);
+        // Read running after the DELETE was answered: it outlived the DELETE's arrival.
+        let running = op("InProgress", None);
+        assert_eq!(
+            ended_before(&op("Succeeded", None), &[&running], &del, &[]),
+            None
+        );
+        let done = op("Succeeded", None);
+        assert!(ended_before(&op("Succeeded", None), &[&done], &del, &[]).is_some());
     }
 }

@@ -250,12 +250,101 @@ fn status_text(ex: &Exchange) -> String {
     }
 }
 
-/// Delete these resources (children first, a depth level at a time, `DELETE_SLOTS` run-wide),
-/// again while a pass makes progress (a dependency refuses its DELETE until its dependant is
-/// gone). Confirmed ones are forgotten; the others are marked left with the reason.
+/// Delete these resources, `DELETE_SLOTS` at a time run-wide: the topmost ones first (see
+/// [`top_down`]), then what is left children first. Confirmed ones are forgotten; the others
+/// are marked left with the reason.
 pub async fn remove_all(ctx: &Arc<RunCtx>, items: Vec<Tracked>, budget: Duration) {
     let deadline = Instant::now() + budget;
+    let rest = top_down(ctx, items, deadline).await;
+    children_first(ctx, rest, deadline).await;
+}
+
+/// Is `url` under `parent` (a descendant of it)?
+fn under(url: &str, parent: &str) -> bool {
+    let (u, p) = (crate::lro::path_key(url), crate::lro::path_key(parent));
+    u.len() > p.len() && u.starts_with(&p) && u.as_bytes()[p.len()] == b'/'
+}
+
+/// Deleting a resource deletes what it holds (NEST-04): one DELETE for each topmost resource,
+/// then a read of each tracked resource under it, at once, instead of a wait per level.
+/// Returns what is still to delete: the subtrees whose top was refused (an RP may want the
+/// children gone first) and anything still there after its parent went.
+async fn top_down(ctx: &Arc<RunCtx>, items: Vec<Tracked>, deadline: Instant) -> Vec<Tracked> {
+    let (tops, below): (Vec<Tracked>, Vec<Tracked>) = items
+        .iter()
+        .cloned()
+        .partition(|t| !items.iter().any(|p| under(&t.url, &p.url)));
+    if below.is_empty() {
+        return items;
+    }
+    let mut set = tokio::task::JoinSet::new();
+    for t in tops {
+        let ctx = ctx.clone();
+        set.spawn(async move {
+            let _slot = ctx.delete_slots.acquire().await;
+            let r = remove(&ctx, &t, deadline).await;
+            (t, r)
+        });
+    }
+    let mut rest = Vec::new();
+    let mut gone_tops = Vec::new();
+    while let Some(done) = set.join_next().await {
+        let Ok((t, r)) = done else { continue };
+        match r {
+            Ok(()) => gone_tops.push(t),
+            Err(Miss::Gave(why)) => {
+                ctx.cleanup.left(&t.url, &why, true);
+                rest.push(t);
+            }
+            Err(Miss::Retry(why)) => {
+                ctx.cleanup.left(&t.url, &why, false);
+                rest.push(t);
+            }
+        }
+    }
+    // What was under a confirmed top: gone too, unless a read says otherwise.
+    let mut reads = tokio::task::JoinSet::new();
+    for t in below {
+        if !gone_tops.iter().any(|p| under(&t.url, &p.url)) {
+            rest.push(t);
+            continue;
+        }
+        let ctx = ctx.clone();
+        reads.spawn(async move {
+            let _slot = ctx.delete_slots.acquire().await;
+            let url = with_version(&t.url, t.api_version.as_deref());
+            let g = send(&ctx, t.surface, "GET", &url).await;
+            (t, matches!(g.status(), Some(404 | 410)))
+        });
+    }
+    let mut kept = Vec::new();
+    while let Some(done) = reads.join_next().await {
+        let Ok((t, gone)) = done else { continue };
+        if gone {
+            ctx.cleanup.forget(&t.url);
+        } else {
+            kept.push(t);
+        }
+    }
+    for t in gone_tops {
+        // Its subtree goes with it from the tracker, unless something under it is still there.
+        if kept.iter().any(|k| under(&k.url, &t.url)) {
+            ctx.cleanup.forget(&t.url);
+        } else {
+            ctx.cleanup.gone(&t.url);
+        }
+    }
+    rest.extend(kept);
+    rest
+}
+
+/// Delete children first, a depth level at a time, again while a pass makes progress (a
+/// dependency refuses its DELETE until its dependant is gone).
+async fn children_first(ctx: &Arc<RunCtx>, items: Vec<Tracked>, deadline: Instant) {
     let mut todo = items;
+    if todo.is_empty() {
+        return;
+    }
     loop {
         todo.sort_by_key(|t| std::cmp::Reverse(t.depth()));
         let before = todo.len();

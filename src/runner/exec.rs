@@ -273,7 +273,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Does the step's condition hold (no condition: yes)?
-    fn condition_holds(&self, step: &Step) -> bool {
+    pub(super) fn condition_holds(&self, step: &Step) -> bool {
         let Some(c) = &step.condition else {
             return true;
         };
@@ -287,7 +287,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Name the step now running (findings and poll records name it), with its exemptions.
-    fn enter(&mut self, step: &Step) {
+    pub(super) fn enter(&mut self, step: &Step) {
         self.step_label = step.label();
         self.step_name = step.name.clone();
         self.judge.ledger.step = Some(self.step_label.clone());
@@ -318,162 +318,10 @@ impl<'a> Exec<'a> {
     }
 
     /// A step's expectations and bindings, once its action ran.
-    fn finish(&mut self, step: &Step, out: StepOut) -> StepResult<()> {
+    pub(super) fn finish(&mut self, step: &Step, out: StepOut) -> StepResult<()> {
         self.expectations(step, &out)?;
         self.bind(step, out);
         Ok(())
-    }
-
-    /// How many steps from the first one form a group of independent creates (`create` or
-    /// `fresh`) that may run at once: none reads what an earlier one of the group binds, none
-    /// names its parent (siblings under one parent may be refused while another is written),
-    /// none is of a type with fixed names. 1 when the first step is not such a create.
-    fn create_group(&self, steps: &[&Step]) -> usize {
-        let mut bound: Vec<String> = Vec::new();
-        let mut n = 0;
-        for step in steps {
-            let spec = match &step.action {
-                Action::Create(s) | Action::Fresh(s) => s,
-                _ => break,
-            };
-            let fixed = self
-                .resolve_type(&spec.type_ref)
-                .map(|t| t.names.is_some())
-                .unwrap_or(true);
-            if spec.parent.is_some() || fixed {
-                break;
-            }
-            let mut roots: Vec<&str> = Vec::new();
-            if let Some(c) = &step.condition {
-                roots.extend(
-                    c.templates
-                        .iter()
-                        .flat_map(|t| t.vars().map(|v| v.root.as_str())),
-                );
-            }
-            if let Some(d) = &spec.dependency {
-                roots.extend(d.vars().map(|v| v.root.as_str()));
-            }
-            if let Some(b) = &spec.body {
-                roots.extend(b.vars().into_iter().map(|v| v.root.as_str()));
-            }
-            if roots.iter().any(|r| bound.iter().any(|b| b == r)) {
-                break;
-            }
-            bound.push(spec.bind.clone());
-            bound.extend(step.name.clone());
-            bound.extend(step.capture.iter().map(|c| c.var.clone()));
-            n += 1;
-        }
-        n
-    }
-
-    /// A copy of this test's state for one step that runs beside others; its findings,
-    /// exchanges and records are merged back by [`Exec::join`].
-    fn fork(&self) -> Exec<'a> {
-        Exec {
-            ctx: self.ctx,
-            inst: self.inst,
-            ty: self.ty,
-            mon: self.mon,
-            scope: self.scope.clone(),
-            judge: Judge::new(&self.ctx.target, &self.ctx.registry),
-            exchanges: Vec::new(),
-            polls: Vec::new(),
-            outs: HashMap::new(),
-            notes: Vec::new(),
-            started: HashMap::new(),
-            step_name: None,
-            correlation: self.correlation.clone(),
-            step_label: String::new(),
-            deferring: None,
-            not_applicable: None,
-            held: Vec::new(),
-            interrupted: None,
-        }
-    }
-
-    /// Merge a forked step back: its exchanges (the step's result re-indexed), findings,
-    /// records and the variable it bound.
-    fn join(&mut self, sub: Exec<'a>, bind: &str, out: &mut StepOut) {
-        let off = self.exchanges.len();
-        out.exchange = out.exchange.map(|i| i + off);
-        out.initial = out.initial.map(|i| i + off);
-        self.exchanges.extend(sub.exchanges);
-        self.polls.extend(sub.polls);
-        self.notes.extend(sub.notes);
-        self.judge.absorb(sub.judge);
-        self.held.extend(sub.held);
-        if self.not_applicable.is_none() {
-            self.not_applicable = sub.not_applicable;
-        }
-        if let Some(v) = sub.scope.get(bind) {
-            self.scope.insert(bind.to_string(), v.clone());
-        }
-    }
-
-    /// Run independent creates at once; then their expectations and bindings in order. The
-    /// error names the index of the step that failed first.
-    async fn run_group(&mut self, group: &[&Step]) -> Result<(), (usize, String)> {
-        let active: Vec<(usize, &Step)> = group
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(_, s)| self.condition_holds(s))
-            .collect();
-        let mut subs: Vec<Exec<'a>> = active.iter().map(|_| self.fork()).collect();
-        let runs = subs
-            .iter_mut()
-            .zip(&active)
-            .map(|(sub, (_, step))| async move {
-                sub.enter(step);
-                match &step.action {
-                    Action::Create(spec) => sub.create(spec, true, Role::Step).await,
-                    Action::Fresh(spec) => sub.create(spec, false, Role::Step).await,
-                    _ => Err("internal: only creates run in a group".to_string()),
-                }
-            });
-        let outs = join_all(runs.collect()).await;
-        if self.ctx.cancel.is_cancelled() {
-            // Cut short: keep what was sent (for the record), not what it would judge.
-            for (sub, _) in subs.into_iter().zip(outs) {
-                self.exchanges.extend(sub.exchanges);
-                self.polls.extend(sub.polls);
-                self.notes.extend(sub.notes);
-            }
-            return Err((0, INTERRUPTED.to_string()));
-        }
-        let mut first_err = None;
-        for ((sub, (k, step)), out) in subs.into_iter().zip(active).zip(outs) {
-            let bind = match &step.action {
-                Action::Create(s) | Action::Fresh(s) => s.bind.clone(),
-                _ => String::new(),
-            };
-            match out {
-                Ok(mut out) => {
-                    self.join(sub, &bind, &mut out);
-                    if first_err.is_some() {
-                        continue;
-                    }
-                    self.enter(step);
-                    self.judge.ledger.set_exempt(Vec::new());
-                    if let Err(e) = self.finish(step, out) {
-                        first_err = Some((k, e));
-                    }
-                }
-                Err(e) => {
-                    let mut none = StepOut::default();
-                    self.join(sub, &bind, &mut none);
-                    if first_err.is_none() {
-                        first_err = Some((k, e));
-                    }
-                }
-            }
-        }
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
     }
 
     /// Captures, and the step's own variables (`${name.status}`...).
@@ -607,27 +455,4 @@ fn says_running(resp: Option<&crate::http::Response>) -> bool {
         .or_else(|| r.pointer("/properties/provisioningState"))
         .and_then(Value::as_str);
     st.is_some_and(|s| crate::lro::Outcome::of_arm(s).is_none())
-}
-/// Drive several futures to completion at once, on this task; their outputs in order.
-async fn join_all<F: std::future::Future>(futs: Vec<F>) -> Vec<F::Output> {
-    let mut futs: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
-    let mut outs: Vec<Option<F::Output>> = futs.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, o) in futs.iter_mut().zip(outs.iter_mut()) {
-            if o.is_none() {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => *o = Some(v),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
-        }
-    })
-    .await;
-    outs.into_iter().flatten().collect()
 }

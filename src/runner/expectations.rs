@@ -97,8 +97,15 @@ impl Exec<'_> {
             }
             None => Vec::new(),
         };
+        let op_key = crate::lro::path_key(&op_read.url);
+        let later: Vec<&Exchange> = self
+            .exchanges
+            .iter()
+            .filter(|x| x.seq > sent.seq && crate::lro::path_key(&x.url) == op_key)
+            .collect();
         Ok(crate::rules::ops::ended_before(
             op_read,
+            &later,
             sent,
             &status_reads,
         ))

@@ -15,10 +15,12 @@
 pub mod cleanup;
 pub mod console;
 mod context;
+mod during;
 mod exec;
 mod expectations;
 mod fixed;
 mod follow;
+mod group;
 pub mod harness;
 pub mod ids;
 pub mod journal;
