@@ -3,7 +3,8 @@
 //! - `--journal DIR` reads the journal(s) a run wrote in its report directory and deletes what
 //!   they list as not confirmed gone: only those URLs, on the origin of the target file the
 //!   journal records (or `--target`), each confirmed (its operation followed, then a 404),
-//!   children first, then the run's resource group if the run created it. What is confirmed
+//!   the topmost first (then what was under them is read, and deleted if still there), then
+//!   the run's resource group if the run created it. What is confirmed
 //!   gone (or not) is appended to the journal, so running it again resumes.
 //! - `--sweep-tagged --older-than 2h --target FILE` lists the resource groups of the target's
 //!   subscription and deletes those a run created (tagged `rpconform-run`, `created-by:
