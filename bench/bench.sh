@@ -11,7 +11,8 @@
 # Usage: bench/bench.sh   (needs python3; GNU time at /usr/bin/time for CPU and RSS)
 #   BENCH_SIZES="500 5000"   scales to measure (default "500 5000 50000")
 #   BENCH_SKIP_REAL=1        skip (1), which takes as long as the longest test (~1 min)
-#   BENCH_INSTALL_HURL=1     `cargo install hurl --version 8.0.1` when hurl is missing
+#   BENCH_INSTALL_HURL=1     `cargo install hurl --version 8.0.1` when hurl is missing (it builds
+#                            against libcurl4-openssl-dev, libxml2-dev and libclang-dev)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
