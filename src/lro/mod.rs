@@ -201,11 +201,45 @@ pub fn is_absolute_uri(v: &str) -> bool {
 
 /// A URL's path, lower-cased, without a trailing slash (for comparing addresses).
 pub fn path_key(url: &str) -> String {
-    url::Url::parse(url)
-        .map(|u| u.path().to_string())
-        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
-        .trim_end_matches('/')
-        .to_ascii_lowercase()
+    url_path(url).trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// A URL's path as the URL standard reads it; a URL that does not parse is cut at `?`.
+/// Every exchange asks this several times: a plain `http(s)://host/path` is read directly
+/// (nothing in it that parsing would change), anything else goes through the parser.
+pub fn url_path(url: &str) -> std::borrow::Cow<'_, str> {
+    if let Some(p) = plain_path(url) {
+        return std::borrow::Cow::Borrowed(p);
+    }
+    std::borrow::Cow::Owned(
+        url::Url::parse(url)
+            .map(|u| u.path().to_string())
+            .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string()),
+    )
+}
+
+/// The path of an `http(s)` URL whose path has only characters the parser keeps as they are
+/// and no `.`/`..` segment; `None` for anything else.
+fn plain_path(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    let slash = rest.find('/')?;
+    let authority = &rest[..slash];
+    if authority.is_empty()
+        || authority
+            .bytes()
+            .any(|b| !b.is_ascii_alphanumeric() && !b".-:".contains(&b))
+    {
+        return None;
+    }
+    let tail = &rest[slash..];
+    let path = &tail[..tail.find(['?', '#']).unwrap_or(tail.len())];
+    let plain = path
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b))
+        && !path.split('/').any(|s| s == "." || s == "..");
+    plain.then_some(path)
 }
 
 /// The resource an operation acts on: the URL itself, or its parent for a POST action.
@@ -225,6 +259,32 @@ pub fn resource_of(method: &str, url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn url_path_reads_plain_urls_as_the_parser_does() {
+        for u in [
+            "http://127.0.0.1:8080/subscriptions/s/resourceGroups/g/providers/N/w/a?api-version=1",
+            "https://management.azure.com/subscriptions/s/providers/N/locations/l/operationStatuses/x.1",
+            "https://h/a/b/",
+            "https://h",
+            "https://h/a/./b",
+            "https://h/a/../b",
+            "https://h/a%2Fb/c",
+            "https://h/a b",
+            "https://user:pw@h/a",
+            "https://[::1]:80/a",
+            "https://h/a#frag",
+            "HTTPS://H/A",
+            "/relative/path?x=1",
+            "https://h/caf\u{e9}",
+        ] {
+            let parsed = url::Url::parse(u)
+                .map(|x| x.path().to_string())
+                .unwrap_or_else(|_| u.split('?').next().unwrap_or(u).to_string());
+            assert_eq!(url_path(u), parsed, "{u}");
+        }
+    }
+
     use super::*;
     use serde_json::json;
 

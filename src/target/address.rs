@@ -2,6 +2,8 @@
 //! the other way round, which declaration a URL addresses and so which surface it is on.
 //! Matching is case-insensitive, as ARM's is.
 
+use std::sync::Arc;
+
 use regex::Regex;
 
 use super::{Extends, ResourceType, Scope, Target};
@@ -40,9 +42,7 @@ fn segments(path: &str) -> Vec<&str> {
 }
 
 fn path_of(url: &str) -> String {
-    url::Url::parse(url)
-        .map(|u| u.path().to_string())
-        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
+    crate::lro::url_path(url).into_owned()
 }
 
 /// Is this a GUID (8-4-4-4-12 hex digits)?
@@ -56,16 +56,17 @@ pub fn is_guid(s: &str) -> bool {
 }
 
 /// A path template (`/v1/things/${id}`) as an anchored regex over paths.
-fn template_regex(t: &str) -> Option<Regex> {
-    // Every request asks which surface it addresses: compile each template once per process.
+fn template_regex(t: &str) -> Option<Arc<Regex>> {
+    // Every request asks which surface it addresses: compile each template once per process,
+    // and share it (a cloned `Regex` starts with empty match caches).
     static CACHE: std::sync::OnceLock<
-        std::sync::Mutex<std::collections::HashMap<String, Option<Regex>>>,
+        std::sync::Mutex<std::collections::HashMap<String, Option<Arc<Regex>>>>,
     > = std::sync::OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(t) {
         return hit.clone();
     }
-    let re = compile_template(t);
+    let re = compile_template(t).map(Arc::new);
     cache
         .lock()
         .unwrap_or_else(|e| e.into_inner())
