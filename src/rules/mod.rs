@@ -40,6 +40,8 @@ mod retry;
 mod rgdel;
 mod shown;
 mod task;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};
 pub use engine::{Judge, Registry, Stripped};

@@ -203,37 +203,10 @@ pub(crate) fn ended_before(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::{Response, Surface};
     use serde_json::json;
 
     fn ex(status: u16, headers: &[(&str, &str)], body: Value) -> Exchange {
-        Exchange {
-            seq: 1,
-            throttled: Vec::new(),
-            throttled_times: 0,
-            role: Role::Step,
-            surface: Surface::Arm,
-            method: "GET".into(),
-            url: "http://h/op".into(),
-            request_headers: Vec::new(),
-            request_body: None,
-            response: Some(Response {
-                status,
-                headers: headers
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                body: body.to_string(),
-                body_bytes: 0,
-                json: Some(body),
-                json_error: None,
-                set_cookies: Vec::new(),
-            }),
-            error: None,
-            started_at: String::new(),
-            elapsed_ms: 0,
-            foreign: false,
-        }
+        crate::rules::testing::exchange("GET", "http://h/op", status, headers, body)
     }
 
     fn op(status: &str, end: Option<&str>) -> Exchange {

@@ -194,7 +194,7 @@ impl Shown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::{Response, Role, Surface};
+    use crate::http::Surface;
     use serde_json::json;
 
     const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/N/w/a?api-version=1";
@@ -202,33 +202,7 @@ mod tests {
 
     pub(crate) fn ex(method: &str, url: &str, status: u16, headers: &[(&str, &str)]) -> Exchange {
         let body = json!({"properties": {"provisioningState": "Succeeded"}});
-        Exchange {
-            seq: 1,
-            throttled: Vec::new(),
-            throttled_times: 0,
-            role: Role::Step,
-            surface: Surface::Arm,
-            method: method.into(),
-            url: url.into(),
-            request_headers: Vec::new(),
-            request_body: None,
-            response: Some(Response {
-                status,
-                headers: headers
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                body: body.to_string(),
-                body_bytes: 0,
-                json: Some(body),
-                json_error: None,
-                set_cookies: Vec::new(),
-            }),
-            error: None,
-            started_at: String::new(),
-            elapsed_ms: 0,
-            foreign: false,
-        }
+        crate::rules::testing::exchange(method, url, status, headers, body)
     }
 
     #[test]
