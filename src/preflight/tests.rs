@@ -1,7 +1,6 @@
 //! Tests of the preflight checks.
 
 use super::*;
-use crate::http::Response;
 use serde_json::{Value, json};
 
 const SUB: &str = "00000000-0000-0000-0000-000000000001";
@@ -18,33 +17,15 @@ fn target(rg: &str) -> Target {
 }
 
 fn ex(status: u16, body: Value, headers: &[(&str, &str)]) -> Option<Exchange> {
-    Some(Exchange {
-        seq: 1,
-        throttled: Vec::new(),
-        throttled_times: 0,
-        role: Role::Setup,
-        surface: Surface::Arm,
-        method: "GET".into(),
-        url: "https://management.azure.com/x".into(),
-        request_headers: Vec::new(),
-        request_body: None,
-        response: Some(Response {
-            status,
-            headers: headers
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            body: body.to_string(),
-            body_bytes: 0,
-            json: Some(body),
-            json_error: None,
-            set_cookies: Vec::new(),
-        }),
-        error: None,
-        started_at: "2025-01-01T00:00:00.000Z".into(),
-        elapsed_ms: 10,
-        foreign: false,
-    })
+    let mut e = crate::rules::testing::exchange(
+        "GET",
+        "https://management.azure.com/x",
+        status,
+        headers,
+        body,
+    );
+    e.role = Role::Setup;
+    Some(e)
 }
 
 fn registered() -> Value {
