@@ -26,6 +26,19 @@ impl Pos {
     }
 }
 
+impl Pos {
+    /// The position as reports show it: the file as [`crate::suiteset::shown_path`] names it
+    /// (`suites/etag.yaml:14:11`). Errors use `Display`: the real file, to open.
+    pub fn shown(&self) -> String {
+        format!(
+            "{}:{}:{}",
+            crate::suiteset::shown_path(&self.file),
+            self.line,
+            self.col
+        )
+    }
+}
+
 impl fmt::Display for Pos {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}", self.file.display(), self.line, self.col)

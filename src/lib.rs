@@ -12,6 +12,7 @@
 pub mod cancel;
 pub mod cli;
 pub mod diag;
+pub mod fingerprint;
 pub mod http;
 pub mod init;
 pub mod lro;

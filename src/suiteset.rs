@@ -58,11 +58,39 @@ pub struct Materialized {
     pub schemas: PathBuf,
 }
 
+static DONE: OnceLock<Result<Materialized, String>> = OnceLock::new();
+
+/// A suite or schema file as reports name it: relative to the suite set for the built-in set
+/// (`suites/async-put.yaml`, not the cache folder), relative to the working directory for a
+/// file under it, else as given — so CI annotations (JUnit `file=`, SARIF) point into the
+/// repository that holds the suites.
+pub fn shown_path(p: &Path) -> String {
+    if let Some(Ok(m)) = DONE.get()
+        && let Ok(rel) = p.strip_prefix(&m.root)
+    {
+        return slashes(rel);
+    }
+    if p.is_absolute()
+        && let Ok(cwd) = std::env::current_dir()
+        && let Ok(rel) = p.strip_prefix(&cwd)
+    {
+        return slashes(rel);
+    }
+    let s = p.display().to_string();
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+fn slashes(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 /// The embedded set as files (written on first use in this process, checked against the
 /// binary every time the process starts). The error lists every place tried and why each
 /// failed.
 pub fn materialize() -> Result<&'static Materialized, String> {
-    static DONE: OnceLock<Result<Materialized, String>> = OnceLock::new();
     DONE.get_or_init(|| {
         let mut why = Vec::new();
         for base in cache_roots() {

@@ -115,6 +115,11 @@ pub struct RunArgs {
     /// SHOULD failures fail the run too.
     #[arg(long)]
     pub strict: bool,
+    /// Judge the run as a certification: it certifies only at time scale 1, with nothing
+    /// selected out, nothing left behind, not interrupted, and every MUST rule of the declared
+    /// profiles judged and passed; any other run says "not certified" and why, and exits 1.
+    #[arg(long)]
+    pub certify: bool,
     /// Where reports go.
     #[arg(long, default_value = "reports")]
     pub report_dir: PathBuf,
@@ -410,12 +415,19 @@ pub struct ServeArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Join the reports of partitioned runs (directories or report.json files).
+    /// Join the shards of one partitioned run (`run --partition hash:M/N` on several machines)
+    /// into the report set the unsharded run would have written. Exit 1 when the merged run
+    /// failed, 2 when the inputs are not shards of one run.
     Merge {
+        /// The shards: report directories or report.json files, one per partition.
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// Where the merged reports go.
         #[arg(long, default_value = "reports")]
         out: PathBuf,
+        /// Merge even duplicate shards, shards of different runs or reports that are no shard.
+        #[arg(long)]
+        force: bool,
     },
     /// Which rules and tests got worse or better between two runs (report directories or
     /// report.json files). Exit 1 when something got worse.
@@ -424,6 +436,7 @@ pub enum ReportCommand {
         old: PathBuf,
         /// The later run.
         new: PathBuf,
+        /// `text` for a terminal, `markdown` for a pull-request comment or job summary.
         #[arg(long, default_value = "text", value_parser = ["text", "markdown"])]
         format: String,
     },

@@ -68,7 +68,7 @@ fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
         insecure: a.insecure,
         // Cleanup only ever talks to the target's own origin.
         follow_foreign: false,
-        limits: if super::run::is_local(&target.base_url) {
+        limits: if crate::runner::session::is_local(&target.base_url) {
             Limits::default()
         } else {
             Limits::ARM

@@ -12,8 +12,8 @@ use super::args::DoctorArgs;
 use super::common::{runtime, usage};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Http, HttpOptions, Redactor, TokenSource};
-use crate::preflight::{Options, Report, preflight, preflight_with};
-use crate::target::{Target, embedded_target_yaml, load_target, parse_target};
+use crate::preflight::{Options, preflight_with};
+use crate::target::{embedded_target_yaml, load_target, parse_target};
 
 pub(super) fn doctor(a: DoctorArgs) -> u8 {
     let rt = runtime();
@@ -109,40 +109,4 @@ async fn doctor_async(a: &DoctorArgs) -> u8 {
     } else {
         EXIT_OK
     }
-}
-
-/// The preflight at the start of `run`: on a blocker, the checklist and one error on stderr,
-/// and `Err(exit code)`: no test starts. Warnings are printed and the run goes on. Quiet on
-/// success without a console (the fault matrix).
-pub(super) fn gate(
-    rt: &tokio::runtime::Runtime,
-    target: &Target,
-    http: &Http,
-    tokens: &TokenSource,
-) -> Result<(), u8> {
-    let report: Report = rt.block_on(preflight(target, http, tokens));
-    if report.has_blocker() {
-        eprint!("preflight:\n{}", report.render());
-        eprintln!(
-            "error: the target is not ready ({} blocker(s) above); no test was run. \
-             `rpconform doctor --target {}` repeats these checks",
-            report.blockers().len(),
-            target.label
-        );
-        return Err(EXIT_FAILED);
-    }
-    for w in report.warnings() {
-        eprintln!(
-            "warning: preflight: {}: {}{}",
-            w.name,
-            w.detail.replace('\n', "; "),
-            w.hint
-                .as_ref()
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default()
-        );
-    }
-    eprintln!("preflight: {}", report.summary());
-
-    Ok(())
 }

@@ -25,9 +25,7 @@ pub use args::{Cli, Command};
 use clap::Parser;
 use std::process::ExitCode;
 
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_FAILED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
+pub use crate::report::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
 
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {

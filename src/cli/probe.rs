@@ -298,6 +298,10 @@ async fn run(
             request_rate: 0.0,
             throttling: Default::default(),
             journal: None,
+            suite_set: crate::suiteset::ID.to_string(),
+            catalogue: crate::rules::catalogue_id(),
+            ended_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            ..Default::default()
         };
         let written =
             report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {

@@ -103,7 +103,7 @@ pub(super) fn write_reports(
         })
         .and_then(|_| report::write_all(dir, info));
     match written {
-        Ok(c) => Some(c),
+        Ok(w) => Some(w.counts),
         Err(e) => {
             eprintln!("error: cannot write reports to {}: {e}", dir.display());
             None
@@ -140,6 +140,10 @@ pub(super) fn run_info(target: &Target, strict: bool, started_at: String, ms: u6
         request_rate: 0.0,
         throttling: Default::default(),
         journal: None,
+        suite_set: crate::suiteset::ID.to_string(),
+        catalogue: crate::rules::catalogue_id(),
+        ended_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ..Default::default()
     }
 }
 

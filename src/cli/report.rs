@@ -6,16 +6,16 @@ use std::path::{Path, PathBuf};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::report;
 
-/// Join partitioned runs; exit 1 when the merged run failed.
-pub(super) fn merge(inputs: &[PathBuf], out: &Path) -> u8 {
-    match report::merge(inputs, out) {
-        Ok((c, info)) => {
+/// Join the shards of a partitioned run; the merged run's status is the exit code.
+pub(super) fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> u8 {
+    match report::merge(inputs, out, force) {
+        Ok((w, info)) => {
             println!(
                 "merged {} reports: {}",
                 inputs.len(),
-                report::console_summary(&c, &info, out)
+                report::console_summary(&w.counts, &info, out, &w.status)
             );
-            if c.failed_run() { EXIT_FAILED } else { EXIT_OK }
+            w.status.exit_code()
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::run::{EXIT_INTERRUPTED, eprint_safe};
+use super::EXIT_INTERRUPTED;
+use super::run::eprint_safe;
 use crate::runner::RunCtx;
 use crate::runner::console::Console;
 
@@ -23,11 +24,15 @@ pub(super) fn spawn_signal_handler(
             n += 1;
             match n {
                 1 => {
-                    console.note(
-                        "\ninterrupted: stopping the tests; teardowns and cleanup still run (again to stop waiting for cleanup)",
-                    );
                     ctx.cancel.cancel();
                     ctx.http.cancel_auth();
+                    if let Some(j) = ctx.cleanup.journal() {
+                        j.sync();
+                    }
+                    console.note(&format!(
+                        "\ninterrupted: tests stopped; deleting the {} resource(s) the run created — Ctrl-C again to leave them (the journal lists them), a third time to exit at once",
+                        ctx.cleanup.len()
+                    ));
                 }
                 2 => {
                     console.note(

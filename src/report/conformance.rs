@@ -415,11 +415,29 @@ impl Builder {
                 not_applicable: n(RuleVerdict::NotApplicable),
             });
         }
-        // Failed first (most tests first), then warned, then catalogue order.
-        rows.sort_by_key(|r| match r.verdict {
-            RuleVerdict::Failed | RuleVerdict::Warned => (r.verdict, usize::MAX - r.tests_failed),
-            _ => (RuleVerdict::Passed, 0),
-        });
+        // Failed first, then warned, then the rest in catalogue order; among failures MUST
+        // first, then the rules whose failure left others unjudged ("not judged: LOC-02 failed
+        // at …"), the root causes, by how many they left — never by volume.
+        let caused = |id: &str| {
+            let needle = format!("{id} failed");
+            rows.iter()
+                .filter(|r| r.verdict == RuleVerdict::NotJudged)
+                .filter(|r| r.why.as_deref().is_some_and(|w| w.contains(&needle)))
+                .count()
+        };
+        let rank: Vec<(RuleVerdict, bool, usize)> = rows
+            .iter()
+            .map(|r| match r.verdict {
+                RuleVerdict::Failed | RuleVerdict::Warned => {
+                    (r.verdict, r.level != "MUST", usize::MAX - caused(&r.id))
+                }
+                _ => (RuleVerdict::Passed, false, 0),
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by_key(|&i| rank[i]);
+        let mut slots: Vec<Option<RuleRow>> = rows.into_iter().map(Some).collect();
+        let rows: Vec<RuleRow> = order.into_iter().filter_map(|i| slots[i].take()).collect();
         Conformance {
             verdict: rows
                 .iter()

@@ -5,8 +5,14 @@ use crate::report::fixtures::{faulty_run, info};
 fn an_ambient_failure_is_one_failed_rule_with_counts_and_first_evidence() {
     let c = conformance(&info(), &faulty_run());
     assert_eq!(c.verdict, RuleVerdict::Failed);
-    let first = &c.rules[0];
-    assert_eq!(first.id, "LOC-02", "failures come first, most tests first");
+    // Failures first: MUST ones, in catalogue order when none left another unjudged (never
+    // by volume: LOC-02 fails in more tests than ETAG-07).
+    assert_eq!(
+        c.rules[0].id, "ETAG-07",
+        "failures come first, by root cause"
+    );
+    let first = c.rule("LOC-02").unwrap();
+    assert_eq!(c.rules[1].id, "LOC-02");
     assert_eq!(first.verdict, RuleVerdict::Failed);
     assert_eq!((first.tests, first.tests_failed), (2, 2));
     assert_eq!((first.checks_passed, first.checks_failed), (2, 4));
@@ -103,4 +109,26 @@ fn positions_and_durations_parse() {
     assert_eq!(line_of("nothing"), 0);
     assert_eq!(millis("timing: ended within 941 ms, before"), Some(941));
     assert_eq!(millis("no number"), None);
+}
+
+#[test]
+fn a_failure_that_left_others_unjudged_ranks_first() {
+    let mut run = faulty_run();
+    // A rule left unjudged because LOC-02 failed: LOC-02 is the root cause.
+    run[0].verdicts.push(crate::report::Verdict {
+        rule: "LOC-06".into(),
+        level: "MUST".into(),
+        outcome: "not-judged".into(),
+        passed: 0,
+        failed: 0,
+        failures: Vec::new(),
+        exempt_reason: None,
+        not_judged: Some("not judged: LOC-02 failed at step `create`".into()),
+    });
+    let c = conformance(&info(), &run);
+    assert_eq!(c.rules[0].id, "LOC-02", "the root cause first");
+    assert_eq!(c.rules[1].id, "ETAG-07");
+    let loc06 = c.rule("LOC-06").unwrap();
+    assert_eq!(loc06.verdict, RuleVerdict::NotJudged);
+    assert!(loc06.why.as_deref().unwrap().contains("LOC-02 failed"));
 }

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use super::conformance::{Conformance, RuleRow};
 use super::counts::{Counts, Kind};
 use super::render::{failure_text, transcript};
-use super::{RunInfo, ScenarioResult};
+use super::{RunInfo, RunStatus, ScenarioResult};
 
 const CSS: &str = include_str!("html/report.css");
 const JS: &str = include_str!("html/report.js");
@@ -70,19 +70,19 @@ fn rule_row(r: &RuleRow) -> String {
     )
 }
 
-fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
-    let verdict = if counts.failed_run() {
-        format!(
-            "✗ failed{}",
-            if counts.rules.failing.is_empty() {
-                String::new()
-            } else {
-                format!(" — rules broken: {}", counts.rules.failing.join(", "))
-            }
-        )
-    } else {
-        "✓ passed".into()
-    };
+fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus) -> String {
+    let detail = status.detail();
+    let verdict = format!(
+        "<span class=\"run-{}\">{} {}</span>{}",
+        status.state.label(),
+        status.state.mark(),
+        status.state.label(),
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", esc(&detail))
+        }
+    );
     let mut settings = vec![
         format!(
             "target <code>{}</code> ({}) · profiles: {}",
@@ -97,6 +97,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
             esc(&info.started_at),
             info.duration_ms as f64 / 1000.0
         ),
+        esc(&info.provenance()),
         format!(
             "time scale {}{} · strict: {} · transcripts: {}",
             info.time_scale,
@@ -195,8 +196,9 @@ impl<W: Write> HtmlWriter<W> {
         info: &RunInfo,
         counts: &Counts,
         conf: &Conformance,
+        status: &RunStatus,
     ) -> io::Result<Self> {
-        out.write_all(head(info, counts, conf).as_bytes())?;
+        out.write_all(head(info, counts, conf, status).as_bytes())?;
         out.write_all(b"<section id=\"conformance\"><h2>Conformance, rule by rule</h2>\n")?;
         out.write_all(filters(conf).as_bytes())?;
         out.write_all(
@@ -324,7 +326,8 @@ mod tests {
             c.add(r);
         }
         c.set_rules(&conf);
-        let mut w = HtmlWriter::begin(Vec::new(), &info(), &c, &conf).unwrap();
+        let status = crate::report::RunStatus::compute(&info(), &c, &conf);
+        let mut w = HtmlWriter::begin(Vec::new(), &info(), &c, &conf, &status).unwrap();
         for r in &run {
             w.add(r).unwrap();
         }
@@ -354,7 +357,7 @@ mod tests {
             .find("<tr class=\"rule")
             .map(|i| &first_row[i..i + 120])
             .unwrap();
-        assert!(row.contains("data-rules=\"LOC-02\""), "{row}");
+        assert!(row.contains("data-rules=\"ETAG-07\""), "{row}");
         assert!(html.contains("<option>LOC</option>"));
         assert!(html.contains("id=\"f-status\""));
     }

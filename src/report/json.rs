@@ -12,7 +12,7 @@ use serde::Deserializer;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::conformance::Conformance;
-use super::{Counts, RunInfo, ScenarioResult};
+use super::{Counts, RunInfo, RunStatus, ScenarioResult};
 
 /// Writes report.json: the head, then each result's line, then the end.
 pub struct JsonWriter<W: Write> {
@@ -26,11 +26,13 @@ impl<W: Write> JsonWriter<W> {
         info: &RunInfo,
         counts: &Counts,
         conformance: &Conformance,
+        status: &RunStatus,
     ) -> io::Result<Self> {
         write!(
             out,
-            "{{\n\"run\": {},\n\"counts\": {},\n\"conformance\": {},\n\"results\": [",
+            "{{\n\"run\": {},\n\"status\": {},\n\"counts\": {},\n\"conformance\": {},\n\"results\": [",
             pretty(info)?,
+            pretty(status)?,
             pretty(counts)?,
             pretty(conformance)?
         )?;
@@ -61,6 +63,8 @@ fn pretty<T: serde::Serialize>(v: &T) -> io::Result<String> {
 pub struct ReportHead {
     pub run: RunInfo,
     pub counts: Option<Counts>,
+    /// The run's status (absent in reports of older versions).
+    pub status: Option<RunStatus>,
 }
 
 type OnRun<'f> = dyn FnMut(&RunInfo) -> Result<(), String> + 'f;
@@ -81,6 +85,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReportHead, A::Error> {
         let mut run = None;
         let mut counts = None;
+        let mut status = None;
         let mut results_seen = false;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -90,6 +95,7 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
                     run = Some(r);
                 }
                 "counts" => counts = Some(map.next_value()?),
+                "status" => status = Some(map.next_value()?),
                 "results" => {
                     map.next_value_seed(Results {
                         on_result: &mut *self.on_result,
@@ -105,7 +111,11 @@ impl<'de> Visitor<'de> for Top<'_, '_> {
         if !results_seen {
             return Err(de::Error::missing_field("results"));
         }
-        Ok(ReportHead { run, counts })
+        Ok(ReportHead {
+            run,
+            counts,
+            status,
+        })
     }
 }
 
@@ -181,7 +191,8 @@ mod tests {
         let run = faulty_run();
         let conf = conformance(&info(), &run);
         let file = std::fs::File::create(dir.join("report.json")).unwrap();
-        let mut w = JsonWriter::begin(file, &info(), &Counts::default(), &conf).unwrap();
+        let status = RunStatus::compute(&info(), &Counts::default(), &conf);
+        let mut w = JsonWriter::begin(file, &info(), &Counts::default(), &conf, &status).unwrap();
         for r in &run {
             w.add_raw(serde_json::to_string(r).unwrap().as_bytes())
                 .unwrap();
@@ -197,7 +208,11 @@ mod tests {
         let run = write(&dir);
         let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(v["conformance"]["rules"][0]["id"], "LOC-02");
+        assert_eq!(v["conformance"]["rules"][0]["id"], "ETAG-07");
+        assert!(
+            v["status"]["state"].is_string(),
+            "the run's status is in the report"
+        );
         assert_eq!(v["results"].as_array().unwrap().len(), run.len());
         let mut names = Vec::new();
         let mut saw_run = false;

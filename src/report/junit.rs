@@ -20,7 +20,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use super::conformance::{Conformance, RuleRow, RuleVerdict, line_of};
 use super::counts::{Kind, unstated_failures};
 use super::render::{failed_rules, failure_text, message};
-use super::{Counts, RunInfo, ScenarioResult, Status};
+use super::{Counts, RunInfo, RunState, RunStatus, ScenarioResult, Status};
 
 /// The longest failure text kept in a testcase (the rest is in report.json and report.html).
 const MAX_TEXT: usize = 64 * 1024;
@@ -74,8 +74,10 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
             }
             st
         }
+        // Cut short by the run's interruption: not checked, so an error (a gate must not read
+        // an interrupted test as skipped, let alone passed).
         Kind::Interrupted => {
-            let mut st = TestCaseStatus::skipped();
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
             if let Status::Interrupted(at) = &r.status {
                 st.set_message(at.clone());
             }
@@ -121,6 +123,73 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
         tc.set_system_out(crate::http::cut(&failure_text(r, false), MAX_TEXT));
     }
     tc
+}
+
+/// The run's own testcases: `run status` (the run's one verdict: a failure when it failed or,
+/// under `--certify`, did not certify; an error when interrupted; skipped, with why, when it is
+/// incomplete) and `cleanup` (a failure listing every resource left behind).
+fn run_cases(info: &RunInfo, status: &RunStatus) -> Vec<TestCase> {
+    let not_certified = status
+        .certification
+        .as_ref()
+        .filter(|c| !c.certified)
+        .map(|c| c.why_not.clone());
+    let st = match (status.state, not_certified) {
+        (RunState::Interrupted, _) => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+            st.set_message(status.headline());
+            st.set_type("interrupted");
+            st.set_description(status.reasons.join("\n"));
+            st
+        }
+        (RunState::Failed, _) => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            st.set_message(crate::http::cut(&status.headline(), 400));
+            st.set_type("run");
+            st.set_description(
+                status
+                    .reasons
+                    .iter()
+                    .chain(&status.incomplete)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            st
+        }
+        (_, Some(why)) => {
+            let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            st.set_message(crate::http::cut(&status.headline(), 400));
+            st.set_type("certification");
+            st.set_description(why.join("\n"));
+            st
+        }
+        (RunState::Incomplete, None) => {
+            let mut st = TestCaseStatus::skipped();
+            st.set_message(crate::http::cut(&status.headline(), 400));
+            st.set_description(status.incomplete.join("\n"));
+            st
+        }
+        (RunState::Passed, None) => TestCaseStatus::success(),
+    };
+    let mut run = TestCase::new("run status", st);
+    run.set_classname("rpconform.run");
+    run.add_property(("status", status.state.label()));
+    let cleanup = if info.left_behind.is_empty() {
+        TestCaseStatus::success()
+    } else {
+        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        st.set_message(format!(
+            "{} resource(s) the run created left behind (not confirmed deleted); `rpconform cleanup --journal` deletes them",
+            info.left_behind.len()
+        ));
+        st.set_type("cleanup");
+        st.set_description(crate::http::cut(&info.left_behind.join("\n"), MAX_TEXT));
+        st
+    };
+    let mut cleanup = TestCase::new("cleanup", cleanup);
+    cleanup.set_classname("rpconform.run");
+    vec![run, cleanup]
 }
 
 /// The text of a rule's verdict: statement, counts, first evidence, failing tests.
@@ -237,18 +306,43 @@ impl<W: Write> JunitWriter<W> {
         info: &RunInfo,
         counts: &Counts,
         conformance: &Conformance,
+        status: &RunStatus,
     ) -> io::Result<Self> {
         let rules = &counts.rules;
-        let tests = counts.tests() + conformance.rules.len();
+        let run = run_cases(info, status);
+        let of = |kind: NonSuccessKind| {
+            run.iter()
+                .filter(|c| {
+                    matches!(&c.status, TestCaseStatus::NonSuccess { kind: k, .. } if *k == kind)
+                })
+                .count()
+        };
+        let tests = counts.tests() + conformance.rules.len() + run.len();
         write!(
             out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rpconform\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\" time=\"{:.3}\">\n",
-            counts.failed + rules.failed,
-            counts.errors,
+            counts.failed + rules.failed + of(NonSuccessKind::Failure),
+            counts.errors + counts.interrupted + of(NonSuccessKind::Error),
             info.duration_ms as f64 / 1000.0
         )?;
+        let mut r = TestSuite::new("run");
+        for c in run {
+            r.add_test_case(c);
+        }
+        out.write_all(&suite_xml(r)?)?;
+        out.write_all(b"\n")?;
         let mut s = TestSuite::new("conformance");
         let props = [
+            ("status", status.state.label().to_string()),
+            ("headline", status.headline()),
+            (
+                "certified",
+                status
+                    .certification
+                    .as_ref()
+                    .map(|c| c.certified.to_string())
+                    .unwrap_or_default(),
+            ),
             ("target", info.target.clone()),
             ("base_url", info.base_url.clone()),
             ("profiles", conformance.profiles.join(",")),
@@ -261,6 +355,13 @@ impl<W: Write> JunitWriter<W> {
             ("interrupted", info.interrupted.to_string()),
             ("run_id", info.run_id.clone()),
             ("rpconform_version", info.rpconform_version.clone()),
+            ("suite_set", info.suite_set.clone()),
+            ("catalogue", info.catalogue.clone()),
+            ("target_file", info.target_file.clone().unwrap_or_default()),
+            ("target_hash", info.target_hash.clone().unwrap_or_default()),
+            ("started_at", info.started_at.clone()),
+            ("ended_at", info.ended_at.clone()),
+            ("left_behind", info.left_behind.len().to_string()),
         ];
         for (k, v) in props {
             s.add_property((k, v.as_str()));

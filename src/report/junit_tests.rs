@@ -10,7 +10,8 @@ fn document() -> (String, quick_junit::Report) {
         counts.add(r);
     }
     counts.set_rules(&conf);
-    let mut w = JunitWriter::begin(Vec::new(), &info(), &counts, &conf).unwrap();
+    let status = RunStatus::compute(&info(), &counts, &conf);
+    let mut w = JunitWriter::begin(Vec::new(), &info(), &counts, &conf, &status).unwrap();
     for r in &run {
         w.add(r).unwrap();
     }
@@ -23,7 +24,21 @@ fn document() -> (String, quick_junit::Report) {
 #[test]
 fn the_conformance_testsuite_comes_first_with_one_case_per_rule_and_run_properties_once() {
     let (text, report) = document();
-    let conf = &report.test_suites[0];
+    // The run's own testcases first (the headline), then the conformance testsuite.
+    let run = &report.test_suites[0];
+    assert_eq!(run.name.as_str(), "run");
+    let names: Vec<&str> = run.test_cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["run status", "cleanup"]);
+    assert!(matches!(
+        &run.test_cases[0].status,
+        TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message: Some(m), .. }
+            if m.as_str().starts_with("FAILED — 2 rules broken (ETAG-07, LOC-02)")
+    ));
+    assert!(matches!(
+        run.test_cases[1].status,
+        TestCaseStatus::Success { .. }
+    ));
+    let conf = &report.test_suites[1];
     assert_eq!(conf.name.as_str(), "conformance");
     assert!(conf.properties.iter().any(|p| p.name.as_str() == "target"));
     assert_eq!(
@@ -31,7 +46,8 @@ fn the_conformance_testsuite_comes_first_with_one_case_per_rule_and_run_properti
         1,
         "run properties once"
     );
-    let loc = &conf.test_cases[0];
+    assert_eq!(conf.test_cases[0].name.as_str(), "ETAG-07");
+    let loc = &conf.test_cases[1];
     assert_eq!(loc.name.as_str(), "LOC-02");
     assert!(matches!(
         &loc.status,
@@ -64,7 +80,7 @@ fn the_conformance_testsuite_comes_first_with_one_case_per_rule_and_run_properti
 }
 
 #[test]
-fn scenario_testcases_fail_only_on_what_they_state_and_carry_file_and_line() {
+fn scenario_testcases_fail_on_every_rule_their_exchanges_broke_and_carry_file_and_line() {
     let (text, report) = document();
     let put = report
         .test_suites
@@ -72,7 +88,11 @@ fn scenario_testcases_fail_only_on_what_they_state_and_carry_file_and_line() {
         .find(|s| s.name.as_str() == "async-put")
         .unwrap();
     let create = &put.test_cases[0];
-    assert!(matches!(create.status, TestCaseStatus::Success { .. }));
+    assert!(matches!(
+        &create.status,
+        TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message: Some(m), .. }
+            if m.as_str().starts_with("LOC-02")
+    ));
     assert!(
         create
             .properties
@@ -93,7 +113,8 @@ fn scenario_testcases_fail_only_on_what_they_state_and_carry_file_and_line() {
     assert!(
         ifm.properties
             .iter()
-            .any(|p| p.name.as_str() == "failed_rules" && p.value.as_str() == "ETAG-07")
+            .any(|p| p.name.as_str() == "failed_rules"
+                && p.value.as_str() == "ETAG-07,LOC-02,HDR-02")
     );
     assert!(
         matches!(&ifm.status, TestCaseStatus::NonSuccess { description: Some(d), .. }
@@ -102,8 +123,8 @@ fn scenario_testcases_fail_only_on_what_they_state_and_carry_file_and_line() {
     let skus = &etag.test_cases[1];
     assert!(matches!(skus.status, TestCaseStatus::Skipped { .. }));
     assert!(
-        text.contains("failures=\"3\""),
-        "1 test + 2 rules: {}",
+        text.contains("failures=\"5\""),
+        "2 tests + 2 rules + the run status: {}",
         &text[..300]
     );
 }

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use super::conformance::{Conformance, RuleRow, RuleVerdict};
 use super::counts::{Counts, Kind};
-use super::{RunInfo, ScenarioResult, Status, render};
+use super::{RunInfo, RunStatus, ScenarioResult, Status, render};
 
 /// What summary.md shows of one test (kept while the results stream by).
 #[derive(Debug, Clone)]
@@ -53,12 +53,18 @@ fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
     );
     let _ = writeln!(
         out,
-        "- rpconform {} · run `{}` · started {} · {:.1} s",
+        "- rpconform {} · run `{}` · started {}{} · {:.1} s",
         info.rpconform_version,
         info.run_id,
         info.started_at,
+        if info.ended_at.is_empty() {
+            String::new()
+        } else {
+            format!(", ended {}", info.ended_at)
+        },
         info.duration_ms as f64 / 1000.0
     );
+    let _ = writeln!(out, "- {}", info.provenance());
     let _ = writeln!(
         out,
         "- time scale: {}{} · strict: {} · transcripts: {}",
@@ -117,36 +123,53 @@ fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
     }
 }
 
-fn verdict_line(c: &Counts) -> String {
-    let r = &c.rules;
-    let mut s = if c.failed_run() {
-        let mut why = Vec::new();
-        if r.failed > 0 {
-            why.push(format!(
-                "{} rule(s) broken ({})",
-                r.failed,
-                r.failing
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if c.errors > 0 {
-            why.push(format!("{} test(s) could not check", c.errors));
-        }
-        if why.is_empty() {
-            why.push(format!("{} test(s) failed", c.failed));
-        }
-        format!("❌ failed — {}", why.join("; "))
-    } else {
-        "✅ passed".to_string()
-    };
-    if r.warned > 0 {
-        s.push_str(&format!(" · ⚠️ {} SHOULD rule(s) warned", r.warned));
+/// The headline: the run's status (computed once, [`RunStatus`]), with every reason.
+fn verdict_line(c: &Counts, status: &RunStatus) -> String {
+    let mut s = format!("{} {}", status.state.icon(), status.state.label());
+    let detail = status.detail();
+    if !detail.is_empty() {
+        s.push_str(&format!(" — {detail}"));
+    }
+    if c.rules.warned > 0 {
+        s.push_str(&format!(" · ⚠️ {} SHOULD rule(s) warned", c.rules.warned));
     }
     s
+}
+
+/// Certification, incompleteness and leftovers, right under the headline.
+fn status_block(out: &mut String, info: &RunInfo, status: &RunStatus) {
+    if let Some(c) = &status.certification {
+        if c.certified {
+            let _ = writeln!(
+                out,
+                "**Certified**: every MUST rule of the declared profiles judged and passed at time scale 1, nothing selected out, nothing left behind.\n"
+            );
+        } else {
+            let _ = writeln!(out, "**Not certified**:\n");
+            for w in &c.why_not {
+                let _ = writeln!(out, "- {}", esc(w));
+            }
+            out.push('\n');
+        }
+    }
+    if !status.incomplete.is_empty() && status.certification.is_none() {
+        let _ = writeln!(out, "**Incomplete**:\n");
+        for w in &status.incomplete {
+            let _ = writeln!(out, "- {}", esc(w));
+        }
+        out.push('\n');
+    }
+    if !info.left_behind.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Left behind** ({}): resources the run created and could not confirm deleted (`rpconform cleanup --journal` deletes them):\n",
+            info.left_behind.len()
+        );
+        for l in &info.left_behind {
+            let _ = writeln!(out, "- `{}`", l.replace('`', "'"));
+        }
+        out.push('\n');
+    }
 }
 
 fn totals(out: &mut String, c: &Counts, conf: &Conformance) {
@@ -304,12 +327,18 @@ fn not_judged(out: &mut String, conf: &Conformance) {
 }
 
 /// `conformance.md`: the view rule by rule.
-pub fn conformance_md(info: &RunInfo, counts: &Counts, conf: &Conformance) -> String {
+pub fn conformance_md(
+    info: &RunInfo,
+    counts: &Counts,
+    conf: &Conformance,
+    status: &RunStatus,
+) -> String {
     let mut out = format!(
         "# Conformance of `{}`: {}\n\n",
         info.target,
-        verdict_line(counts)
+        verdict_line(counts, status)
     );
+    status_block(&mut out, info, status);
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
@@ -360,20 +389,16 @@ pub fn summary_md(
     info: &RunInfo,
     counts: &Counts,
     conf: &Conformance,
+    status: &RunStatus,
     tests: &[TestLine],
 ) -> String {
-    let mut out = format!("# rpconform: {}\n\n", verdict_line(counts));
+    let mut out = format!("# rpconform: {}\n\n", verdict_line(counts, status));
+    status_block(&mut out, info, status);
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);
-    if !info.left_behind.is_empty() {
-        out.push_str("\n## ⚠️ Left behind (could not delete)\n\n");
-        for l in &info.left_behind {
-            let _ = writeln!(out, "- {l}");
-        }
-    }
     let bad: Vec<&TestLine> = tests
         .iter()
         .filter(|t| matches!(t.kind, Kind::Failed | Kind::Error))
@@ -440,7 +465,7 @@ mod tests {
     use crate::report::conformance::conformance;
     use crate::report::fixtures::{faulty_run, info};
 
-    fn parts() -> (RunInfo, Counts, Conformance, Vec<TestLine>) {
+    fn parts() -> (RunInfo, Counts, Conformance, RunStatus, Vec<TestLine>) {
         let run = faulty_run();
         let mut info = info();
         info.faults = vec!["relative-location".into()];
@@ -450,7 +475,14 @@ mod tests {
             c.add(r);
         }
         c.set_rules(&conf);
-        (info, c, conf, run.iter().map(TestLine::of).collect())
+        let status = RunStatus::compute(&info, &c, &conf);
+        (
+            info,
+            c,
+            conf,
+            status,
+            run.iter().map(TestLine::of).collect(),
+        )
     }
 
     fn first_rule_id(md: &str) -> (usize, String) {
@@ -463,14 +495,16 @@ mod tests {
 
     #[test]
     fn conformance_md_names_the_broken_rule_first() {
-        let (info, c, conf, _) = parts();
-        let md = conformance_md(&info, &c, &conf);
+        let (info, c, conf, status, _) = parts();
+        let md = conformance_md(&info, &c, &conf, &status);
         let (line, id) = first_rule_id(&md);
-        assert_eq!(id, "LOC-02", "{md}");
+        assert_eq!(id, "ETAG-07", "{md}");
         assert!(line < 10, "{md}");
         let failed = md.split("## ❌ Failed rules").nth(1).unwrap();
-        let row = failed.lines().find(|l| l.starts_with("| **")).unwrap();
-        assert!(row.starts_with("| **LOC-02**"), "{row}");
+        let row = failed
+            .lines()
+            .find(|l| l.starts_with("| **LOC-02**"))
+            .unwrap();
         assert!(
             row.contains("2 of 2") && row.contains("#1 202 PUT"),
             "{row}"
@@ -486,22 +520,22 @@ mod tests {
 
     #[test]
     fn summary_md_leads_with_rules_and_lists_only_failed_tests() {
-        let (info, c, conf, lines) = parts();
-        let md = summary_md(&info, &c, &conf, &lines);
+        let (info, c, conf, status, lines) = parts();
+        let md = summary_md(&info, &c, &conf, &status, &lines);
         assert!(
-            md.starts_with("# rpconform: ❌ failed — 2 rule(s) broken (LOC-02, ETAG-07)"),
+            md.starts_with("# rpconform: ❌ failed — 2 rules broken (ETAG-07, LOC-02)"),
             "{md}"
         );
-        assert_eq!(first_rule_id(&md).1, "LOC-02");
-        assert!(md.contains("**Tests: 2 passed · 0 warned · 1 failed · 0 errors · 1 not applicable · 0 ignored** (of 4)"), "{md}");
+        assert_eq!(first_rule_id(&md).1, "ETAG-07");
+        assert!(md.contains("**Tests: 1 passed · 0 warned · 2 failed · 0 errors · 1 not applicable · 0 ignored** (of 4)"), "{md}");
         let tests = md
             .split("## Tests that failed on what they state")
             .nth(1)
             .unwrap();
         assert!(tests.contains("`etag::if-match`"));
         assert!(
-            !tests.contains("`async-put::create`"),
-            "ambient failures are the rule's, not the test's"
+            tests.contains("`async-put::create`"),
+            "a test fails on the ambient rules its exchanges broke"
         );
         assert!(md.contains("| etag | 0 | 0 | 1 | 0 | 1 | 0 |"), "{md}");
         assert!(md.contains("reference RP faults: relative-location"));

@@ -24,6 +24,7 @@ mod markdown;
 mod merge;
 mod model;
 pub mod render;
+mod status;
 mod stream;
 mod write;
 
@@ -35,5 +36,8 @@ pub use counts::{Counts, Kind, RuleCounts, console_summary, test_status, unstate
 pub use json::{ReportHead, read_report, report_path};
 pub use merge::merge;
 pub use model::*;
+pub use status::{
+    Certification, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RunState, RunStatus,
+};
 pub use stream::{RESULTS_FILE, ResultsWriter, Transcripts, apply_policy};
-pub use write::write_all;
+pub use write::{Written, write_all};

@@ -176,9 +176,42 @@ pub struct RunInfo {
     /// retried; never judged by the rules.
     #[serde(default)]
     pub throttling: Throttling,
-    /// The run's journal of what it created (for `rpconform cleanup --journal`).
+    /// The run's journal of what it created (for `rpconform cleanup --journal`); a merged
+    /// report lists every shard's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub journal: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journals: Vec<String>,
+    /// The run was asked to certify the RP (`--certify`).
+    #[serde(default)]
+    pub certify: bool,
+    /// Tests the selection (name filters, `--skip`, `--rule`, a partition) left out.
+    #[serde(default)]
+    pub selected_out: usize,
+    /// What went wrong with the run itself (reports or journal not written): each fails it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// Provenance: the suite set (its hash, as `--version` shows it), the rule catalogue's
+    /// fingerprint, the target file (its path and a hash of its redacted text), when it ended.
+    #[serde(default)]
+    pub suite_set: String,
+    #[serde(default)]
+    pub catalogue: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_hash: Option<String>,
+    #[serde(default)]
+    pub ended_at: String,
+    /// The reference RP's variant knobs (embedded target).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+    /// A merged report: the shards it was merged from (their partitions, or run ids), and the
+    /// partitions of the set that are missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_partitions: Vec<String>,
 }
 
 /// How much the target throttled the run.
@@ -199,6 +232,36 @@ impl RunInfo {
             || !self.skip.is_empty()
             || !self.select.is_empty()
             || self.partition.is_some()
+    }
+
+    /// What a reader needs to reproduce the run, in one line: suite set, catalogue, target
+    /// file and its hash (`suite set 6fe8f7b9e306 · catalogue 1a2b3c4d5e6f (134 rules) · target
+    /// file ci/target.yaml (redacted text 0a1b2c3d4e5f)`).
+    pub fn provenance(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.suite_set.is_empty() {
+            parts.push(format!("suite set {}", self.suite_set));
+        }
+        if !self.catalogue.is_empty() {
+            parts.push(format!("catalogue {}", self.catalogue));
+        }
+        match (&self.target_file, &self.target_hash) {
+            (Some(f), Some(h)) => parts.push(format!("target file {f} (redacted text {h})")),
+            (Some(f), None) => parts.push(format!("target file {f}")),
+            (None, Some(h)) => parts.push(format!("target {h}")),
+            (None, None) => {}
+        }
+        if !self.variants.is_empty() {
+            parts.push(format!("variants {}", self.variants.join(", ")));
+        }
+        if !self.merged_from.is_empty() {
+            parts.push(format!("merged from {}", self.merged_from.join(", ")));
+        }
+        if parts.is_empty() {
+            "provenance not recorded (a report of an older version)".into()
+        } else {
+            parts.join(" · ")
+        }
     }
 
     /// The declared profiles (all of them for a report that does not say).

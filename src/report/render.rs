@@ -21,14 +21,18 @@ pub fn transcript(x: &Exchange, max_body: usize) -> String {
     format!("=== {}\n{}", exchange_line(x), x.transcript(max_body))
 }
 
-/// The rule IDs the test states that failed, MUST first, for a one-line message.
+/// The rules that failed in the test — those it states and those the engine judged on its
+/// exchanges (ambient and flow rules) alike —, MUST first, stated before unstated.
 pub fn failed_rules(r: &ScenarioResult) -> Vec<String> {
-    let mut v: Vec<&crate::report::Verdict> = r
-        .verdicts
-        .iter()
-        .filter(|v| v.failed_outcome() && r.stated.contains(&v.rule))
-        .collect();
-    v.sort_by_key(|x| (x.level != "MUST", x.rule.clone()));
+    let mut v: Vec<&crate::report::Verdict> =
+        r.verdicts.iter().filter(|v| v.failed_outcome()).collect();
+    v.sort_by_key(|x| {
+        (
+            x.level != "MUST",
+            !r.stated.contains(&x.rule),
+            x.rule.clone(),
+        )
+    });
     v.into_iter().map(|x| x.rule.clone()).collect()
 }
 
@@ -53,24 +57,31 @@ pub fn message(r: &ScenarioResult) -> String {
     }
 }
 
-/// The full failure text: each failed rule the test states with expected vs seen, the rules
-/// its exchanges broke without it stating them (one line each: the conformance view reports
-/// them), then (optionally) the redacted transcript of the exchanges the findings point at.
+/// The full failure text: each failed rule with expected vs seen (a rule the test does not
+/// state is marked as judged by the engine on its exchanges), then (optionally) the redacted
+/// transcript of the exchanges the findings point at.
 pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
     let mut out = String::new();
     if let Status::Error(e) = &r.status {
         out.push_str(&format!("runner error (could not check): {e}\n"));
     }
     let mut cited = Vec::new();
-    let stated = failed_rules(r);
-    for v in r.verdicts.iter().filter(|v| stated.contains(&v.rule)) {
+    for id in failed_rules(r) {
+        let Some(v) = r.verdicts.iter().find(|v| v.rule == id) else {
+            continue;
+        };
         let text = crate::rules::lookup(&v.rule).map(|x| x.rule).unwrap_or("");
         out.push_str(&format!(
-            "{} ({}) failed {} of {} checks — {}\n",
+            "{} ({}) failed {} of {} checks{} — {}\n",
             v.rule,
             v.level,
             v.failed,
             v.failed + v.passed,
+            if r.stated.contains(&v.rule) {
+                ""
+            } else {
+                " (judged by the engine on this test's exchanges)"
+            },
             crate::http::cut(text, 160)
         ));
         for f in &v.failures {
@@ -96,13 +107,6 @@ pub fn failure_text(r: &ScenarioResult, transcripts: bool) -> String {
             }
         }
     }
-    let unstated = super::unstated_failures(r);
-    if !unstated.is_empty() {
-        out.push_str(&format!(
-            "rules this test does not state also failed in its exchanges (reported once per rule in the conformance view): {}\n",
-            unstated.join(", ")
-        ));
-    }
     for n in &r.notes {
         out.push_str(&format!("note: {n}\n"));
     }
@@ -124,11 +128,11 @@ pub fn skipped_result(inst: &Instance, reason: String) -> ScenarioResult {
     ScenarioResult {
         name: inst.name.clone(),
         suite: inst.suite.name.clone(),
-        suite_file: inst.suite.path.display().to_string(),
+        suite_file: crate::suiteset::shown_path(&inst.suite.path),
         scenario: sc.name.clone(),
         type_name: inst.type_name.clone(),
         row: inst.row.as_ref().map(|r| r.name.clone()),
-        at: sc.pos.to_string(),
+        at: sc.pos.shown(),
         status: Status::Skipped(reason),
         duration_ms: 0,
         verdicts: Vec::new(),
@@ -156,22 +160,31 @@ mod tests {
     }
 
     #[test]
-    fn failure_text_details_stated_rules_and_names_the_others() {
+    fn failure_text_details_every_failed_rule_stated_first() {
         let run = faulty_run();
         let etag = &run[1];
-        assert_eq!(failed_rules(etag), ["ETAG-07"]);
-        assert!(message(etag).starts_with("ETAG-07: expected what ETAG-07 wants"));
+        assert_eq!(failed_rules(etag), ["ETAG-07", "LOC-02", "HDR-02"]);
+        assert!(
+            message(etag).starts_with("ETAG-07, LOC-02, HDR-02: expected what ETAG-07 wants"),
+            "{}",
+            message(etag)
+        );
         let t = failure_text(etag, true);
         assert!(t.contains("ETAG-07 (MUST) failed 2 of 3 checks"), "{t}");
         assert!(t.contains("    at:       suites/etag.yaml:14:11"), "{t}");
         assert!(t.contains("    exchange: #12 200 PUT"), "{t}");
-        assert!(t.contains("also failed in its exchanges (reported once per rule in the conformance view): LOC-02, HDR-02"), "{t}");
+        assert!(
+            t.contains(
+                "LOC-02 (MUST) failed 2 of 3 checks (judged by the engine on this test's exchanges)"
+            ),
+            "{t}"
+        );
         assert!(
             t.contains("--- exchanges (redacted) ---\n=== #12 200 PUT"),
             "{t}"
         );
         let create = &run[0];
-        assert!(failed_rules(create).is_empty());
-        assert_eq!(message(create), "");
+        assert_eq!(failed_rules(create), ["LOC-02"]);
+        assert!(message(create).starts_with("LOC-02"));
     }
 }

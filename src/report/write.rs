@@ -15,8 +15,20 @@ use super::html::HtmlWriter;
 use super::json::JsonWriter;
 use super::junit::JunitWriter;
 use super::markdown::{TestLine, conformance_md, summary_md};
+use super::status::RunStatus;
 use super::stream::RESULTS_FILE;
 use super::{RunInfo, ScenarioResult};
+
+/// The last line of results.jsonl: the run's status and settings, for readers of the stream
+/// (`{"run_status": {...}, "run": {...}}`); skipped when the results are read back.
+const STATUS_LINE_START: &str = "{\"run_status\"";
+
+/// What writing the reports gave: the counts and the run's one status.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub counts: Counts,
+    pub status: RunStatus,
+}
 
 /// Where one test's line is in results.jsonl, and what summary.md shows of it.
 struct Entry {
@@ -62,7 +74,7 @@ fn scan(path: &Path, info: &RunInfo) -> io::Result<(Vec<Entry>, Counts, Conforma
         let start = offset;
         offset += read as u64;
         let text = std::str::from_utf8(&buf).map_err(|e| bad_line(path, n, e))?;
-        if text.trim().is_empty() {
+        if text.trim().is_empty() || text.starts_with(STATUS_LINE_START) {
             continue;
         }
         let r: ScenarioResult = serde_json::from_str(text).map_err(|e| bad_line(path, n, e))?;
@@ -88,25 +100,40 @@ fn create(dir: &Path, name: &str) -> io::Result<BufWriter<File>> {
     Ok(BufWriter::new(File::create(dir.join(name))?))
 }
 
+/// Append the status line to results.jsonl.
+fn append_status(path: &Path, info: &RunInfo, status: &RunStatus) -> io::Result<()> {
+    use std::io::Write;
+    let line = serde_json::json!({"run_status": status, "run": info});
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    writeln!(f, "{line}")?;
+    f.sync_all()
+}
+
 /// Write junit.xml, report.json, summary.md, conformance.md and report.html into `dir` from
-/// `dir/results.jsonl` (what [`super::ResultsWriter`] wrote); the run's counts.
-pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Counts> {
+/// `dir/results.jsonl` (what [`super::ResultsWriter`] wrote), with the run's status computed
+/// once here ([`RunStatus::compute`]) and appended to results.jsonl.
+pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Written> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join(RESULTS_FILE);
     let (entries, counts, conf) = scan(&path, info)?;
+    let status = RunStatus::compute(info, &counts, &conf);
+    append_status(&path, info, &status)?;
     std::fs::write(
         dir.join("conformance.md"),
-        conformance_md(info, &counts, &conf),
+        conformance_md(info, &counts, &conf, &status),
     )?;
     let lines: Vec<TestLine> = entries.iter().map(|e| e.line.clone()).collect();
     std::fs::write(
         dir.join("summary.md"),
-        summary_md(info, &counts, &conf, &lines),
+        summary_md(info, &counts, &conf, &status, &lines),
     )?;
     drop(lines);
-    let mut junit = JunitWriter::begin(create(dir, "junit.xml")?, info, &counts, &conf)?;
-    let mut json = JsonWriter::begin(create(dir, "report.json")?, info, &counts, &conf)?;
-    let mut html = HtmlWriter::begin(create(dir, "report.html")?, info, &counts, &conf)?;
+    let mut junit = JunitWriter::begin(create(dir, "junit.xml")?, info, &counts, &conf, &status)?;
+    let mut json = JsonWriter::begin(create(dir, "report.json")?, info, &counts, &conf, &status)?;
+    let mut html = HtmlWriter::begin(create(dir, "report.html")?, info, &counts, &conf, &status)?;
     if !entries.is_empty() {
         let mut file = File::open(&path)?;
         let mut buf = Vec::new();
@@ -134,7 +161,7 @@ pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Counts> {
         .into_inner()
         .map_err(|e| e.into_error())?
         .sync_all()?;
-    Ok(counts)
+    Ok(Written { counts, status })
 }
 
 #[cfg(test)]
@@ -155,12 +182,12 @@ mod tests {
         // A repeated name is counted once.
         w.push(&run[0]).unwrap();
         w.finish().unwrap();
-        let c = write_all(&dir, &info()).unwrap();
+        let c = write_all(&dir, &info()).unwrap().counts;
         assert_eq!(
             (c.passed, c.failed, c.not_applicable, c.tests()),
-            (2, 1, 1, 4)
+            (1, 2, 1, 4)
         );
-        assert_eq!(c.rules.failing, ["LOC-02", "ETAG-07"]);
+        assert_eq!(c.rules.failing, ["ETAG-07", "LOC-02"]);
         for f in [
             "junit.xml",
             "report.json",
@@ -188,15 +215,22 @@ mod tests {
                 "headers::ids"
             ]
         );
-        assert_eq!(v["counts"]["failed"], 1);
+        assert_eq!(v["counts"]["failed"], 2);
         assert_eq!(v["counts"]["rules"]["failed"], 2);
-        assert_eq!(v["conformance"]["rules"][0]["id"], "LOC-02");
+        assert_eq!(v["conformance"]["rules"][0]["id"], "ETAG-07");
         let junit = quick_junit::Report::deserialize_from_str(
             &std::fs::read_to_string(dir.join("junit.xml")).unwrap(),
         )
         .unwrap();
         let suites: Vec<&str> = junit.test_suites.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(suites, ["conformance", "async-put", "etag", "headers"]);
+        assert_eq!(
+            suites,
+            ["run", "conformance", "async-put", "etag", "headers"]
+        );
+        // results.jsonl ends with the run's status, for readers of the stream.
+        let jsonl = std::fs::read_to_string(dir.join(RESULTS_FILE)).unwrap();
+        let last: serde_json::Value = serde_json::from_str(jsonl.lines().last().unwrap()).unwrap();
+        assert_eq!(last["run_status"]["state"], "failed");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -211,7 +245,7 @@ mod tests {
             "{e}"
         );
         std::fs::remove_file(dir.join(RESULTS_FILE)).unwrap();
-        let c = write_all(&dir, &info()).unwrap();
+        let c = write_all(&dir, &info()).unwrap().counts;
         assert_eq!(c.tests(), 0);
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -140,6 +140,16 @@ pub fn family_of(id: &str) -> &str {
 
 const DATA: &str = include_str!("catalogue.tsv");
 
+/// The catalogue's identity for reports: a hash of its text and the number of rules
+/// (`3f9c0d21a7b4 (134 rules)`), so a certificate names the rules it was judged by.
+pub fn catalogue_id() -> String {
+    format!(
+        "{} ({} rules)",
+        crate::fingerprint::short(DATA.as_bytes()),
+        all().len()
+    )
+}
+
 /// All rules, in catalogue order.
 pub fn all() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();

@@ -153,7 +153,7 @@ impl Ledger {
         }
         let step = self.step.clone();
         let expected = expected.into();
-        let at = at.map(|p| p.to_string());
+        let at = at.map(Pos::shown);
         let t = self.tally(rule);
         t.failed += 1;
         t.outcome = Outcome::Failed;

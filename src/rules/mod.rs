@@ -43,7 +43,9 @@ mod task;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};
+pub use catalogue::{
+    Level, Profile, Rule, all, catalogue_id, families, family_of, get, ids, lookup,
+};
 pub use engine::{Judge, Registry, Stripped};
 pub use ledger::{Finding, Ledger, Outcome, RuleTally};
 pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};

@@ -109,6 +109,13 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
 }
 
+/// What the console says while an interrupted run deletes what it created.
+pub fn deleting_line(n: usize) -> String {
+    format!(
+        "deleting {n} resource(s) the run created — Ctrl-C again to leave them; the journal lists them"
+    )
+}
+
 /// Why a resource is not confirmed gone.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Miss {

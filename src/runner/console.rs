@@ -81,6 +81,8 @@ struct Out {
     /// The live line is on screen (stderr) and must be cleared before other output.
     status_shown: bool,
     last_heartbeat: Instant,
+    /// When a status line (`deleting N resources`) was last printed, without a terminal.
+    last_status: Option<Instant>,
 }
 
 struct Running {
@@ -94,6 +96,8 @@ struct Progress {
     total: usize,
     done: usize,
     failed: usize,
+    /// The rules that failed in the tests so far (ambient rules included), MUST or not.
+    rules_failing: std::collections::BTreeSet<String>,
     running: HashMap<String, Running>,
     /// Estimated work of the tests not started yet, and how many may run at once.
     queued: Duration,
@@ -147,6 +151,7 @@ impl Console {
                 terse_col: 0,
                 status_shown: false,
                 last_heartbeat: Instant::now(),
+                last_status: None,
             }),
             progress: Mutex::new(Progress::default()),
             start: Instant::now(),
@@ -210,6 +215,32 @@ impl Console {
         let _ = writeln!(std::io::stderr(), "{text}");
     }
 
+    /// A line about what the run is doing now (`deleting 284 resources…`): the live line in a
+    /// terminal; without one a plain line on stderr, at most every 2 s.
+    pub fn status(&self, text: &str) {
+        if !self.notices {
+            return;
+        }
+        let mut out = self.lock();
+        if self.live {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K  {text}");
+            let _ = std::io::stderr().flush();
+            out.status_shown = true;
+        } else if out
+            .last_status
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(2))
+        {
+            out.last_status = Some(Instant::now());
+            let _ = writeln!(std::io::stderr(), "rpconform: {text}");
+        }
+    }
+
+    /// Remove the live line [`Console::status`] drew.
+    pub fn clear_status_line(&self) {
+        let mut out = self.lock();
+        Self::clear_status(&mut out);
+    }
+
     /// Has stdout gone away (a closed pipe)?
     pub fn closed(&self) -> bool {
         self.lock().closed
@@ -261,6 +292,11 @@ impl Console {
             p.done += 1;
             if failed {
                 p.failed += 1;
+            }
+            for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+                if !p.rules_failing.contains(&v.rule) {
+                    p.rules_failing.insert(v.rule.clone());
+                }
             }
         }
         if self.opts.quiet {
@@ -393,9 +429,23 @@ impl Console {
             } else {
                 String::new()
             };
+            let rules = match p.rules_failing.len() {
+                0 => String::new(),
+                n => format!(
+                    " ({n} rule{} failing: {})",
+                    if n == 1 { "" } else { "s" },
+                    p.rules_failing
+                        .iter()
+                        .take(3)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        + if n > 3 { ", …" } else { "" }
+                ),
+            };
             (
                 format!(
-                    "{}/{} done, {} failed, {} running, {} elapsed{eta}",
+                    "{}/{} done, {} failed{rules}, {} running, {} elapsed{eta}",
                     p.done,
                     p.total,
                     p.failed,

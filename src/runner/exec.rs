@@ -140,7 +140,6 @@ impl<'a> Exec<'a> {
         let mut status = crate::report::test_status(
             error.clone(),
             &verdicts,
-            &stated,
             self.ctx.strict,
             ledger.judged_any(),
         );
@@ -169,11 +168,11 @@ impl<'a> Exec<'a> {
         ScenarioResult {
             name: inst.name.clone(),
             suite: inst.suite.name.clone(),
-            suite_file: inst.suite.path.display().to_string(),
+            suite_file: crate::suiteset::shown_path(&inst.suite.path),
             scenario: sc.name.clone(),
             type_name: inst.type_name.clone(),
             row: inst.row.as_ref().map(|r| r.name.clone()),
-            at: sc.pos.to_string(),
+            at: sc.pos.shown(),
             status,
             duration_ms: start.elapsed().as_millis() as u64,
             verdicts,

@@ -211,6 +211,9 @@ pub struct Outcome {
 pub struct Limits {
     /// Tests in flight at once (`--test-threads`, or a memory bound).
     pub in_flight: usize,
+    /// Tests the run's selection left out before the harness (`--rule`, a partition, name
+    /// filters): counted as filtered out in libtest's line.
+    pub selected_out: usize,
 }
 
 fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
@@ -326,10 +329,12 @@ pub async fn run(
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let res = run_instance(&ctx, &inst).await;
-                    // Its resources go as it ends.
+                    // The verdict is known: report it now, not after the cleanup.
+                    let _ = tx.send((res, true));
+                    // Its resources go as it ends (the slot is held until they are gone, so
+                    // cleanup counts against the tests in flight).
                     super::cleanup::after_test(&ctx, &inst.name).await;
                     drop(permit);
-                    let _ = tx.send((res, true));
                 });
             }
             for (_, inst) in queue {
@@ -364,7 +369,15 @@ pub async fn run(
                 console.finished(&res);
                 push(&res, &mut outcome);
             }
-            _ = tick.tick() => console.tick(),
+            _ = tick.tick() => {
+                // Interrupted, every test over: what is left is their cleanup; say so.
+                let deleting = ctx.cleanup.len();
+                if ctx.cancel.is_cancelled() && pending.is_empty() && deleting > 0 {
+                    console.status(&super::cleanup::deleting_line(deleting));
+                } else {
+                    console.tick();
+                }
+            }
             _ = &mut gave_up => {
                 let mut rest: Vec<Instance> = pending.drain().map(|(_, i)| i).collect();
                 rest.sort_by(|a, b| a.name.cmp(&b.name));
@@ -382,6 +395,10 @@ pub async fn run(
     lag_watch.abort();
     console.done();
     failures.sort();
-    console.summary(&failures, &outcome.counts, outcome.filtered_out);
+    console.summary(
+        &failures,
+        &outcome.counts,
+        outcome.filtered_out + limits.selected_out,
+    );
     outcome
 }

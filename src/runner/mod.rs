@@ -29,6 +29,7 @@ pub mod partition;
 mod probe;
 mod resources;
 mod send;
+pub mod session;
 mod sweep;
 mod tasks;
 

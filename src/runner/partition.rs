@@ -39,12 +39,7 @@ impl std::str::FromStr for Partition {
 }
 
 fn fnv1a(s: &str) -> u64 {
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in s.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    h
+    crate::fingerprint::fnv1a(s.as_bytes())
 }
 
 impl Partition {

@@ -87,8 +87,7 @@ pub async fn probe(ctx: &RunCtx, req: &ProbeRequest) -> ScenarioResult {
     // A probe states every rule it judged: it passes or fails on all of them.
     r.stated = r.verdicts.iter().map(|v| v.rule.clone()).collect();
     if !matches!(r.status, crate::report::Status::Interrupted(_)) {
-        r.status =
-            crate::report::test_status(error, &r.verdicts, &r.stated, ctx.strict, judged_any);
+        r.status = crate::report::test_status(error, &r.verdicts, ctx.strict, judged_any);
     }
     r
 }

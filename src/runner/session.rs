@@ -1,0 +1,652 @@
+//! One run, from start to reports: start the target (the embedded reference RP or a target
+//! file), open the journal, run preflight, run the selected tests, clean up, and write the
+//! reports — whose [`RunStatus`] (computed once, in `report::write_all`) is the run's verdict.
+//! The CLI only parses arguments into [`Settings`] and prints; every output renders the status
+//! this returns.
+//!
+//! What is written when:
+//! - bad input (a target file, a selection that matches nothing, an unwritable report
+//!   directory) → [`Ended::Usage`]: nothing is written, and the message says so;
+//! - a preflight blocker → junit.xml with one error testcase and summary.md saying why, then
+//!   exit 1 (a CI step publishing test results finds them);
+//! - otherwise the full report set, whatever happened (failures, leftovers, interruption).
+//!
+//! Signals: the first SIGINT, SIGTERM or SIGHUP stops scheduling and every test's waits at once
+//! (they end "interrupted"), then cleanup deletes what the run created, in parallel, with a live
+//! count; a second one stops cleanup from waiting (what is not confirmed gone is listed in the
+//! reports and the journal); a third exits at once (see `cli::signals`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::http::{Http, HttpOptions, Limits, Redactor, TokenSource};
+use crate::report::{self, ResultsWriter, RunInfo, RunStatus, Throttling, Transcripts};
+use crate::runner::console::Console;
+use crate::runner::harness::{self, Durations};
+use crate::runner::journal::{self, Journal};
+use crate::runner::{self, RunCtx, partition::Partition};
+use crate::scenario::{Instance, Selection, Suite, expand, select};
+use crate::target::{Target, embedded_target_yaml_for, load_target, parse_target};
+
+/// Where the target comes from.
+pub enum TargetSpec {
+    /// The reference RP, in process, with these knobs.
+    Embedded {
+        settings: rpconform_refrp::Settings,
+        variants: BTreeSet<rpconform_refrp::Variant>,
+        label: String,
+    },
+    /// A target file.
+    File(PathBuf),
+}
+
+/// Everything a run needs, already validated by the CLI.
+pub struct Settings {
+    pub target: TargetSpec,
+    pub report_dir: PathBuf,
+    pub time_scale: f64,
+    pub strict: bool,
+    /// Judge the run as a certification (`--certify`).
+    pub certify: bool,
+    pub deadline: Option<u64>,
+    pub request_timeout: u64,
+    pub body_cap: usize,
+    pub insecure: bool,
+    pub no_foreign: bool,
+    pub max_rps: Option<f64>,
+    pub test_threads: Option<usize>,
+    pub selection: Selection,
+    pub partition: Option<Partition>,
+    pub transcripts: Transcripts,
+    /// libtest's arguments (`--skip`, `--exact`, `--ignored`, `--include-ignored`, `-q`).
+    pub libtest: libtest_mimic::Arguments,
+    pub har: Option<PathBuf>,
+    /// Show each exchange as it happens (`-v`).
+    pub verbose: bool,
+    /// Fault knobs of the embedded RP, by name, for the reports.
+    pub faults: Vec<String>,
+}
+
+/// How a run ended.
+pub enum Ended {
+    /// The run went to its end (or was interrupted) and wrote its reports.
+    Reported {
+        status: RunStatus,
+        counts: report::Counts,
+        info: Box<RunInfo>,
+    },
+    /// Bad input: nothing was written (the message says why); exit 2.
+    Usage(String),
+    /// The run could not write its reports (exit 1).
+    Failed(String),
+}
+
+/// A started target: its declarations, and the embedded server to stop at the end.
+struct Started {
+    target: Target,
+    server: Option<rpconform_refrp::RunningServer>,
+    /// The target file's path and a hash of its redacted text.
+    file: Option<(String, String)>,
+    variants: Vec<String>,
+}
+
+fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Started, String> {
+    match spec {
+        TargetSpec::Embedded {
+            settings,
+            variants,
+            label,
+        } => {
+            let server = rt
+                .block_on(rpconform_refrp::start(settings.clone(), 0))
+                .map_err(|e| format!("cannot start the embedded RP: {e}"))?;
+            let yaml = embedded_target_yaml_for(&server.base_url(), variants);
+            match parse_target(Path::new("embedded-target.yaml"), &yaml, label) {
+                Ok(target) => Ok(Started {
+                    target,
+                    server: Some(server),
+                    file: None,
+                    variants: variants.iter().map(|v| v.name().to_string()).collect(),
+                }),
+                Err(r) => {
+                    rt.block_on(server.shutdown());
+                    Err(r.render())
+                }
+            }
+        }
+        TargetSpec::File(path) => {
+            let target = load_target(path).map_err(|r| r.render())?;
+            // Hash the text as reports could show it: secrets redacted.
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let redacted = Redactor::new(&target.secret_headers).text(&text);
+            let shown = std::fs::canonicalize(path)
+                .ok()
+                .and_then(|abs| {
+                    let cwd = std::env::current_dir().ok()?;
+                    abs.strip_prefix(&cwd).ok().map(Path::to_path_buf)
+                })
+                .unwrap_or_else(|| path.clone());
+            Ok(Started {
+                target,
+                server: None,
+                file: Some((
+                    shown.display().to_string(),
+                    crate::fingerprint::short(redacted.as_bytes()),
+                )),
+                variants: Vec::new(),
+            })
+        }
+    }
+}
+
+/// Is this a local endpoint (the embedded RP, a server on this machine)?
+pub fn is_local(base: &url::Url) -> bool {
+    match base.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The rate limits: what `--max-rps` says, else none for a local endpoint (the embedded RP)
+/// and ARM's for a real one.
+fn limits(max_rps: Option<f64>, base: &url::Url) -> Limits {
+    match (max_rps, is_local(base)) {
+        (Some(r), true) => Limits {
+            max_rps: Some(r),
+            max_write_rps: None,
+        },
+        (Some(r), false) => Limits {
+            max_rps: Some(r),
+            max_write_rps: Limits::ARM.max_write_rps.map(|w| w.min(r)),
+        },
+        (None, true) => Limits::default(),
+        (None, false) => Limits::ARM,
+    }
+}
+
+/// Deletes at once in cleanup against an endpoint without rate limits (the embedded RP, a
+/// local server): cleanup is then bound by the RP's operation time, not by the tester.
+const LOCAL_DELETE_SLOTS: usize = 256;
+
+/// The tests a run selects from the suites, for `--list` and for the run: (selected, how many
+/// the selection left out).
+pub fn selected(
+    suites: &[Arc<Suite>],
+    target: &Target,
+    selection: &Selection,
+    partition: Option<Partition>,
+) -> Result<(Vec<Instance>, usize), String> {
+    let all = expand(suites, target);
+    let total = all.len();
+    let chosen = select(all, selection, target)?;
+    let kept = harness::partitioned(chosen, partition);
+    let out = total - kept.len();
+    Ok((kept, out))
+}
+
+/// Load the target and list the tests the run would select (`run --list`).
+pub fn list(
+    rt: &tokio::runtime::Runtime,
+    s: &Settings,
+    suites: &[Arc<Suite>],
+) -> Result<(Vec<Instance>, Target), String> {
+    let started = start_target(rt, &s.target)?;
+    let r = selected(suites, &started.target, &s.selection, s.partition);
+    if let Some(server) = started.server {
+        rt.block_on(server.shutdown());
+    }
+    r.map(|(i, _)| (i, started.target))
+}
+
+/// The run's settings for the reports, before anything ran.
+struct Provenance {
+    run_id: String,
+    started_at: String,
+    label: String,
+    base_url: String,
+    profiles: Vec<String>,
+    file: Option<(String, String)>,
+    variants: Vec<String>,
+}
+
+impl Provenance {
+    fn info(&self, s: &Settings, selected_out: usize) -> RunInfo {
+        RunInfo {
+            rpconform_version: env!("CARGO_PKG_VERSION").into(),
+            run_id: self.run_id.clone(),
+            target: self.label.clone(),
+            base_url: self.base_url.clone(),
+            time_scale: s.time_scale,
+            accelerated: s.time_scale != 1.0,
+            strict: s.strict,
+            filters: s.selection.names.clone(),
+            skip: s.libtest.skip.clone(),
+            partition: s.partition.map(|p| p.to_string()),
+            started_at: self.started_at.clone(),
+            faults: s.faults.clone(),
+            profiles: self.profiles.clone(),
+            select: s.selection.given.clone(),
+            transcripts: s.transcripts.name().into(),
+            certify: s.certify,
+            selected_out,
+            suite_set: crate::suiteset::ID.to_string(),
+            catalogue: crate::rules::catalogue_id(),
+            target_file: self.file.as_ref().map(|f| f.0.clone()),
+            target_hash: self.file.as_ref().map(|f| f.1.clone()),
+            variants: self.variants.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Run the suites against the target and write the reports.
+pub fn run(
+    rt: &tokio::runtime::Runtime,
+    s: &Settings,
+    suites: Vec<Arc<Suite>>,
+    console: Arc<Console>,
+    on_signal: impl FnOnce(Arc<RunCtx>),
+) -> Ended {
+    let started = Instant::now();
+    let started_at = now();
+    let Started {
+        mut target,
+        server,
+        file,
+        variants,
+    } = match start_target(rt, &s.target) {
+        Ok(t) => t,
+        Err(e) => return Ended::Usage(e),
+    };
+    let shutdown = |server: Option<rpconform_refrp::RunningServer>| {
+        if let Some(srv) = server {
+            rt.block_on(srv.shutdown());
+        }
+    };
+    if let Some(d) = s.deadline {
+        target.deadline = Duration::from_secs(d.max(1));
+    }
+    let run_id = runner::ids::run_id();
+    if target.resource_group.create {
+        target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);
+    }
+    let redactor = Arc::new(Redactor::new(&target.secret_headers));
+    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
+    let local = is_local(&target.base_url);
+    let opts = HttpOptions {
+        request_timeout: Duration::from_secs(s.request_timeout.max(1)),
+        body_cap: s.body_cap,
+        insecure: s.insecure,
+        follow_foreign: !s.no_foreign,
+        limits: limits(s.max_rps, &target.base_url),
+        throttle_budget: target.deadline,
+        time_scale: s.time_scale,
+        ..Default::default()
+    };
+    let http = match Http::new(
+        target.base_url.clone(),
+        tokens.clone(),
+        redactor.clone(),
+        opts,
+        target.headers.clone(),
+    ) {
+        Ok(h) => h,
+        Err(e) => {
+            shutdown(server);
+            return Ended::Usage(e);
+        }
+    };
+    let (instances, selected_out) = match selected(&suites, &target, &s.selection, s.partition) {
+        Ok(x) => x,
+        Err(e) => {
+            shutdown(server);
+            return Ended::Usage(e);
+        }
+    };
+    let prov = Provenance {
+        run_id: run_id.clone(),
+        started_at: started_at.clone(),
+        label: target.label.clone(),
+        base_url: redactor.text(&crate::http::strip_userinfo(&target.base())),
+        profiles: target
+            .profiles
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        file,
+        variants,
+    };
+    // `--har`: every exchange appended as it happens.
+    let har = match &s.har {
+        Some(h) => match crate::replay::HarWriter::create(h) {
+            Ok(w) => Some(Arc::new(w)),
+            Err(e) => {
+                shutdown(server);
+                return Ended::Usage(format!("cannot write the HAR file {}: {e}", h.display()));
+            }
+        },
+        None => None,
+    };
+    let mut sink = match ResultsWriter::create(&s.report_dir, s.transcripts) {
+        Ok(w) => w,
+        Err(e) => {
+            shutdown(server);
+            return Ended::Usage(format!(
+                "cannot write reports to {}: {e}",
+                s.report_dir.display()
+            ));
+        }
+    };
+    let mut ctx = RunCtx::new(target, http, s.time_scale, s.strict, run_id.clone());
+    if local {
+        ctx.delete_slots
+            .add_permits(LOCAL_DELETE_SLOTS.saturating_sub(super::context::DELETE_SLOTS));
+    }
+    let shown = s.verbose.then(|| console.clone());
+    if shown.is_some() || har.is_some() {
+        let har = har.clone();
+        let console = console.clone();
+        ctx.observer = Some(Arc::new(move |test, ex| {
+            if let Some(c) = &shown {
+                c.exchange(test, ex);
+            }
+            if let Some(h) = &har
+                && let Err(e) = h.push(ex)
+            {
+                console.note(&format!("error: cannot write the HAR file: {e}"));
+            }
+        }));
+    }
+    let ctx = Arc::new(ctx);
+    let mut problems = Vec::new();
+    // The journal, before anything is created.
+    let header = journal::Header {
+        version: 1,
+        run_id: run_id.clone(),
+        target: prov.label.clone(),
+        target_file: match &s.target {
+            TargetSpec::File(p) => Some(
+                std::fs::canonicalize(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+                    .to_string(),
+            ),
+            TargetSpec::Embedded { .. } => None,
+        },
+        base_url: prov.base_url.clone(),
+        subscription: ctx.target.subscription.clone(),
+        resource_group: ctx.target.resource_group.name.clone(),
+        rg_created: ctx.target.resource_group.create,
+        started_at: started_at.clone(),
+        pid: std::process::id(),
+    };
+    let journal_path = match Journal::create(&s.report_dir, &header) {
+        Ok((j, kept)) => {
+            if let Some(k) = kept {
+                console.note(&format!(
+                    "warning: an earlier run's journal lists resources not confirmed gone; kept as {} (`rpconform cleanup --journal {}`)",
+                    k.display(),
+                    s.report_dir.display()
+                ));
+            }
+            let p = j.path().display().to_string();
+            ctx.cleanup.set_journal(j);
+            Some(p)
+        }
+        Err(e) => {
+            let why = format!(
+                "the journal could not be written in {}: {e}; a killed run would leave no record of what it created",
+                s.report_dir.display()
+            );
+            console.note(&format!("warning: {why}"));
+            problems.push(why);
+            None
+        }
+    };
+    // Signals, registered before anything is created.
+    on_signal(ctx.clone());
+    let mut info = prov.info(s, selected_out);
+    info.journal = journal_path;
+    // Token, endpoint, registration, resource group: one clear error instead of one per test.
+    let pre = rt.block_on(crate::preflight::preflight(&ctx.target, &ctx.http, &tokens));
+    if pre.has_blocker() {
+        console.note(&format!("preflight:\n{}", pre.render().trim_end()));
+        let why = format!(
+            "the target is not ready ({} preflight blocker(s)); no test was run. `rpconform doctor --target {}` repeats these checks",
+            pre.blockers().len(),
+            prov.label
+        );
+        console.note(&format!("error: {why}"));
+        shutdown(server);
+        let detail = pre.render();
+        return blocked(s, sink, info, started, &why, &detail);
+    }
+    for w in pre.warnings() {
+        console.note(&format!(
+            "warning: preflight: {}: {}{}",
+            w.name,
+            w.detail.replace('\n', "; "),
+            w.hint
+                .as_ref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default()
+        ));
+    }
+    console.note(&format!("preflight: {}", pre.summary()));
+    if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
+        let why = redactor.text(&e);
+        console.note(&format!("error: {why}"));
+        // It may exist even so: the final cleanup reads it and deletes it.
+        let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
+        info.left_behind = left.iter().map(|l| redactor.text(l)).collect();
+        if let Some(j) = ctx.cleanup.journal() {
+            j.end(left.len(), ctx.cancel.is_cancelled());
+        }
+        shutdown(server);
+        return blocked(s, sink, info, started, &why, &why);
+    }
+    let in_flight = s.test_threads.unwrap_or(if local {
+        harness::DEFAULT_IN_FLIGHT
+    } else {
+        64
+    });
+    let last = Durations::read(&s.report_dir);
+    let outcome = rt.block_on(harness::run(
+        ctx.clone(),
+        instances,
+        &s.libtest,
+        &harness::Limits {
+            in_flight,
+            selected_out,
+        },
+        &last,
+        console.clone(),
+        &mut sink,
+    ));
+    info.selected_out += outcome.filtered_out;
+    let left = rt.block_on(final_cleanup(&ctx, &console));
+    // URLs shown on the console and in reports: without userinfo or echoed secrets.
+    let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
+    let interrupted = ctx.cancel.is_cancelled();
+    if let Some(j) = ctx.cleanup.journal() {
+        j.end(left.len(), interrupted);
+    }
+    shutdown(server);
+    if let Some(h) = &har
+        && let Err(e) = h.finish()
+    {
+        problems.push(format!("the HAR file could not be written: {e}"));
+    }
+    if let Err(e) = sink.finish() {
+        return Ended::Failed(format!(
+            "cannot write reports to {}: {e}",
+            s.report_dir.display()
+        ));
+    }
+    if let Some(e) = &outcome.write_error {
+        problems.push(format!(
+            "some results could not be written to {}: {e}",
+            s.report_dir.display()
+        ));
+    }
+    let stats = ctx.http.stats();
+    let duration_ms = started.elapsed().as_millis() as u64;
+    info.duration_ms = duration_ms;
+    info.ended_at = now();
+    info.left_behind = left.clone();
+    info.interrupted = interrupted;
+    info.requests = stats.requests;
+    info.request_rate = rate(stats.requests, duration_ms);
+    info.throttling = Throttling {
+        count: stats.throttled,
+        wait_ms: stats.throttle_wait_ms,
+    };
+    info.problems = problems;
+    let written = match report::write_all(&s.report_dir, &info) {
+        Ok(w) => w,
+        Err(e) => {
+            return Ended::Failed(format!(
+                "cannot write reports to {}: {e}",
+                s.report_dir.display()
+            ));
+        }
+    };
+    if !interrupted {
+        last.write(&s.report_dir, s.time_scale, &outcome.durations);
+    }
+    if !left.is_empty() {
+        console.line(&format!(
+            "error: could not confirm {} resource(s) the run created gone (also in the journal, for `rpconform cleanup --journal {}`):",
+            left.len(),
+            s.report_dir.display()
+        ));
+        for l in &left {
+            console.line(&format!("    {l}"));
+        }
+    }
+    if stats.throttled > 0 {
+        console.line(&format!(
+            "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
+            stats.throttled,
+            stats.throttle_wait_ms as f64 / 1000.0
+        ));
+    }
+    Ended::Reported {
+        status: written.status,
+        counts: written.counts,
+        info: Box::new(info),
+    }
+}
+
+fn rate(requests: u64, ms: u64) -> f64 {
+    if ms == 0 {
+        0.0
+    } else {
+        (requests as f64 * 1000.0 / ms as f64 * 10.0).round() / 10.0
+    }
+}
+
+/// Delete what is left, with a live count; bounded by the operation deadline (within reason)
+/// and, once forced to stop, a few seconds to send what it can.
+async fn final_cleanup(ctx: &Arc<RunCtx>, console: &Console) -> Vec<String> {
+    let n = ctx.cleanup.len();
+    if let Some(j) = ctx.cleanup.journal() {
+        // On disk before any wait: a SIGKILL during cleanup still leaves the list.
+        j.sync();
+    }
+    if n > 0 && ctx.cancel.is_cancelled() && !ctx.cancel.is_forced() {
+        console.note(&super::cleanup::deleting_line(n));
+    }
+    let budget = (ctx.target.deadline * 2).clamp(Duration::from_secs(10), Duration::from_secs(600));
+    let count = async {
+        let mut tick = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tick.tick().await;
+            let left = ctx.cleanup.len();
+            if ctx.cancel.is_cancelled() && left > 0 {
+                console.status(&super::cleanup::deleting_line(left));
+            }
+        }
+    };
+    let forced = async {
+        ctx.cancel.forced().await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    };
+    let left = tokio::select! {
+        left = runner::final_cleanup(ctx.clone(), budget) => left,
+        () = count => Vec::new(),
+        () = forced => {
+            ctx.cleanup
+                .remaining()
+                .into_iter()
+                .map(|t| {
+                    let why = t.left.clone().unwrap_or_else(|| "not deleted: the run was stopped".into());
+                    if let Some(j) = ctx.cleanup.journal() {
+                        j.left(&t.url, &why);
+                    }
+                    format!("{} (created by {}): {why}", t.url, t.by)
+                })
+                .collect()
+        }
+    };
+    console.clear_status_line();
+    left
+}
+
+/// A run that could not start its tests: junit.xml with one error testcase, summary.md and
+/// the rest of the reports, all saying why.
+fn blocked(
+    s: &Settings,
+    mut sink: ResultsWriter,
+    mut info: RunInfo,
+    started: Instant,
+    why: &str,
+    detail: &str,
+) -> Ended {
+    let r = report::ScenarioResult {
+        name: "preflight".into(),
+        suite: "preflight".into(),
+        suite_file: String::new(),
+        scenario: "preflight".into(),
+        type_name: None,
+        row: None,
+        at: String::new(),
+        status: report::Status::Error(format!("{why}\n{detail}")),
+        duration_ms: started.elapsed().as_millis() as u64,
+        verdicts: Vec::new(),
+        polls: Vec::new(),
+        notes: Vec::new(),
+        exchanges: Vec::new(),
+        stated: Vec::new(),
+        transcript: None,
+    };
+    let pushed = sink.push(&r).and_then(|()| sink.finish());
+    if let Err(e) = pushed {
+        return Ended::Failed(format!(
+            "cannot write reports to {}: {e}",
+            s.report_dir.display()
+        ));
+    }
+    info.duration_ms = r.duration_ms;
+    info.ended_at = now();
+    info.problems.push(why.to_string());
+    match report::write_all(&s.report_dir, &info) {
+        Ok(w) => Ended::Reported {
+            status: w.status,
+            counts: w.counts,
+            info: Box::new(info),
+        },
+        Err(e) => Ended::Failed(format!(
+            "cannot write reports to {}: {e}",
+            s.report_dir.display()
+        )),
+    }
+}
