@@ -131,17 +131,18 @@ pub(super) fn rules(a: RulesArgs) -> u8 {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return EXIT_OK;
+        let text = serde_json::to_string_pretty(&v).unwrap_or_default() + "\n";
+        return print_all(&text);
     }
+    let mut out = String::new();
     for r in &selected {
         let by = judged_by(r);
         let level = match r.catalogue_level {
             Some(c) => format!("{} (catalogue: {})", r.level.as_str(), c.as_str()),
             None => r.level.as_str().to_string(),
         };
-        println!(
-            "{}  {}  profile {}  judged by: {}",
+        out.push_str(&format!(
+            "{}  {}  profile {}  judged by: {}\n",
             r.id,
             level,
             r.profile.name(),
@@ -150,18 +151,24 @@ pub(super) fn rules(a: RulesArgs) -> u8 {
             } else {
                 by.join(", ")
             }
-        );
-        print!("{}", wrap(r.rule, "    ", 100));
-        print!("{}", wrap(&format!("source: {}", r.source), "    ", 100));
+        ));
+        out.push_str(&wrap(r.rule, "    ", 100));
+        out.push_str(&wrap(&format!("source: {}", r.source), "    ", 100));
         if !r.decision.is_empty() {
-            print!(
-                "{}",
-                wrap(&format!("decision: {}", r.decision), "    ", 100)
-            );
+            out.push_str(&wrap(&format!("decision: {}", r.decision), "    ", 100));
         }
-        println!();
+        out.push('\n');
     }
-    println!("{} rules", selected.len());
+    out.push_str(&format!("{} rules\n", selected.len()));
+    print_all(&out)
+}
+
+/// Write to stdout; a reader that went away (`rpconform rules | head`) ends the listing
+/// quietly, as for the other listing commands.
+fn print_all(text: &str) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     EXIT_OK
 }
 

@@ -199,18 +199,14 @@ fn run_session(
         move |ctx| spawn_signal_handler(rt, ctx, console)
     };
     match session::run(rt, settings, suites, console.clone(), signals) {
-        Ended::Reported {
-            status,
-            counts,
-            info,
-        } => {
+        Ended::Reported(r) => {
             console.line(&report::console_summary(
-                &counts,
-                &info,
+                &r.counts,
+                &r.info,
                 &a.report_dir,
-                &status,
+                &r.status,
             ));
-            status.exit_code()
+            r.status.exit_code()
         }
         Ended::Usage(e) => {
             eprint_safe(&format!("{}\nno report was written", e.trim_end()));

@@ -329,8 +329,10 @@ mod tests {
             (1, 2, 1, 1)
         );
         let status = |c: &Counts| {
-            let mut i = RunInfo::default();
-            i.profiles = vec!["task-api".into()];
+            let i = RunInfo {
+                profiles: vec!["task-api".into()],
+                ..Default::default()
+            };
             let conf = crate::report::conformance(&i, &[]);
             let mut c = c.clone();
             let rules = c.rules.clone();

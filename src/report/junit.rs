@@ -88,7 +88,9 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
     let mut tc = TestCase::new(r.name.clone(), status);
     tc.set_classname(format!("rpconform.{}", r.suite));
     tc.set_time(Duration::from_millis(r.duration_ms));
-    tc.extra.insert("file".into(), r.suite_file.clone().into());
+    if !r.suite_file.is_empty() {
+        tc.extra.insert("file".into(), r.suite_file.clone().into());
+    }
     let line = line_of(&r.at);
     if line > 0 {
         tc.extra.insert("line".into(), line.to_string().into());

@@ -405,12 +405,40 @@ async fn children_first(ctx: &Arc<RunCtx>, items: Vec<Tracked>, deadline: Instan
 }
 
 /// Test `by` ended: delete what it tracked that no running test still uses.
-pub async fn after_test(ctx: &Arc<RunCtx>, by: &str) {
+pub async fn after_test(ctx: &Arc<RunCtx>, by: &str) -> AfterTest {
     let items = ctx.cleanup.release(by);
     if items.is_empty() {
-        return;
+        return AfterTest::default();
     }
+    let urls: Vec<String> = items.iter().map(|t| t.url.clone()).collect();
     remove_all(ctx, items, ctx.target.deadline).await;
+    let left = urls.iter().filter(|u| ctx.cleanup.contains(u)).count();
+    AfterTest {
+        deleted: urls.len() - left,
+        left,
+    }
+}
+
+/// What deleting one test's resources gave.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AfterTest {
+    /// Confirmed gone.
+    pub deleted: usize,
+    /// Not confirmed gone yet (the final cleanup tries again; the journal lists them).
+    pub left: usize,
+}
+
+impl AfterTest {
+    /// What an interrupted test's result says of its cleanup.
+    pub fn describe(self) -> String {
+        match (self.deleted, self.left) {
+            (0, 0) => "it had created nothing to delete".into(),
+            (d, 0) => format!("the {d} resource(s) it created were deleted"),
+            (d, l) => format!(
+                "{d} resource(s) it created deleted, {l} not confirmed gone (the final cleanup tries again; the cleanup testcase and the journal list what stays)"
+            ),
+        }
+    }
 }
 
 /// Delete what is left, then the run's resource group; returns what could not be confirmed

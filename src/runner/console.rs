@@ -118,6 +118,9 @@ pub struct Console {
 
 const TERSE_WIDTH: usize = 88;
 
+/// Failed tests whose failure text the console prints in full.
+const MAX_FAILURE_DETAILS: usize = 20;
+
 fn human(d: Duration) -> String {
     let s = d.as_secs();
     if s >= 3600 {
@@ -356,9 +359,18 @@ impl Console {
             self.line("");
             self.line("failures:");
             self.line("");
-            for (name, text) in failures {
+            // A defect every test meets would print hundreds of the same text: the first few in
+            // full, then the names (every one is in the reports).
+            for (name, text) in failures.iter().take(MAX_FAILURE_DETAILS) {
                 self.line(&format!("---- {name} ----"));
                 self.line(text.trim_end());
+                self.line("");
+            }
+            if failures.len() > MAX_FAILURE_DETAILS {
+                self.line(&format!(
+                    "---- and {} more failed tests: every failure is in junit.xml, summary.md and report.html ----",
+                    failures.len() - MAX_FAILURE_DETAILS
+                ));
                 self.line("");
             }
             self.line("");

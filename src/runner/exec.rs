@@ -155,7 +155,7 @@ impl<'a> Exec<'a> {
                 notes.push(format!("interrupted at {at}"));
             } else {
                 status = Status::Interrupted(format!(
-                    "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); teardown and cleanup ran"
+                    "interrupted at {at} (Ctrl-C, SIGTERM or SIGHUP); its teardown ran"
                 ));
             }
         }

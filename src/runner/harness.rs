@@ -328,12 +328,18 @@ pub async fn run(
                 let ctx = ctx.clone();
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    let res = run_instance(&ctx, &inst).await;
-                    // The verdict is known: report it now, not after the cleanup.
-                    let _ = tx.send((res, true));
+                    let mut res = run_instance(&ctx, &inst).await;
                     // Its resources go as it ends (the slot is held until they are gone, so
-                    // cleanup counts against the tests in flight).
-                    super::cleanup::after_test(&ctx, &inst.name).await;
+                    // cleanup counts against the tests in flight). A verdict is reported at
+                    // once; an interrupted test says what its cleanup did.
+                    if let Status::Interrupted(why) = &mut res.status {
+                        let done = super::cleanup::after_test(&ctx, &inst.name).await;
+                        why.push_str(&format!("; {}", done.describe()));
+                        let _ = tx.send((res, true));
+                    } else {
+                        let _ = tx.send((res, true));
+                        super::cleanup::after_test(&ctx, &inst.name).await;
+                    }
                     drop(permit);
                 });
             }

@@ -72,15 +72,18 @@ pub struct Settings {
 /// How a run ended.
 pub enum Ended {
     /// The run went to its end (or was interrupted) and wrote its reports.
-    Reported {
-        status: RunStatus,
-        counts: report::Counts,
-        info: Box<RunInfo>,
-    },
+    Reported(Box<Reported>),
     /// Bad input: nothing was written (the message says why); exit 2.
     Usage(String),
     /// The run could not write its reports (exit 1).
     Failed(String),
+}
+
+/// A run that wrote its reports: its status, counts and settings.
+pub struct Reported {
+    pub status: RunStatus,
+    pub counts: report::Counts,
+    pub info: RunInfo,
 }
 
 /// A started target: its declarations, and the embedded server to stop at the end.
@@ -539,11 +542,11 @@ pub fn run(
             stats.throttle_wait_ms as f64 / 1000.0
         ));
     }
-    Ended::Reported {
+    Ended::Reported(Box::new(Reported {
         status: written.status,
         counts: written.counts,
-        info: Box::new(info),
-    }
+        info,
+    }))
 }
 
 fn rate(requests: u64, ms: u64) -> f64 {
@@ -639,11 +642,11 @@ fn blocked(
     info.ended_at = now();
     info.problems.push(why.to_string());
     match report::write_all(&s.report_dir, &info) {
-        Ok(w) => Ended::Reported {
+        Ok(w) => Ended::Reported(Box::new(Reported {
             status: w.status,
             counts: w.counts,
-            info: Box::new(info),
-        },
+            info,
+        })),
         Err(e) => Ended::Failed(format!(
             "cannot write reports to {}: {e}",
             s.report_dir.display()
