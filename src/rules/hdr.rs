@@ -41,10 +41,19 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             )
         });
     }
+    // The correlation id is always echoed; the client request id only when the request asks
+    // (`x-ms-return-client-request-id: true`, common-api-details.md): without the flag an
+    // echo is allowed, not required.
+    let asked = ex
+        .request_header("x-ms-return-client-request-id")
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
     for h in ["x-ms-client-request-id", "x-ms-correlation-request-id"] {
         let Some(sent) = ex.request_header(h) else {
             continue;
         };
+        if h == "x-ms-client-request-id" && !asked {
+            continue;
+        }
         let got = resp.header(h);
         if got.is_none() && j.response_stripped(h) {
             j.ledger.not_judged(
@@ -62,5 +71,46 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 },
             )
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::Outcome;
+    use crate::rules::testing::{ambient, exchange, with_request_headers};
+    use serde_json::json;
+
+    const URL: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
+
+    fn answer(headers: &[(&str, &str)], sent: &[(&str, &str)]) -> crate::http::Exchange {
+        let mut h = vec![("x-ms-request-id", "r-1")];
+        h.extend_from_slice(headers);
+        with_request_headers(exchange("GET", URL, 200, &h, json!({})), sent)
+    }
+
+    #[test]
+    fn hdr_03_the_correlation_id_is_always_echoed() {
+        let sent = [("x-ms-correlation-request-id", "corr-1")];
+        let echoed = answer(&[("x-ms-correlation-request-id", "corr-1")], &sent);
+        assert_eq!(ambient("HDR-03", &[echoed]).0, Outcome::Passed);
+        let dropped = answer(&[], &sent);
+        assert_eq!(ambient("HDR-03", &[dropped]).0, Outcome::Failed);
+    }
+
+    #[test]
+    fn hdr_03_the_client_request_id_is_echoed_only_when_asked() {
+        // Not asked: an echo is allowed, not required (the public RPC's common API details).
+        let sent = [("x-ms-client-request-id", "c-1")];
+        assert_eq!(
+            ambient("HDR-03", &[answer(&[], &sent)]).0,
+            Outcome::NotJudged
+        );
+        let asked = [
+            ("x-ms-client-request-id", "c-1"),
+            ("x-ms-return-client-request-id", "true"),
+        ];
+        assert_eq!(ambient("HDR-03", &[answer(&[], &asked)]).0, Outcome::Failed);
+        let echoed = answer(&[("x-ms-client-request-id", "c-1")], &asked);
+        assert_eq!(ambient("HDR-03", &[echoed]).0, Outcome::Passed);
     }
 }

@@ -82,6 +82,8 @@ pub enum Fault {
     EmptySkus404,
     /// OPS-10, PATCH-01: tags are not persisted (so a PATCH of the tags is not applied either).
     TagsDropped,
+    /// PATCH-03: a PATCH's `tags` are merged into the old ones instead of replacing them.
+    PatchMergesTags,
     /// OPS-09: the `x-ms-arm-resource-system-data` header is ignored.
     SystemDataIgnored,
     /// OPS-11: static validation is skipped; invalid bodies start an operation that fails.

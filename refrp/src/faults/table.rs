@@ -209,6 +209,12 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         "tags are not stored",
     ),
     (
+        Fault::PatchMergesTags,
+        "patch-merges-tags",
+        &["PATCH-03"],
+        "a PATCH's tags are merged into the old ones instead of replacing them",
+    ),
+    (
         Fault::SystemDataIgnored,
         "system-data-ignored",
         &["OPS-09"],

@@ -190,6 +190,12 @@ pub fn patch(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError
                 None
             },
             tags: match patch.tags {
+                // The public contract: the sent map replaces the old one whole.
+                Some(Some(t)) if req.has(Fault::PatchMergesTags) => {
+                    let mut merged = e.tags.clone().unwrap_or_default();
+                    merged.extend(t);
+                    Some(merged)
+                }
                 Some(t) => t,
                 None => e.tags.clone(),
             },
