@@ -78,10 +78,13 @@ fn sigint_mid_run_leaves_nothing_behind() {
         .read_to_string(&mut stderr)
         .unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        !status.success(),
-        "an interrupted run must not report success"
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits 130\n{stderr}"
     );
+    // The signal stopped the tests (some ended interrupted), and cleanup said what it deleted.
+    assert!(stderr.contains("interrupted: tests stopped"), "{stderr}");
     // The reports are written and say what was left (nothing).
     let report: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(reports.join("report.json")).expect("report.json after SIGINT"),
@@ -92,6 +95,28 @@ fn sigint_mid_run_leaves_nothing_behind() {
         .cloned()
         .unwrap_or_default();
     assert!(left.is_empty(), "left behind: {left:?}");
+    // No headline says passed; JUnit is not green.
+    assert_eq!(
+        report["status"]["state"], "interrupted",
+        "{}",
+        report["status"]
+    );
+    assert!(
+        report["counts"]["interrupted"].as_u64().unwrap_or(0) > 0,
+        "the first signal did not stop the tests: {}",
+        report["counts"]
+    );
+    for file in ["conformance.md", "summary.md"] {
+        let md = std::fs::read_to_string(reports.join(file)).unwrap();
+        let head = md.lines().next().unwrap_or_default();
+        assert!(
+            head.contains("interrupted") && !head.contains("passed"),
+            "{file}: {head}"
+        );
+    }
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&junit).unwrap();
+    assert!(junit.errors > 0, "junit.xml is green after SIGINT");
     // And the target agrees: the run's resource group and everything in it are gone.
     let rg = format!("rpconform-{}", report["run"]["run_id"].as_str().unwrap());
     let url = format!(
