@@ -28,6 +28,8 @@ pub struct Side {
     pub label: String,
     pub run: RunInfo,
     pub conformance: Conformance,
+    /// The run's status as its report recorded it (absent in reports of older versions).
+    pub status: Option<super::RunStatus>,
     /// Test name → how it ended and its one-line message.
     pub tests: BTreeMap<String, (Kind, String)>,
 }
@@ -59,6 +61,7 @@ pub fn load(path: &Path) -> Result<Side, String> {
     Ok(Side {
         label: path.display().to_string(),
         run: head.run,
+        status: head.status,
         conformance,
         tests,
     })
@@ -217,8 +220,12 @@ fn rule_detail(c: &RuleChange) -> String {
 
 fn side_line(s: &Side) -> String {
     format!(
-        "{} — run {}, target {}, started {}{}",
+        "{} — {}, run {}, target {}, started {}{}",
         s.label,
+        s.status
+            .as_ref()
+            .map(|st| st.state.label())
+            .unwrap_or("status not recorded"),
         s.run.run_id,
         s.run.target,
         s.run.started_at,

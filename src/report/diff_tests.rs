@@ -8,6 +8,7 @@ fn side(label: &str, results: &[crate::report::ScenarioResult]) -> Side {
         label: label.into(),
         run: info(),
         conformance: conformance(&info(), results),
+        status: None,
         tests: results
             .iter()
             .map(|r| (r.name.clone(), (Kind::of(&r.status), render::message(r))))

@@ -283,46 +283,95 @@ fn families(out: &mut String, conf: &Conformance) {
 /// Show at most this many not-judged rules in summary.md.
 const MAX_NOT_JUDGED: usize = 30;
 
+/// Why a rule got no verdict, as a group heading: the rule whose failure left it unjudged
+/// ("because LOC-02 failed"), timing, an exemption, the selection, the interruption, no
+/// exchange showing it, or (not applicable) what the target lacks.
+fn cause(r: &RuleRow, failed: &[&str]) -> String {
+    let why = r.why.as_deref().unwrap_or("");
+    if let Some(id) = failed
+        .iter()
+        .find(|id| why.contains(&format!("{id} failed")))
+    {
+        return format!("because {id} failed");
+    }
+    if r.verdict == RuleVerdict::NotApplicable {
+        return format!("not applicable: {}", crate::http::cut(why, 160));
+    }
+    let w = why.trim_start_matches("not judged ");
+    if w.starts_with("(timing)") {
+        "timing: the operations ended before a read could be placed inside them".into()
+    } else if why.starts_with("exempted") {
+        "exempted by the suite".into()
+    } else if why.starts_with("skipped by filter") {
+        "the selection left out the tests that judge them".into()
+    } else if why.starts_with("the run was interrupted") {
+        "the run was interrupted".into()
+    } else if why.starts_with("no exchange showed it") {
+        "no exchange showed them".into()
+    } else if why.starts_with("no test checks it") {
+        "no test checks them".into()
+    } else {
+        crate::http::cut(why, 160)
+    }
+}
+
+/// The rules without a verdict, grouped by cause (causes that another rule's failure explains
+/// first), each rule with its own reason.
 fn not_judged(out: &mut String, conf: &Conformance) {
-    let mut rows: Vec<&RuleRow> = conf
+    let failed: Vec<&str> = conf
         .rules
         .iter()
-        .filter(|r| {
-            matches!(
-                r.verdict,
-                RuleVerdict::NotJudged | RuleVerdict::NotApplicable
-            )
-        })
+        .filter(|r| matches!(r.verdict, RuleVerdict::Failed | RuleVerdict::Warned))
+        .map(|r| r.id.as_str())
         .collect();
-    // What the ledger could not decide first, then exemptions, not applicable, the rest.
-    rows.sort_by_key(|r| {
-        let why = r.why.as_deref().unwrap_or("");
-        match (r.verdict, why) {
-            (RuleVerdict::NotJudged, w) if w.starts_with("not judged") => 0,
-            (RuleVerdict::NotJudged, w) if w.starts_with("exempted") => 1,
-            (RuleVerdict::NotApplicable, _) => 2,
-            _ => 3,
+    let mut groups: Vec<(String, Vec<&RuleRow>)> = Vec::new();
+    for r in conf.rules.iter().filter(|r| {
+        matches!(
+            r.verdict,
+            RuleVerdict::NotJudged | RuleVerdict::NotApplicable
+        )
+    }) {
+        let c = cause(r, &failed);
+        match groups.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((c, vec![r])),
         }
-    });
-    if rows.is_empty() {
+    }
+    if groups.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\n## ➖ Rules without a verdict ({})\n", rows.len());
-    for r in rows.iter().take(MAX_NOT_JUDGED) {
-        let _ = writeln!(
-            out,
-            "- `{}` {}: {}",
-            r.id,
-            r.verdict.label(),
-            esc(&crate::http::cut(r.why.as_deref().unwrap_or(""), 240))
-        );
+    // Another rule's failure first, then the causes a run can act on (timing, selection,
+    // exemptions), then what no exchange or test showed, then not applicable.
+    let generic = |k: &str| k.starts_with("no exchange") || k.starts_with("no test");
+    groups.sort_by_key(|(k, v)| {
+        (
+            !k.starts_with("because "),
+            k.starts_with("not applicable"),
+            generic(k),
+            usize::MAX - v.len(),
+        )
+    });
+    let total: usize = groups.iter().map(|(_, v)| v.len()).sum();
+    let _ = writeln!(out, "\n## ➖ Rules without a verdict ({total}), by cause\n");
+    let mut shown = 0;
+    for (cause, rows) in &groups {
+        let _ = writeln!(out, "- **{}** ({}):", esc(cause), rows.len());
+        for r in rows {
+            if shown >= MAX_NOT_JUDGED {
+                break;
+            }
+            shown += 1;
+            let _ = writeln!(
+                out,
+                "  - `{}` {}: {}",
+                r.id,
+                r.verdict.label(),
+                esc(&crate::http::cut(r.why.as_deref().unwrap_or(""), 240))
+            );
+        }
     }
-    if rows.len() > MAX_NOT_JUDGED {
-        let _ = writeln!(
-            out,
-            "- …and {} more: see conformance.md",
-            rows.len() - MAX_NOT_JUDGED
-        );
+    if total > shown {
+        let _ = writeln!(out, "- …and {} more: see conformance.md", total - shown);
     }
 }
 
@@ -343,6 +392,7 @@ pub fn conformance_md(
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
     families(&mut out, conf);
+    not_judged(&mut out, conf);
     let _ = writeln!(
         out,
         "\n## Every rule\n\n`tests`: tests in which a check of the rule was made; `checks`: passed / failed.\n\n| rule | level | verdict | tests | checks | why / first evidence |\n|---|---|---|---|---|---|"
@@ -541,7 +591,7 @@ mod tests {
         assert!(md.contains("reference RP faults: relative-location"));
         assert!(md.contains("## ➖ Rules without a verdict"), "{md}");
         assert!(
-            md.contains("- `PUT-03` not judged: not judged (timing) in 2 test(s)"),
+            md.contains("- **timing: the operations ended before a read could be placed inside them** (1):\n  - `PUT-03` not judged: not judged (timing) in 2 test(s)"),
             "{md}"
         );
     }
