@@ -97,6 +97,19 @@ fn from_an_empty_directory_the_built_in_suites_run_and_write_reports() {
     );
     assert_eq!(common::count(&report, "failed"), 0);
     assert_eq!(common::count(&report, "errors"), 0);
+    // Reports name suite files relative to the suite set (CI annotations point into the
+    // repository), never the cache folder; the suite set is in the provenance.
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    let files: Vec<&str> = junit
+        .split("file=\"")
+        .skip(1)
+        .map(|f| f.split('"').next().unwrap_or_default())
+        .collect();
+    assert!(!files.is_empty(), "junit.xml has no file= attribute");
+    for f in &files {
+        assert!(f.starts_with("suites/"), "junit.xml file=\"{f}\"");
+    }
+    assert_eq!(report["run"]["suite_set"], suiteset::ID);
     // Every suite of the package, as files whose positions errors can name.
     let want: Vec<String> = {
         let mut v: Vec<String> = suiteset::SUITES
