@@ -97,6 +97,13 @@ impl<'a> Req<'a> {
         match self.headers.get(name) {
             None => Cond::Absent,
             Some(v) => match v.to_str() {
+                Ok(s)
+                    if name == "if-match"
+                        && s.trim() == "\"\""
+                        && self.is(Variant::QuotedEmptyIfMatchAbsent) =>
+                {
+                    Cond::Absent
+                }
                 Ok(s) => Cond::parse(Some(s)),
                 Err(_) => Cond::Tags(vec!["\"\u{fffd}\"".into()]),
             },

@@ -85,6 +85,8 @@ pub enum Variant {
     MonNoOperationId,
     /// Data plane: widget PUT also answers Location (the widget URL).
     MonPutLocation,
+    /// `If-Match: ""` (two quote characters) is read as the seed table's empty row (absent).
+    QuotedEmptyIfMatchAbsent,
 }
 
 /// Pairs of variants that cannot be on together: they answer the same request in

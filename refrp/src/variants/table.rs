@@ -155,6 +155,14 @@ pub(super) const TABLE: &[Row] = &[
         &[],
     ),
     row!(
+        QuotedEmptyIfMatchAbsent,
+        "quoted-empty-if-match-absent",
+        "`If-Match: \"\"` (two quote characters) is read as an empty value, the seed table's `If-Match = \"\" / absent` row, instead of an entity tag that matches nothing",
+        "001-arm-rp-contract.txt § ETags for Resources (row `If-Match = \"\" / absent`); rules.md, rules for running the rows (both readings are conformant)",
+        None,
+        &[],
+    ),
+    row!(
         EtagInBody,
         "etag-in-body",
         "resource bodies also carry the ETag as a top-level `etag` property",
