@@ -399,3 +399,42 @@ scenarios:
         problems.join("\n")
     );
 }
+
+/// A target against which nothing would run is never "ok": `check` exits 1 and says why; the
+/// same monitors without `profiles:` imply their profile (said in a note) and check ok, with
+/// no subscription or resource group (a data plane has neither).
+#[test]
+fn a_target_where_nothing_would_run_is_not_ok() {
+    let dir = Scratch::new("check-nothing-runs");
+    let monitors = "base_url: http://127.0.0.1:9\nmonitors:\n  m:\n    request: {method: PUT, url: \"/w/x${unique}\", body: {}}\n    link: operation-location\n";
+    let implied = dir.write("monitors.yaml", monitors);
+    let out = rpconform(
+        &[
+            "check",
+            "suites",
+            "--target",
+            &implied.display().to_string(),
+        ],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 0, "{}", out.tail(2000));
+    assert!(
+        out.stdout
+            .contains("implied by what it declares: azure-core-lro (monitors)"),
+        "{}",
+        out.stdout
+    );
+    let arm_only = dir.write("arm-only.yaml", &format!("{monitors}profiles: [arm]\n"));
+    let out = rpconform(
+        &[
+            "check",
+            "suites",
+            "--target",
+            &arm_only.display().to_string(),
+        ],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 1, "{}", out.tail(2000));
+    assert!(out.stderr.contains("nothing would run"), "{}", out.stderr);
+    assert!(!out.stdout.contains(": ok ("), "{}", out.stdout);
+}

@@ -2,7 +2,7 @@
 
 use super::args::CheckArgs;
 use super::common::{load, paths_and_filters, usage};
-use super::{EXIT_OK, EXIT_USAGE};
+use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::scenario::expand;
 use crate::target::load_target;
 
@@ -19,8 +19,38 @@ pub(super) fn check(a: CheckArgs) -> u8 {
     if let Some(t) = &a.target {
         match load_target(t) {
             Ok(target) => {
+                if !target.implied_profiles.is_empty() {
+                    println!(
+                        "note: {} declares no `profiles:`; implied by what it declares: {}",
+                        t.display(),
+                        target.implied_profiles.join(", ")
+                    );
+                }
                 let inst = expand(&suites, &target);
                 let na = inst.iter().filter(|i| i.not_applicable.is_some()).count();
+                if na == inst.len() {
+                    // Never "ok" for a target against which nothing would run.
+                    let mut reasons: Vec<(usize, String)> = Vec::new();
+                    for r in inst.iter().filter_map(|i| i.not_applicable.as_deref()) {
+                        match reasons.iter_mut().find(|(_, x)| x == r) {
+                            Some((n, _)) => *n += 1,
+                            None => reasons.push((1, r.to_string())),
+                        }
+                    }
+                    reasons.sort_by(|a, b| b.0.cmp(&a.0));
+                    eprintln!(
+                        "error: nothing would run against {}: all {} tests are not applicable. Most common reasons:",
+                        t.display(),
+                        inst.len()
+                    );
+                    for (n, r) in reasons.iter().take(3) {
+                        eprintln!("  {n} × {r}");
+                    }
+                    eprintln!(
+                        "declare what the RP serves (`types:`, `monitors:`, `tasks:`) and the rule `profiles:` it follows"
+                    );
+                    return EXIT_FAILED;
+                }
                 println!(
                     "{}: ok ({} tests, {} not applicable to this target)",
                     t.display(),

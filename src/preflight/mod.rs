@@ -249,8 +249,8 @@ struct Reads {
     providers: Vec<(String, String)>,
     /// The permission list at the scope the run writes in.
     permissions: Option<String>,
-    /// The resource group.
-    group: String,
+    /// The resource group (none for a target without ARM types).
+    group: Option<String>,
 }
 
 /// Their answers.
@@ -299,11 +299,13 @@ impl Reads {
         Reads {
             providers,
             permissions,
-            group: format!(
-                "{}?api-version={}",
-                target.rg_url(),
-                target.resource_group.api_version
-            ),
+            group: (!target.resource_group.name.is_empty()).then(|| {
+                format!(
+                    "{}?api-version={}",
+                    target.rg_url(),
+                    target.resource_group.api_version
+                )
+            }),
         }
     }
 
@@ -334,8 +336,13 @@ impl Reads {
                 None => None,
             }
         };
-        let (providers, permissions, group) =
-            tokio::join!(providers, permissions, get(self.group.clone()));
+        let group = async {
+            match &self.group {
+                Some(u) => get(u.clone()).await,
+                None => None,
+            }
+        };
+        let (providers, permissions, group) = tokio::join!(providers, permissions, group);
         Answers {
             providers,
             permissions,

@@ -203,6 +203,13 @@ impl Ctx<'_> {
         const NAME: &str = "resource group";
         let t = self.target;
         let rg = &t.resource_group;
+        if rg.name.is_empty() && t.types.is_empty() {
+            return Check::new(
+                NAME,
+                Level::Skipped,
+                "the target declares no ARM resource type: no resource group is used",
+            );
+        }
         if let Some(p) = arm::rg_name_problem(&rg.name) {
             return Check::new(NAME, Level::Blocker, p).hint(if rg.create {
                 "the run appends `-<run id>` (7 characters) to the name: shorten `resource_group.name`"

@@ -73,7 +73,11 @@ fn arm_reads_plan_the_provider_and_the_permissions_at_the_right_scope() {
     );
     let r = Reads::plan(&t, false);
     assert!(r.providers.is_empty() && r.permissions.is_none());
-    assert!(r.group.contains("/resourceGroups/rg1?api-version="));
+    assert!(
+        r.group
+            .as_deref()
+            .is_some_and(|g| g.contains("/resourceGroups/rg1?api-version="))
+    );
 }
 
 #[test]

@@ -451,6 +451,7 @@ impl Inference {
                 api_version: "2021-04-01".into(),
             },
             profiles: vec![Profile::Arm],
+            implied_profiles: Vec::new(),
             namespace: default.name.clone(),
             api_version: default.api_version.clone(),
             namespaces,

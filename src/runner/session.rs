@@ -277,6 +277,12 @@ pub fn run(
     if let Some(d) = s.deadline {
         target.deadline = Duration::from_secs(d.max(1));
     }
+    if !target.implied_profiles.is_empty() {
+        console.note(&format!(
+            "note: the target declares no `profiles:`; implied by what it declares: {}",
+            target.implied_profiles.join(", ")
+        ));
+    }
     let run_id = runner::ids::run_id();
     if target.resource_group.create {
         target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);

@@ -285,6 +285,9 @@ pub struct Target {
     pub resource_group: ResourceGroup,
     /// The rule profiles the RP implements (rules of others are not applicable).
     pub profiles: Vec<Profile>,
+    /// Profiles implied by what the target declares (`monitors:` → azure-core-lro, `tasks:` →
+    /// task-api) when it names none, with why, for the run and `check` to say.
+    pub implied_profiles: Vec<String>,
     /// The default namespace.
     pub namespace: String,
     /// The default api-version.

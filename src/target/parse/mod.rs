@@ -154,7 +154,15 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             }
         }
     });
-    let subscription = req(r, "subscription").and_then(|n| {
+    // A data plane (monitors, a task API) has no subscription or resource group: both are
+    // required only where the target declares ARM resource types.
+    let arm_declared = m.has("types");
+    let subscription_node = if arm_declared {
+        req(r, "subscription")
+    } else {
+        m.get("subscription")
+    };
+    let subscription = subscription_node.and_then(|n| {
         let s = r.string(n, "subscription")?;
         if !is_guid(&s) {
             r.error(
@@ -219,8 +227,25 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             }
         }
     }
+    // No `profiles:`: what the target declares is its intent — ARM types (or ARM paths) the
+    // ARM contract, monitors the Azure.Core LRO profile, a task API the task profile.
+    let mut implied = Vec::new();
     let profiles = match m.get("profiles") {
-        None => vec![Profile::Arm],
+        None => {
+            let mut out = Vec::new();
+            if m.has("types") || m.has("arm_paths") || !(m.has("monitors") || m.has("tasks")) {
+                out.push(Profile::Arm);
+            }
+            if m.has("monitors") {
+                out.push(Profile::AzureCoreLro);
+                implied.push(format!("{} (monitors)", Profile::AzureCoreLro.name()));
+            }
+            if m.has("tasks") {
+                out.push(Profile::TaskApi);
+                implied.push(format!("{} (tasks)", Profile::TaskApi.name()));
+            }
+            out
+        }
         Some(n) => {
             let mut out = Vec::new();
             for (p, pos) in r.strings(n, "a profile name") {
@@ -289,6 +314,12 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     });
     let resource_group = match m.get("resource_group") {
         Some(n) => read_rg(r, n),
+        None if !arm_declared => Some(ResourceGroup {
+            name: String::new(),
+            create: false,
+            disposable: false,
+            api_version: "2021-04-01".into(),
+        }),
         None => {
             r.error(
                 root,
@@ -338,9 +369,13 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         auth,
         secret_headers,
         headers,
-        subscription: subscription?,
+        subscription: match subscription_node {
+            Some(_) => subscription?,
+            None => String::new(),
+        },
         resource_group: resource_group?,
         profiles,
+        implied_profiles: implied,
         namespace: ns.unwrap_or_default(),
         api_version: api.unwrap_or_default(),
         namespaces,
@@ -423,6 +458,27 @@ mod tests {
             Ok(_) => String::new(),
             Err(r) => r.render(),
         }
+    }
+
+    #[test]
+    fn a_data_plane_needs_no_subscription_and_implies_its_profile() {
+        let mon = "base_url: http://h\nmonitors:\n  m: {request: {method: PUT, url: /w}, link: operation-location}\n";
+        let t = match parse_target(Path::new("t.yaml"), mon, "t") {
+            Ok(t) => t,
+            Err(r) => panic!("{}", r.render()),
+        };
+        assert_eq!(t.profiles, vec![Profile::AzureCoreLro]);
+        assert_eq!(t.implied_profiles, ["azure-core-lro (monitors)"]);
+        assert!(t.subscription.is_empty() && t.resource_group.name.is_empty());
+        // Declared profiles are taken as they are.
+        let t = parse_target(Path::new("t.yaml"), &format!("{mon}profiles: [arm]\n"), "t").ok();
+        assert_eq!(t.map(|t| t.implied_profiles.len()), Some(0));
+        // ARM types still need both.
+        let e = errors(
+            "base_url: http://h\nnamespace: Microsoft.C\napi_version: \"2024-05-01\"\ntypes: {w: {create_body: {}}}\n",
+        );
+        assert!(e.contains("missing key `subscription`"), "{e}");
+        assert!(e.contains("missing key `resource_group`"), "{e}");
     }
 
     #[test]
