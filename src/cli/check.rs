@@ -37,7 +37,7 @@ pub(super) fn check(a: CheckArgs) -> u8 {
                             None => reasons.push((1, r.to_string())),
                         }
                     }
-                    reasons.sort_by(|a, b| b.0.cmp(&a.0));
+                    reasons.sort_by_key(|r| std::cmp::Reverse(r.0));
                     eprintln!(
                         "error: nothing would run against {}: all {} tests are not applicable. Most common reasons:",
                         t.display(),
