@@ -171,7 +171,11 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
         }
         _ => {}
     }
-    if flow.finished() != Some(Outcome::Succeeded) || mon.final_state_via != FinalStateVia::Location
+    // MON-06 is about a final link separate from the monitor: when the Location header is the
+    // status monitor itself, the result is the monitor's result field (MON-05's business).
+    if flow.finished() != Some(Outcome::Succeeded)
+        || mon.final_state_via != FinalStateVia::Location
+        || mon.link == crate::target::MonitorLink::Location
     {
         return;
     }

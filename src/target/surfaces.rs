@@ -88,7 +88,13 @@ impl Monitor {
             "standard" => self.link == MonitorLink::OperationLocation,
             "failing_body" => self.failing_body.is_some(),
             "result" => self.result_field.is_some(),
-            "final_location" => self.final_state_via == crate::lro::FinalStateVia::Location,
+            // A separate final link: when the Location header is the status monitor itself
+            // (seed 002, "Link to StatusMonitor in the location header"), the final result is
+            // the monitor's result field, not another GET.
+            "final_location" => {
+                self.final_state_via == crate::lro::FinalStateVia::Location
+                    && self.link != MonitorLink::Location
+            }
             "custom_terminal" => {
                 !(self.succeeded == ["Succeeded"]
                     && self.failed == ["Failed"]
@@ -148,4 +154,44 @@ pub struct TaskApi {
     /// pending, active, deleting, error.
     pub resource_states: [String; 4],
     pub resource_error_pointer: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(link: MonitorLink, via: crate::lro::FinalStateVia) -> Monitor {
+        Monitor {
+            name: "m".into(),
+            request: RequestDecl {
+                method: "PUT".into(),
+                url: "/w".into(),
+                body: None,
+            },
+            failing_body: None,
+            api_version: None,
+            link,
+            status_field: "status".into(),
+            succeeded: vec!["Succeeded".into()],
+            failed: vec!["Failed".into()],
+            canceled: vec!["Canceled".into()],
+            result_field: Some("result".into()),
+            error_field: "error".into(),
+            final_state_via: via,
+            operation_id_header: None,
+            prerequisite: None,
+            cancel: None,
+        }
+    }
+
+    #[test]
+    fn a_location_that_is_the_monitor_has_no_separate_final_link() {
+        use crate::lro::FinalStateVia;
+        // Seed 002: "Link to StatusMonitor in the location header" with finalStateVia location
+        // and logicalPath result: the result is the monitor's field, MON-06 does not apply.
+        assert!(!monitor(MonitorLink::Location, FinalStateVia::Location).has("final_location"));
+        assert!(
+            monitor(MonitorLink::OperationLocation, FinalStateVia::Location).has("final_location")
+        );
+    }
 }
