@@ -130,7 +130,7 @@ fn inferred_target(url: &str) -> Result<Target, String> {
     origin.set_path("/");
     origin.set_query(None);
     origin.set_fragment(None);
-    let doc = json!({
+    let mut doc = json!({
         "base_url": origin.as_str(),
         "auth": "none",
         "subscription": subscription,
@@ -138,6 +138,24 @@ fn inferred_target(url: &str) -> Result<Target, String> {
         "profiles": ["arm"],
         "arm_paths": ["/"],
     });
+    // The URL's api-version is the one every read of the flow carries (the resource's settled
+    // state after a PUT, say), as a client of that API version would send it.
+    let given = u
+        .query_pairs()
+        .find(|(k, _)| k == "api-version")
+        .map(|(_, v)| v.into_owned());
+    if let Some(v) = &given {
+        doc["api_version"] = json!(v);
+        if let Ok(t) = parse_target(
+            Path::new("inferred-target.yaml"),
+            &doc.to_string(),
+            "inferred from the URL",
+        ) {
+            return Ok(t);
+        }
+        // Not an ARM api-version: sent as given on the probe's own request only.
+        doc.as_object_mut().map(|o| o.remove("api_version"));
+    }
     parse_target(
         Path::new("inferred-target.yaml"),
         &doc.to_string(),
@@ -197,6 +215,12 @@ async fn run(
     if let Some(d) = a.deadline {
         target.deadline = Duration::from_secs(d.max(1));
     }
+    // `-H` headers go with every request of the flow to the target's origin (polls and the
+    // final reads too), as an SDK re-sends its client request id and custom headers.
+    for (k, v) in &headers {
+        target.headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+        target.headers.push((k.clone(), v.clone()));
+    }
     let url = if a.url.contains("://") {
         a.url.clone()
     } else {
@@ -251,7 +275,7 @@ async fn run(
     let req = ProbeRequest {
         method,
         url,
-        headers,
+        headers: Vec::new(),
         body,
         add_api_version: declared,
         keep: a.keep,
@@ -329,7 +353,15 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
         .iter()
         .find(|x| x.role == crate::http::Role::Step);
     match first {
-        Some(x) => println!("probe: {}", redactor.text(&cut(&x.summary(), 300))),
+        Some(x) => {
+            println!("probe: {}", redactor.text(&cut(&x.summary(), 300)));
+            // An answer that is not a success shows what the server said (its error body).
+            if let Some(resp) = x.response.as_ref().filter(|r| r.status >= 300)
+                && !resp.body.trim().is_empty()
+            {
+                println!("  body: {}", redactor.text(&cut(resp.body.trim(), 600)));
+            }
+        }
         None => println!("probe: {}", r.scenario),
     }
     for p in &r.polls {
@@ -439,5 +471,16 @@ mod tests {
         );
         assert!(inferred_target("http://u:p@h/x").is_err());
         assert!(inferred_target("ftp://h/x").is_err());
+        // The URL's api-version is kept for the flow's later reads (the resource after a PUT).
+        assert_eq!(t.api_version, "2024-01-01");
+        assert_eq!(
+            t.api_version_for(
+                "http://127.0.0.1:9/subscriptions/s/resourceGroups/g1/providers/A.B/c/d"
+            ),
+            "2024-01-01"
+        );
+        // One that is not an ARM api-version is sent as given, and the target still forms.
+        let t = inferred_target("http://127.0.0.1:9/orders/1?api-version=v1").unwrap();
+        assert!(t.api_version.is_empty());
     }
 }
