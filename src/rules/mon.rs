@@ -1,5 +1,6 @@
 //! MON: TypeSpec Azure.Core status monitors on a data plane. MON-01 and MON-07 are judged on
-//! the initial answer; MON-02..06 on the followed monitor; MON-08 is stated by the suites. Only
+//! the initial answer; MON-02..06 and MON-09 (a terminal status stays terminal) on the followed
+//! monitor; MON-08 is stated by the suites. Only
 //! this surface's rules apply to it: Retry-After values and the like are the service's choice.
 
 use serde_json::Value;
@@ -126,8 +127,51 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
     }
 }
 
+/// MON-09: once a monitor read shows a terminal status, every later read of it shows the same.
+fn terminal_stays(j: &mut Judge<'_>, mon: &Monitor, flow: &super::flow::Flow, exs: &[Exchange]) {
+    let status_of = |i: usize| {
+        exs[i]
+            .response
+            .as_ref()
+            .filter(|r| r.status == 200)
+            .and_then(|r| r.json.as_ref())
+            .and_then(|b| b.get(&mon.status_field))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let vocab = mon.vocabulary();
+    let mut first: Option<(String, u64)> = None;
+    for e in &flow.events {
+        let i = match e {
+            super::flow::Event::Poll { ex, .. } => *ex,
+            super::flow::Event::After {
+                ex,
+                what: AfterRead::Status,
+            } => *ex,
+            _ => continue,
+        };
+        let Some(st) = status_of(i) else { continue };
+        match &first {
+            None => {
+                if vocab.outcome_of(&st).is_some() {
+                    first = Some((st, exs[i].seq));
+                }
+            }
+            Some((was, at)) => {
+                j.ledger.check("MON-09", &st == was, Some(exs[i].seq), || {
+                    (
+                        format!("`{}` still {was} (terminal at #{at})", mon.status_field),
+                        format!("{}: {st}", mon.status_field),
+                    )
+                });
+            }
+        }
+    }
+}
+
 pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &[Exchange]) {
     let flow = &rec.flow;
+    terminal_stays(j, mon, flow, exs);
     let init = &exs[flow.initial];
     if let End::Unfollowable(why) = &flow.end
         && init.status().is_some_and(|s| (200..300).contains(&s))
@@ -213,4 +257,71 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
             },
         )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lro::{Channel, FinalStateVia, Outcome as Op, State};
+    use crate::rules::Outcome;
+    use crate::rules::flow::{AfterRead, End, Event};
+    use crate::rules::testing::{data_plane_flow, exchange, monitor, monitor_flow};
+    use crate::target::MonitorLink;
+    use serde_json::json;
+
+    fn read(seq: u64, status: &str) -> crate::http::Exchange {
+        let mut x = exchange(
+            "GET",
+            "http://h/op/1",
+            200,
+            &[],
+            json!({"id": "1", "status": status}),
+        );
+        x.seq = seq;
+        x
+    }
+
+    fn poll(ex: usize, o: Option<Op>) -> Event {
+        Event::Poll {
+            ex,
+            channel: Channel::OperationLocation,
+            state: match o {
+                Some(o) => State::Done(o, String::new()),
+                None => State::Running(None),
+            },
+        }
+    }
+
+    /// A monitor that ends Succeeded, then is read again showing `again`.
+    fn judged(again: &str) -> (Outcome, u32, u32) {
+        let exs = [
+            exchange(
+                "PUT",
+                "http://h/w",
+                201,
+                &[("Operation-Location", "http://h/op/1")],
+                json!({}),
+            ),
+            read(2, "Running"),
+            read(3, "Succeeded"),
+            read(4, again),
+        ];
+        let events = vec![
+            poll(1, None),
+            poll(2, Some(Op::Succeeded)),
+            Event::After {
+                ex: 3,
+                what: AfterRead::Status,
+            },
+        ];
+        let mon = monitor(MonitorLink::OperationLocation, FinalStateVia::OriginalUri);
+        let flow = data_plane_flow(events, End::Finished(Op::Succeeded));
+        monitor_flow("MON-09", &mon, flow, &exs)
+    }
+
+    #[test]
+    fn mon_09_a_terminal_status_stays_terminal() {
+        assert_eq!(judged("Succeeded"), (Outcome::Passed, 1, 0));
+        assert_eq!(judged("Failed").0, Outcome::Failed);
+        assert_eq!(judged("Running").0, Outcome::Failed);
+    }
 }

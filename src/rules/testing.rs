@@ -74,3 +74,74 @@ pub(crate) fn with_request_headers(mut ex: Exchange, headers: &[(&str, &str)]) -
         .collect();
     ex
 }
+
+/// A standard status monitor (`Operation-Location`, `status`, Succeeded/Failed/Canceled,
+/// `result`/`error`), as a target file would declare it.
+pub(crate) fn monitor(
+    link: crate::target::MonitorLink,
+    via: crate::lro::FinalStateVia,
+) -> crate::target::Monitor {
+    crate::target::Monitor {
+        name: "m".into(),
+        request: crate::target::RequestDecl {
+            method: "PUT".into(),
+            url: "/w".into(),
+            body: None,
+        },
+        failing_body: None,
+        api_version: None,
+        link,
+        status_field: "status".into(),
+        succeeded: vec!["Succeeded".into()],
+        failed: vec!["Failed".into()],
+        canceled: vec!["Canceled".into()],
+        result_field: Some("result".into()),
+        error_field: "error".into(),
+        final_state_via: via,
+        operation_id_header: None,
+        prerequisite: None,
+        cancel: None,
+    }
+}
+
+/// A followed data-plane flow whose initial answer is `exs[0]` and whose events are given.
+pub(crate) fn data_plane_flow(
+    events: Vec<super::flow::Event>,
+    end: super::flow::End,
+) -> super::flow::Flow {
+    super::flow::Flow {
+        surface: Surface::DataPlane,
+        method: "PUT".into(),
+        request_url: "http://h/w".into(),
+        resource: None,
+        initial: 0,
+        initial_state: crate::lro::State::Running(None),
+        channel: Some(crate::lro::Channel::OperationLocation),
+        declared: None,
+        final_state_via: None,
+        events,
+        end,
+        deadline_secs: 10,
+        elapsed_ms: 0,
+        result: None,
+    }
+}
+
+/// Judge a followed monitor and give `rule`'s outcome, with its checks (passed, failed).
+pub(crate) fn monitor_flow(
+    rule: &str,
+    mon: &crate::target::Monitor,
+    flow: super::flow::Flow,
+    exs: &[Exchange],
+) -> (super::Outcome, u32, u32) {
+    let t = target();
+    let registry = super::Registry::default();
+    let mut j = super::Judge::new(&t, &registry);
+    j.monitor_flow(mon, &super::MonitorRecord { flow }, exs);
+    j.ledger
+        .tallies()
+        .into_iter()
+        .find(|x| x.rule == rule)
+        .map(|x| (x.outcome, x.passed, x.failed))
+        .unwrap_or((super::Outcome::NotJudged, 0, 0))
+}

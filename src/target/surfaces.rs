@@ -159,30 +159,7 @@ pub struct TaskApi {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn monitor(link: MonitorLink, via: crate::lro::FinalStateVia) -> Monitor {
-        Monitor {
-            name: "m".into(),
-            request: RequestDecl {
-                method: "PUT".into(),
-                url: "/w".into(),
-                body: None,
-            },
-            failing_body: None,
-            api_version: None,
-            link,
-            status_field: "status".into(),
-            succeeded: vec!["Succeeded".into()],
-            failed: vec!["Failed".into()],
-            canceled: vec!["Canceled".into()],
-            result_field: Some("result".into()),
-            error_field: "error".into(),
-            final_state_via: via,
-            operation_id_header: None,
-            prerequisite: None,
-            cancel: None,
-        }
-    }
+    use crate::rules::testing::monitor;
 
     #[test]
     fn a_location_that_is_the_monitor_has_no_separate_final_link() {

@@ -461,6 +461,11 @@ pub fn read_monitor(
 ) -> Result<Reply, ApiError> {
     if store.ops.get(id).is_some_and(|op| op.monitor == monitor) {
         store.observe(id);
+        if let Some(op) = store.ops.get_mut(id)
+            && monitor::Shown::of(op, req.now).terminal()
+        {
+            op.terminal_reads = op.terminal_reads.saturating_add(1);
+        }
     }
     let op = store
         .ops

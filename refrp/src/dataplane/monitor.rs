@@ -39,7 +39,7 @@ impl Shown {
         }
     }
 
-    fn terminal(self) -> bool {
+    pub fn terminal(self) -> bool {
         matches!(self, Shown::Succeeded | Shown::Failed | Shown::Canceled)
     }
 }
@@ -77,7 +77,15 @@ pub fn error_field(monitor: Monitor) -> &'static str {
 
 /// The monitor body of `op` at `now`: `{"id", "status", <result>?, <error>?}`.
 pub fn body(op: &Op, now: Instant, settings: &Settings) -> Value {
-    let shown = Shown::of(op, now);
+    let mut shown = Shown::of(op, now);
+    // `mon-terminal-flips`: a succeeded operation reads Failed on its second terminal read (the
+    // one a client makes to confirm the end), then Succeeded again.
+    let flipped = shown == Shown::Succeeded
+        && op.terminal_reads == 2
+        && settings.has(Fault::MonTerminalFlips);
+    if flipped {
+        shown = Shown::Failed;
+    }
     let mut m = Map::new();
     m.insert("id".into(), json!(op.id));
     m.insert(
@@ -90,6 +98,13 @@ pub fn body(op: &Op, now: Instant, settings: &Settings) -> Value {
         m.insert(result_field(op.monitor).into(), r.clone());
     }
     let show_error = match shown {
+        Shown::Failed if flipped => {
+            m.insert(
+                error_field(op.monitor).into(),
+                json!({"code": "Flipped", "message": "the operation is now reported failed"}),
+            );
+            false
+        }
         Shown::Failed => !settings.has(Fault::MonFailedWithoutError),
         Shown::Canceled => true,
         _ => false,

@@ -95,6 +95,9 @@ pub struct Op {
     reads_needed: u32,
     /// The answer linked no monitor: GETs of the widget count as observations.
     pub resource_reads: bool,
+    /// Reads of its monitor that showed it ended (the `mon-terminal-flips` fault acts on later
+    /// ones).
+    pub terminal_reads: u32,
 }
 
 /// What [`Store::start`] needs to know.
@@ -284,6 +287,7 @@ impl Store {
             observed: 0,
             reads_needed: self.reads_needed,
             resource_reads,
+            terminal_reads: 0,
         };
         self.running.insert(spec.id.clone());
         self.ops.insert(spec.id, op);

@@ -102,6 +102,8 @@ pub enum Fault {
     MonNoOperationLocation,
     /// MON-04: a data-plane monitor shows its result field while the operation is not done.
     MonResultWhileRunning,
+    /// MON-09, OPS-07: a succeeded data-plane operation reads Failed on its second terminal read.
+    MonTerminalFlips,
     /// MON-05: a data-plane monitor reporting failure has no error field.
     MonFailedWithoutError,
     /// MON-03: the export monitor reports `Succeeded` instead of its declared `Completed`.

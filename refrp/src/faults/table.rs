@@ -271,6 +271,14 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         "data-plane monitors show the result field while the operation runs",
     ),
     (
+        Fault::MonTerminalFlips,
+        "mon-terminal-flips",
+        // A data-plane operation is an operation: OPS-07 (arm) words the same property for
+        // every operation read, so the flip breaks it too where the arm profile is declared.
+        &["MON-09", "OPS-07"],
+        "a succeeded data-plane operation reads Failed on later reads of its monitor",
+    ),
+    (
         Fault::MonFailedWithoutError,
         "mon-failed-without-error",
         &["MON-05"],
