@@ -35,6 +35,20 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
                 )
             });
     }
+    // MON-10: the link carries the api-version the starting request carried.
+    if let Some(v) = &mon.api_version
+        && let Some(link) = resp.header(mon.link.header())
+    {
+        let has = crate::lro::resolve(&ex.url, link)
+            .and_then(|u| url::Url::parse(&u).ok())
+            .is_some_and(|u| u.query_pairs().any(|(k, _)| k == "api-version"));
+        j.ledger.check("MON-10", has, seq, || {
+            (
+                format!("the {} link with api-version={v}", mon.link.header()),
+                format!("{}: {link}", mon.link.header()),
+            )
+        });
+    }
     let Some(h) = &mon.operation_id_header else {
         j.ledger.not_judged(
             "MON-07",

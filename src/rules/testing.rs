@@ -101,6 +101,7 @@ pub(crate) fn monitor(
         operation_id_header: None,
         prerequisite: None,
         cancel: None,
+        poll_api_version_append: false,
     }
 }
 

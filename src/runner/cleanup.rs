@@ -211,6 +211,14 @@ pub async fn remove(ctx: &RunCtx, t: &Tracked, deadline: Instant) -> Result<(), 
                 break;
             }
             n += 1;
+            // A data-plane link handed out without api-version is read with the one the
+            // resource was written with, as the Azure SDKs add it.
+            let op = match (&t.surface, t.api_version.as_deref()) {
+                (Surface::DataPlane, Some(v)) if !op.contains("api-version=") => {
+                    with_version(&op, Some(v))
+                }
+                _ => op,
+            };
             let r = send(ctx, t.surface, "GET", &op).await;
             match strategy.read(r.response.as_ref()) {
                 State::Running(_) => {}

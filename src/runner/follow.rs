@@ -374,6 +374,11 @@ impl Exec<'_> {
             let Some(url) = strategy.url().map(str::to_string) else {
                 return;
             };
+            // A monitor may ask that a link handed out without api-version be read with one.
+            let url = match pace.monitor {
+                Some(mon) => mon.poll_url(&url),
+                None => url,
+            };
             let channel = strategy.channel().unwrap_or(Channel::Resource);
             let Some(i) = self
                 .flow_read(&url, role_of(Some(channel)), flow.surface, jar)

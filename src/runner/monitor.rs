@@ -59,7 +59,8 @@ impl<'a> Exec<'a> {
             .and_then(|r| r.header(mon.link.header()))
             .and_then(|l| resolve(url, l))
         {
-            extra.insert("monitor".into(), json!(l));
+            // As a client reads it (`poll_api_version: append` adds a missing api-version).
+            extra.insert("monitor".into(), json!(mon.poll_url(&l)));
         }
         extra
     }
@@ -251,7 +252,7 @@ impl<'a> Exec<'a> {
             .await;
         }
         if let End::Finished(o) = flow.end {
-            if let Some(url) = strategy.url().map(str::to_string)
+            if let Some(url) = strategy.url().map(|u| mon.poll_url(u))
                 && let Some(x) = self
                     .flow_read(&url, Role::MonitorPoll, Surface::DataPlane, &jar)
                     .await
@@ -263,7 +264,10 @@ impl<'a> Exec<'a> {
                 });
             }
             flow.result = flow.polls().last().map(|(i, _)| i);
-            let final_link = resp.header("location").and_then(|l| resolve(&req_url, l));
+            let final_link = resp
+                .header("location")
+                .and_then(|l| resolve(&req_url, l))
+                .map(|l| mon.poll_url(&l));
             if o == Outcome::Succeeded
                 && mon.final_state_via == FinalStateVia::Location
                 && let Some(l) = final_link.filter(|l| self.ctx.http.refusal(l).is_none())

@@ -105,6 +105,7 @@ impl Step {
             // Starting a monitor operation checks the initial response; its poll checks the rest.
             Action::Start(_) => vec![
                 "MON-01", "MON-02", "MON-03", "MON-04", "MON-05", "MON-06", "MON-07", "MON-09",
+                "MON-10",
             ],
             Action::Task(_) => vec![
                 "TASK-01", "TASK-02", "TASK-03", "TASK-04", "TASK-05", "TASK-06", "TASK-07",

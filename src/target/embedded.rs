@@ -245,6 +245,7 @@ monitors:
     cancel: {method: DELETE, url: "/dataplane/widgets/dp${unique}"}
     failing_body: {size: 1, fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     link: operation-location
     result_field: result
@@ -255,6 +256,7 @@ monitors:
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:export", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     succeeded: [Completed]
     failed: [Faulted]
@@ -265,6 +267,7 @@ monitors:
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:analyze", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     result_field: success
     error_field: failure
@@ -274,6 +277,7 @@ monitors:
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:restart", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     link: location
   widget-rebuild:
@@ -282,6 +286,7 @@ monitors:
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:rebuild", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     link: azure-async-operation
   widget-snapshot:
@@ -290,6 +295,7 @@ monitors:
     request: {method: POST, url: "/dataplane/widgets/${prerequisite.name}:snapshot", body: {}}
     failing_body: {fail: true}
     api_version: "2024-05-01"
+    poll_api_version: append
     operation_id_header: {OPERATION_ID_HEADER}
     final_state_via: location
 # A task-based API in the Redis Cloud style (TASK rules).

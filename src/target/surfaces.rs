@@ -63,6 +63,31 @@ pub struct Monitor {
     /// A request that cancels the running operation (a DELETE of the resource it acts on, say);
     /// its URL may use `${prerequisite.…}` and `${unique}` like `request`.
     pub cancel: Option<RequestDecl>,
+    /// `poll_api_version: append`: a handed-out link without `api-version` is read with the
+    /// monitor's `api_version` added, as the Azure SDKs do (Azure/azure-sdk-for-net#25411);
+    /// `as_given` (default): links are read exactly as handed out.
+    pub poll_api_version_append: bool,
+}
+
+impl Monitor {
+    /// The URL a client reads for a handed-out link: with the monitor's api-version added when
+    /// the monitor says `poll_api_version: append` and the link has none.
+    pub fn poll_url(&self, link: &str) -> String {
+        let Some(v) = self
+            .api_version
+            .as_deref()
+            .filter(|_| self.poll_api_version_append)
+        else {
+            return link.to_string();
+        };
+        match url::Url::parse(link) {
+            Ok(mut u) if !u.query_pairs().any(|(k, _)| k == "api-version") => {
+                u.query_pairs_mut().append_pair("api-version", v);
+                u.to_string()
+            }
+            _ => link.to_string(),
+        }
+    }
 }
 
 /// Features a scenario can require of a monitor (`for_each_monitor: [...]`).

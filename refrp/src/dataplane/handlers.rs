@@ -57,7 +57,12 @@ impl DpReq<'_> {
     }
 
     fn monitor_url(&self, monitor: Monitor, id: &str) -> String {
-        self.link(&format!("{}/{}", monitor.segment(), encode_segment(id)))
+        let link = self.link(&format!("{}/{}", monitor.segment(), encode_segment(id)));
+        if self.has(Fault::MonLinkNoApiVersion) {
+            // Reads still need one (400 without): a client must add it.
+            return link.split('?').next().unwrap_or(&link).to_string();
+        }
+        link
     }
 
     /// The client's `Operation-Id`: `None` when absent or blank; 400 when malformed.

@@ -102,6 +102,8 @@ pub enum Fault {
     MonNoOperationLocation,
     /// MON-04: a data-plane monitor shows its result field while the operation is not done.
     MonResultWhileRunning,
+    /// MON-10: data-plane monitor links are handed out without `api-version`.
+    MonLinkNoApiVersion,
     /// MON-09, OPS-07: a succeeded data-plane operation reads Failed on its second terminal read.
     MonTerminalFlips,
     /// MON-05: a data-plane monitor reporting failure has no error field.

@@ -271,6 +271,12 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         "data-plane monitors show the result field while the operation runs",
     ),
     (
+        Fault::MonLinkNoApiVersion,
+        "mon-link-no-api-version",
+        &["MON-10"],
+        "data-plane monitor links are handed out without api-version",
+    ),
+    (
         Fault::MonTerminalFlips,
         "mon-terminal-flips",
         // A data-plane operation is an operation: OPS-07 (arm) words the same property for

@@ -74,6 +74,7 @@ const MONITOR_KEYS: &[&str] = &[
     "operation_id_header",
     "prerequisite",
     "cancel",
+    "poll_api_version",
 ];
 
 fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
@@ -164,6 +165,22 @@ fn read_monitor(r: &mut Reader, name: &str, n: &Node) -> Option<Monitor> {
         cancel: match m.get("cancel") {
             Some(x) => Some(read_request(r, x, "cancel")?),
             None => None,
+        },
+        poll_api_version_append: match m.get("poll_api_version") {
+            None => false,
+            Some(x) => match r.string(x, "poll_api_version").as_deref() {
+                Some("append") => true,
+                Some("as_given") => false,
+                Some(other) => {
+                    r.error(
+                        x,
+                        format!("poll_api_version `{other}` is neither `append` nor `as_given`"),
+                        Some("append, as_given".into()),
+                    );
+                    false
+                }
+                None => false,
+            },
         },
     })
 }
