@@ -16,6 +16,8 @@
 //! - `iso8601`: the date-times operation resources carry.
 
 mod aao;
+#[cfg(test)]
+mod cases;
 mod catalogue;
 mod del;
 mod engine;
@@ -39,6 +41,8 @@ mod res;
 mod retry;
 mod rgdel;
 mod shown;
+#[cfg(test)]
+mod stated;
 mod task;
 #[cfg(test)]
 pub(crate) mod testing;

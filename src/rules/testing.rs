@@ -215,7 +215,8 @@ pub(crate) const fn passing(
 }
 
 /// Run cases; every one that does not show what it says is listed in the panic.
-pub(crate) fn run_cases(cases: &[Case]) {
+pub(crate) fn run_cases<'c>(cases: impl IntoIterator<Item = &'c Case>) {
+    let cases: Vec<&Case> = cases.into_iter().collect();
     assert!(!cases.is_empty(), "no cases");
     let wrong: Vec<String> = cases
         .iter()
@@ -247,30 +248,29 @@ pub(crate) fn suite(file: &str) -> crate::scenario::Suite {
     })
 }
 
-fn find_step<'s>(
-    steps: &'s [crate::scenario::Step],
-    name: &str,
-) -> Option<&'s crate::scenario::Step> {
-    steps.iter().find_map(|s| {
-        if s.name.as_deref() == Some(name) {
-            return Some(s);
+/// Every step of these steps in order, the steps inside `during` blocks included.
+fn flat(steps: &[crate::scenario::Step]) -> Vec<&crate::scenario::Step> {
+    let mut out = Vec::new();
+    for s in steps {
+        out.push(s);
+        if let crate::scenario::Action::During(d) = &s.action {
+            out.extend(flat(&d.steps));
         }
-        match &s.action {
-            crate::scenario::Action::During(d) => find_step(&d.steps, name),
-            _ => None,
-        }
-    })
+    }
+    out
 }
 
-/// Where a suite states a rule: the suite file, the scenario and the step (by name) whose
-/// expectations cite it.
+/// Where a suite states a rule: the suite file, the scenario and the step whose expectations
+/// cite it: its name, or `#n`, the n-th step of the scenario (1 for the first) citing the rule.
 pub(crate) type At = (&'static str, &'static str, &'static str);
 
 /// `rule`'s outcome when the expectations the suite states for it at `at` (every one of that
 /// step citing the rule; a table's `rule: ${row.…}` cites the rule the scope's row names) are
 /// judged as the runner judges them (`when_status` gates them) on what the step produced,
-/// with the scope's variables (`{"row": {...}, "before": {...}}`). Panics when the step
-/// states nothing about the rule: the case no longer shows what the suite says.
+/// with the scope's variables (`{"row": {...}, "before": {...}}`). A `when_running_at`
+/// gate is taken as open (`rules::ops::ended_before` decides it; its own tests show how).
+/// Panics when the step states nothing about the rule: the case no longer shows what the
+/// suite says.
 pub(crate) fn stated(
     rule: &str,
     at: At,
@@ -287,10 +287,6 @@ pub(crate) fn stated(
         .iter()
         .find(|x| x.name == scenario)
         .unwrap_or_else(|| panic!("{file}: no scenario {scenario}"));
-    let st = find_step(&sc.setup, step)
-        .or_else(|| find_step(&sc.steps, step))
-        .or_else(|| find_step(&sc.teardown, step))
-        .unwrap_or_else(|| panic!("{file}: scenario {scenario} has no step {step}"));
     let scope: crate::template::Scope = match scope {
         Value::Object(m) => m.into_iter().collect(),
         Value::Null => Default::default(),
@@ -306,6 +302,21 @@ pub(crate) fn stated(
         }
         None => e.rules.contains(&rule),
     };
+    let steps: Vec<_> = [&sc.setup, &sc.steps, &sc.teardown]
+        .into_iter()
+        .flat_map(|s| flat(s))
+        .collect();
+    let st = match step.strip_prefix('#') {
+        Some(n) => {
+            let n: usize = n.parse().expect("#n");
+            steps
+                .into_iter()
+                .filter(|s| s.expect.iter().any(|e| cites(e)))
+                .nth(n - 1)
+        }
+        None => steps.into_iter().find(|s| s.name.as_deref() == Some(step)),
+    }
+    .unwrap_or_else(|| panic!("{file}: scenario {scenario} has no step {step} citing {rule}"));
     let mine: Vec<_> = st.expect.iter().filter(|e| cites(e)).collect();
     assert!(
         !mine.is_empty(),
