@@ -311,7 +311,7 @@ pub(crate) fn stated(
             let n: usize = n.parse().expect("#n");
             steps
                 .into_iter()
-                .filter(|s| s.expect.iter().any(|e| cites(e)))
+                .filter(|s| s.expect.iter().any(&cites))
                 .nth(n - 1)
         }
         None => steps.into_iter().find(|s| s.name.as_deref() == Some(step)),
