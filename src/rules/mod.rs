@@ -14,6 +14,12 @@
 //! - `shown`: what earlier exchanges showed about each resource (exists, settled, missing),
 //!   kept in the judge's `History` for DEL-01, DEL-05 and PUT-01.
 //! - `iso8601`: the date-times operation resources carry.
+//!
+//! Tests: `testing` builds exchanges, flows and records by hand and judges them with the
+//! embedded target; every family module's `tests::CASES` shows each of its rules failing and
+//! passing; `stated` does the same for the rules only the suites state, with the suites' own
+//! expectations; `cases` walks the catalogue and fails when a rule has no failing or no
+//! passing case that runs as it says.
 
 mod aao;
 #[cfg(test)]
