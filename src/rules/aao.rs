@@ -166,3 +166,180 @@ fn location_body_agrees(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         },
     );
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::http::{Exchange, Role};
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::{AfterRead, End, Event};
+    use crate::rules::testing::{
+        Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome,
+        op_read, op_status, passing, poll, run_cases, widget, with_role,
+    };
+    use serde_json::Value;
+
+    fn started(headers: &[(&str, &str)]) -> Exchange {
+        let mut h = vec![("x-ms-request-id", "r-1")];
+        h.extend_from_slice(headers);
+        exchange("PUT", WIDGET, 201, &h, widget("Creating"))
+    }
+
+    fn one(rule: &str, headers: &[(&str, &str)]) -> Outcome {
+        ambient(rule, &[started(headers)]).0
+    }
+
+    /// A PUT followed through its operation resource to `outcome`, then read after the end:
+    /// the resource (`resource`) and the Location (`location`), when given.
+    fn ended(outcome: Op, resource: Option<Value>, location: Option<(u16, Value)>) -> Outcome {
+        let put = started(&[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_RESULT)]);
+        let mut exs = vec![put, op_read(op_status(outcome.as_str()))];
+        let mut events = vec![poll(1, Channel::AzureAsyncOperation, false)];
+        if let Some(b) = resource {
+            exs.push(exchange("GET", WIDGET, 200, &[], b));
+            events.push(Event::After {
+                ex: exs.len() - 1,
+                what: AfterRead::Resource,
+            });
+        }
+        if let Some((s, b)) = location {
+            exs.push(with_role(
+                exchange("GET", OP_RESULT, s, &[], b),
+                Role::LocationPoll,
+            ));
+            events.push(Event::After {
+                ex: exs.len() - 1,
+                what: AfterRead::Location,
+            });
+        }
+        flow_outcome("AAO-04", exs, |exs| {
+            flow(
+                exs,
+                Some(Channel::AzureAsyncOperation),
+                events,
+                End::Finished(outcome),
+            )
+        })
+    }
+
+    /// A PUT followed through Location whose success answer is the resource in this state.
+    fn location_success(state: &str) -> Outcome {
+        let put = started(&[("Location", OP_RESULT)]);
+        let done = with_role(
+            exchange("GET", OP_RESULT, 200, &[], widget(state)),
+            Role::LocationPoll,
+        );
+        flow_outcome("AAO-04", vec![put, done], |exs| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                vec![poll(1, Channel::Location, false)],
+                End::Finished(Op::Succeeded),
+            )
+        })
+    }
+
+    fn status_read(status: u16, body: Value) -> Outcome {
+        let x = with_role(
+            exchange("GET", OP_STATUS, status, &[], body),
+            Role::OperationStatus,
+        );
+        ambient("AAO-02", &[x]).0
+    }
+
+    const OTHER_HOST: &str = "http://elsewhere/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/op1?api-version=2024-05-01";
+    const OTHER_ID: &str = "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationResults/op2?api-version=2024-05-01";
+
+    /// AAO-01..04, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("AAO-01", "a bare-path Azure-AsyncOperation", || {
+            one(
+                "AAO-01",
+                &[(
+                    "Azure-AsyncOperation",
+                    "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/op1",
+                )],
+            )
+        }),
+        failing("AAO-01", "an Azure-AsyncOperation with a raw space", || {
+            one(
+                "AAO-01",
+                &[("Azure-AsyncOperation", "http://h/operationStatuses/op 1")],
+            )
+        }),
+        passing("AAO-01", "an absolute Azure-AsyncOperation", || {
+            one("AAO-01", &[("Azure-AsyncOperation", OP_STATUS)])
+        }),
+        failing("AAO-02", "an operation-resource read answered 202", || {
+            status_read(202, op_status("InProgress"))
+        }),
+        failing(
+            "AAO-02",
+            "an operation resource without a string status",
+            || status_read(200, serde_json::json!({"status": 1})),
+        ),
+        passing("AAO-02", "an operation resource with its status", || {
+            status_read(200, op_status("InProgress"))
+        }),
+        failing("AAO-03", "Azure-AsyncOperation on another host", || {
+            one("AAO-03", &[("Azure-AsyncOperation", OTHER_HOST)])
+        }),
+        failing(
+            "AAO-03",
+            "Azure-AsyncOperation and Location with different ids",
+            || {
+                one(
+                    "AAO-03",
+                    &[("Azure-AsyncOperation", OP_STATUS), ("Location", OTHER_ID)],
+                )
+            },
+        ),
+        passing(
+            "AAO-03",
+            "Azure-AsyncOperation and Location with one id",
+            || {
+                one(
+                    "AAO-03",
+                    &[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_RESULT)],
+                )
+            },
+        ),
+        passing(
+            "AAO-03",
+            "Azure-AsyncOperation alone, on the request's host",
+            || one("AAO-03", &[("Azure-AsyncOperation", OP_STATUS)]),
+        ),
+        failing("AAO-04", "Succeeded, but the resource says Failed", || {
+            ended(Op::Succeeded, Some(widget("Failed")), None)
+        }),
+        failing("AAO-04", "Failed, but Location answers 200", || {
+            ended(Op::Failed, None, Some((200, widget("Failed"))))
+        }),
+        failing(
+            "AAO-04",
+            "a Location success whose resource says Failed",
+            || location_success("Failed"),
+        ),
+        passing("AAO-04", "Succeeded everywhere", || {
+            ended(
+                Op::Succeeded,
+                Some(widget("Succeeded")),
+                Some((200, widget("Succeeded"))),
+            )
+        }),
+        passing("AAO-04", "Failed everywhere", || {
+            let err = serde_json::json!({"error": {"code": "Boom", "message": "it failed"}});
+            ended(Op::Failed, Some(widget("Failed")), Some((400, err)))
+        }),
+        passing(
+            "AAO-04",
+            "a Location success with the resource Succeeded",
+            || location_success("Succeeded"),
+        ),
+    ];
+
+    #[test]
+    fn aao_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+}

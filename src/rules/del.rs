@@ -152,3 +152,186 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         );
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::http::{Exchange, Role};
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::{End, Event};
+    use crate::rules::testing::{
+        Case, OP_RESULT, WIDGET, ambient, exchange, failing, flow, flow_outcome, numbered, passing,
+        poll, run_cases, widget, with_role,
+    };
+    use serde_json::{Value, json};
+
+    fn read(status: u16) -> Exchange {
+        let body = if status == 200 {
+            widget("Succeeded")
+        } else {
+            json!({"error": {"code": "ResourceNotFound", "message": "no such widget"}})
+        };
+        exchange("GET", WIDGET, status, &[], body)
+    }
+
+    fn delete(status: u16, headers: &[(&str, &str)]) -> Exchange {
+        exchange("DELETE", WIDGET, status, headers, Value::Null)
+    }
+
+    /// A read showing the resource (`read_status`), then a DELETE answered so.
+    fn after(rule: &str, read_status: u16, status: u16, headers: &[(&str, &str)]) -> Outcome {
+        ambient(
+            rule,
+            &numbered(vec![read(read_status), delete(status, headers)]),
+        )
+        .0
+    }
+
+    fn loc_poll(status: u16, headers: &[(&str, &str)]) -> Exchange {
+        with_role(
+            exchange("GET", OP_RESULT, status, headers, Value::Null),
+            Role::LocationPoll,
+        )
+    }
+
+    /// A DELETE followed through Location; the resource read between two polls that showed
+    /// the delete running answered `watched`.
+    fn watched(rule: &str, watched: Exchange, last: Exchange) -> Outcome {
+        let del = delete(202, &[("Location", OP_RESULT), ("Retry-After", "10")]);
+        let running = loc_poll(202, &[("Location", OP_RESULT)]);
+        flow_outcome(
+            rule,
+            vec![del, running.clone(), watched, running, last],
+            |exs| {
+                flow(
+                    exs,
+                    Some(Channel::Location),
+                    vec![
+                        poll(1, Channel::Location, true),
+                        Event::Watch { ex: 2 },
+                        poll(3, Channel::Location, true),
+                        poll(4, Channel::Location, false),
+                    ],
+                    End::Finished(Op::Succeeded),
+                )
+            },
+        )
+    }
+
+    fn deleting() -> Exchange {
+        exchange("GET", WIDGET, 200, &[], widget("Deleting"))
+    }
+
+    /// A DELETE whose Location is the resource's own URL, its last answer `status`.
+    fn own_location(status: u16) -> Outcome {
+        let del = delete(202, &[("Location", WIDGET), ("Retry-After", "10")]);
+        let last = with_role(
+            exchange("GET", WIDGET, status, &[], Value::Null),
+            Role::LocationPoll,
+        );
+        flow_outcome("DEL-04", vec![del, last], |exs| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                vec![poll(1, Channel::Location, false)],
+                End::Finished(Op::Succeeded),
+            )
+        })
+    }
+
+    /// DEL-01..05, each shown failing and passing (DEL-04's later reads are stated too).
+    pub(crate) const CASES: &[Case] = &[
+        failing("DEL-01", "204 for a resource shown existing", || {
+            after("DEL-01", 200, 204, &[])
+        }),
+        failing("DEL-01", "202 without Location", || {
+            after("DEL-01", 200, 202, &[("Retry-After", "10")])
+        }),
+        failing("DEL-01", "404 for a resource shown existing", || {
+            after("DEL-01", 200, 404, &[])
+        }),
+        passing("DEL-01", "200 for a resource shown existing", || {
+            after("DEL-01", 200, 200, &[])
+        }),
+        passing("DEL-01", "202 with Location", || {
+            after(
+                "DEL-01",
+                200,
+                202,
+                &[("Location", OP_RESULT), ("Retry-After", "10")],
+            )
+        }),
+        failing("DEL-02", "a 202 without Retry-After", || {
+            ambient("DEL-02", &[delete(202, &[("Location", OP_RESULT)])]).0
+        }),
+        passing("DEL-02", "a 202 with Retry-After", || {
+            ambient(
+                "DEL-02",
+                &[delete(
+                    202,
+                    &[("Location", OP_RESULT), ("Retry-After", "10")],
+                )],
+            )
+            .0
+        }),
+        failing(
+            "DEL-03",
+            "the resource Succeeded while its delete ran",
+            || watched("DEL-03", read(200), loc_poll(204, &[])),
+        ),
+        passing("DEL-03", "the resource gone while its delete ran", || {
+            watched("DEL-03", read(404), loc_poll(204, &[]))
+        }),
+        passing(
+            "DEL-03",
+            "the resource Deleting while its delete ran",
+            || watched("DEL-03", deleting(), loc_poll(204, &[])),
+        ),
+        failing(
+            "DEL-04",
+            "Location answered 404 once the delete succeeded",
+            || watched("DEL-04", deleting(), loc_poll(404, &[])),
+        ),
+        failing(
+            "DEL-04",
+            "the resource's own Location answered 200 once deleted",
+            || own_location(200),
+        ),
+        passing(
+            "DEL-04",
+            "Location answered 204 once the delete succeeded",
+            || watched("DEL-04", deleting(), loc_poll(204, &[])),
+        ),
+        passing(
+            "DEL-04",
+            "Location answered 200 once the delete succeeded",
+            || watched("DEL-04", deleting(), loc_poll(200, &[])),
+        ),
+        passing(
+            "DEL-04",
+            "the resource's own Location answered 404 once deleted",
+            || own_location(404),
+        ),
+        failing("DEL-05", "404 for a resource shown missing", || {
+            after("DEL-05", 404, 404, &[])
+        }),
+        failing("DEL-05", "200 for a resource shown missing", || {
+            after("DEL-05", 404, 200, &[])
+        }),
+        passing("DEL-05", "204 for a resource shown missing", || {
+            after("DEL-05", 404, 204, &[])
+        }),
+    ];
+
+    #[test]
+    fn del_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn a_refused_delete_and_an_unknown_state_get_no_verdict() {
+        assert_eq!(after("DEL-01", 200, 409, &[]), Outcome::NotJudged);
+        assert_eq!(ambient("DEL-01", &[delete(204, &[])]).0, Outcome::NotJudged);
+        assert_eq!(ambient("DEL-05", &[delete(404, &[])]).0, Outcome::NotJudged);
+    }
+}

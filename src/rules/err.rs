@@ -83,3 +83,98 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         });
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::rules::Outcome;
+    use crate::rules::testing::{Case, WIDGET, ambient, exchange, failing, passing, run_cases};
+    use serde_json::{Value, json};
+
+    fn refused(rule: &str, body: Value) -> Outcome {
+        let ex = exchange("PUT", WIDGET, 400, &[("x-ms-request-id", "r-1")], body);
+        ambient(rule, &[ex]).0
+    }
+
+    fn envelope(extra: Value) -> Value {
+        let mut e = json!({"code": "InvalidBody", "message": "size must be a number"});
+        if let (Some(e), Some(x)) = (e.as_object_mut(), extra.as_object()) {
+            e.extend(x.clone());
+        }
+        json!({ "error": e })
+    }
+
+    /// ERR-01..03, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("ERR-01", "a flat {code, message} body", || {
+            refused("ERR-01", json!({"code": "InvalidBody", "message": "bad"}))
+        }),
+        failing("ERR-01", "a JSON string holding the envelope", || {
+            refused(
+                "ERR-01",
+                json!(r#"{"error": {"code": "X", "message": "m"}}"#),
+            )
+        }),
+        failing("ERR-01", "`error` a string", || {
+            refused("ERR-01", json!({"error": "bad"}))
+        }),
+        passing("ERR-01", "the error envelope", || {
+            refused("ERR-01", envelope(json!({})))
+        }),
+        failing("ERR-02", "an empty error.message", || {
+            refused(
+                "ERR-02",
+                json!({"error": {"code": "InvalidBody", "message": " "}}),
+            )
+        }),
+        failing("ERR-02", "no error.code", || {
+            refused("ERR-02", json!({"error": {"message": "bad"}}))
+        }),
+        passing("ERR-02", "code and message", || {
+            refused("ERR-02", envelope(json!({})))
+        }),
+        failing("ERR-03", "error.details an object", || {
+            refused(
+                "ERR-03",
+                envelope(json!({"details": {"code": "A", "message": "a"}})),
+            )
+        }),
+        failing("ERR-03", "a detail without message", || {
+            refused("ERR-03", envelope(json!({"details": [{"code": "A"}]})))
+        }),
+        failing("ERR-03", "error.target a number", || {
+            refused("ERR-03", envelope(json!({"target": 7})))
+        }),
+        passing(
+            "ERR-03",
+            "details of {code, message} and a string target",
+            || {
+                let extra = json!({"details": [{"code": "A", "message": "a"}], "target": "size"});
+                refused("ERR-03", envelope(extra))
+            },
+        ),
+    ];
+
+    #[test]
+    fn err_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn a_head_answer_and_a_success_are_not_judged() {
+        let head = exchange(
+            "HEAD",
+            WIDGET,
+            404,
+            &[("x-ms-request-id", "r-1")],
+            Value::Null,
+        );
+        assert_eq!(ambient("ERR-01", &[head]).0, Outcome::NotJudged);
+        let ok = exchange("GET", WIDGET, 200, &[("x-ms-request-id", "r-1")], json!({}));
+        assert_eq!(ambient("ERR-01", &[ok]).0, Outcome::NotJudged);
+    }
+
+    #[test]
+    fn err_03_is_not_judged_without_details_or_target() {
+        assert_eq!(refused("ERR-03", envelope(json!({}))), Outcome::NotJudged);
+    }
+}

@@ -45,3 +45,63 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         )
     });
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::rules::Outcome;
+    use crate::rules::testing::{
+        Case, WIDGET, ambient, exchange, failing, passing, run_cases, widget,
+    };
+
+    fn read(etag: Option<&str>, body_etag: Option<&str>) -> Outcome {
+        let mut h = vec![("x-ms-request-id", "r-1")];
+        if let Some(e) = etag {
+            h.push(("ETag", e));
+        }
+        let mut b = widget("Succeeded");
+        if let Some(e) = body_etag {
+            b["etag"] = e.into();
+        }
+        ambient("ETAG-24", &[exchange("GET", WIDGET, 200, &h, b)]).0
+    }
+
+    /// ETAG-24 (the ambient ETag rule), failing and passing on both of its forms (the header,
+    /// or the body's `etag` when no header is sent) and on a weak tag.
+    pub(crate) const CASES: &[Case] = &[
+        failing("ETAG-24", "an unquoted ETag header", || {
+            read(Some("abc"), None)
+        }),
+        failing("ETAG-24", "no ETag header and no body etag", || {
+            read(None, None)
+        }),
+        failing("ETAG-24", "an unquoted header beside a body etag", || {
+            read(Some("abc"), Some("\"abc\""))
+        }),
+        passing("ETAG-24", "a quoted ETag header", || {
+            read(Some("\"abc\""), None)
+        }),
+        passing("ETAG-24", "a weak ETag header", || {
+            read(Some("W/\"abc\""), None)
+        }),
+        passing("ETAG-24", "the body's etag, no header", || {
+            read(None, Some("\"abc\""))
+        }),
+    ];
+
+    #[test]
+    fn etag_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn etag_24_judges_only_answers_with_the_resource() {
+        let created = exchange(
+            "PUT",
+            WIDGET,
+            202,
+            &[("x-ms-request-id", "r-1")],
+            widget("Creating"),
+        );
+        assert_eq!(ambient("ETAG-24", &[created]).0, Outcome::NotJudged);
+    }
+}

@@ -75,10 +75,81 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::rules::Outcome;
-    use crate::rules::testing::{ambient, exchange, with_request_headers};
+    use crate::rules::testing::{
+        Case, ambient, exchange, failing, numbered, passing, run_cases, with_request_headers,
+    };
     use serde_json::json;
+
+    /// HDR-01..03, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("HDR-01", "an answer without x-ms-request-id", || {
+            ambient("HDR-01", &[exchange("GET", URL, 200, &[], json!({}))]).0
+        }),
+        failing("HDR-01", "an empty x-ms-request-id", || {
+            let ex = exchange("GET", URL, 200, &[("x-ms-request-id", " ")], json!({}));
+            ambient("HDR-01", &[ex]).0
+        }),
+        failing("HDR-01", "two answers with one x-ms-request-id", || {
+            let a = answer(&[], &[]);
+            ambient("HDR-01", &numbered(vec![a.clone(), a])).0
+        }),
+        passing(
+            "HDR-01",
+            "a different x-ms-request-id on each answer",
+            || {
+                let a = answer(&[], &[]);
+                let mut b = a.clone();
+                b.response.as_mut().unwrap().headers[0].1 = "r-2".into();
+                ambient("HDR-01", &numbered(vec![a, b])).0
+            },
+        ),
+        failing(
+            "HDR-02",
+            "x-ms-request-id equal to the routing id sent",
+            || {
+                let ex = exchange("GET", URL, 200, &[("x-ms-request-id", "rt-1")], json!({}));
+                let ex = with_request_headers(ex, &[("x-ms-routing-request-id", "rt-1")]);
+                ambient("HDR-02", &[ex]).0
+            },
+        ),
+        passing("HDR-02", "x-ms-request-id of the RP's own", || {
+            ambient(
+                "HDR-02",
+                &[answer(&[], &[("x-ms-routing-request-id", "rt-1")])],
+            )
+            .0
+        }),
+        failing("HDR-03", "the correlation id not echoed", || {
+            ambient(
+                "HDR-03",
+                &[answer(&[], &[("x-ms-correlation-request-id", "corr-1")])],
+            )
+            .0
+        }),
+        failing("HDR-03", "another correlation id answered", || {
+            let sent = [("x-ms-correlation-request-id", "corr-1")];
+            let got = [("x-ms-correlation-request-id", "corr-2")];
+            ambient("HDR-03", &[answer(&got, &sent)]).0
+        }),
+        passing("HDR-03", "the correlation id echoed", || {
+            let sent = [("x-ms-correlation-request-id", "corr-1")];
+            ambient("HDR-03", &[answer(&sent, &sent)]).0
+        }),
+        passing("HDR-03", "the client request id echoed when asked", || {
+            let asked = [
+                ("x-ms-client-request-id", "c-1"),
+                ("x-ms-return-client-request-id", "true"),
+            ];
+            ambient("HDR-03", &[answer(&asked[..1], &asked)]).0
+        }),
+    ];
+
+    #[test]
+    fn hdr_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
 
     const URL: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
 

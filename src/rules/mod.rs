@@ -14,8 +14,16 @@
 //! - `shown`: what earlier exchanges showed about each resource (exists, settled, missing),
 //!   kept in the judge's `History` for DEL-01, DEL-05 and PUT-01.
 //! - `iso8601`: the date-times operation resources carry.
+//!
+//! Tests: `testing` builds exchanges, flows and records by hand and judges them with the
+//! embedded target; every family module's `tests::CASES` shows each of its rules failing and
+//! passing; `stated` does the same for the rules only the suites state, with the suites' own
+//! expectations; `cases` walks the catalogue and fails when a rule has no failing or no
+//! passing case that runs as it says.
 
 mod aao;
+#[cfg(test)]
+mod cases;
 mod catalogue;
 mod del;
 mod engine;
@@ -39,6 +47,8 @@ mod res;
 mod retry;
 mod rgdel;
 mod shown;
+#[cfg(test)]
+mod stated;
 mod task;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -50,35 +60,39 @@ pub use engine::{Judge, Registry, Stripped};
 pub use ledger::{Finding, Ledger, Outcome, RuleTally};
 pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 
-/// The sources of the family modules, for listing which rules the engine judges by itself.
-const FAMILY_SOURCES: &[&str] = &[
-    include_str!("hdr.rs"),
-    include_str!("err.rs"),
-    include_str!("etag.rs"),
-    include_str!("put.rs"),
-    include_str!("patch.rs"),
-    include_str!("del.rs"),
-    include_str!("loc.rs"),
-    include_str!("aao.rs"),
-    include_str!("opres.rs"),
-    include_str!("pstate.rs"),
-    include_str!("rgdel.rs"),
-    include_str!("retry.rs"),
-    include_str!("res.rs"),
-    include_str!("mon.rs"),
-    include_str!("ops.rs"),
-    include_str!("task.rs"),
+/// The sources of the family modules, with their family, for listing which rules the engine
+/// judges by itself.
+const FAMILY_SOURCES: &[(&str, &str)] = &[
+    ("HDR", include_str!("hdr.rs")),
+    ("ERR", include_str!("err.rs")),
+    ("ETAG", include_str!("etag.rs")),
+    ("PUT", include_str!("put.rs")),
+    ("PATCH", include_str!("patch.rs")),
+    ("DEL", include_str!("del.rs")),
+    ("LOC", include_str!("loc.rs")),
+    ("AAO", include_str!("aao.rs")),
+    ("OPRES", include_str!("opres.rs")),
+    ("PSTATE", include_str!("pstate.rs")),
+    ("RGDEL", include_str!("rgdel.rs")),
+    ("RETRY", include_str!("retry.rs")),
+    ("RES", include_str!("res.rs")),
+    ("MON", include_str!("mon.rs")),
+    ("OPS", include_str!("ops.rs")),
+    ("TASK", include_str!("task.rs")),
 ];
 
 /// The rules the engine judges on its own (on every exchange, or on every followed operation
-/// or record), without a suite stating them: the IDs the family modules cite.
+/// or record), without a suite stating them: the IDs the family modules' code cites (their
+/// unit tests, after `#[cfg(test)]`, cite what they show and do not count).
 pub fn engine_rules() -> &'static [&'static str] {
     static IDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     IDS.get_or_init(|| {
         let mut out: Vec<&'static str> = ids()
             .filter(|id| {
                 let quoted = format!("\"{id}\"");
-                FAMILY_SOURCES.iter().any(|src| src.contains(&quoted))
+                FAMILY_SOURCES
+                    .iter()
+                    .any(|(_, src)| judging_code(src).contains(&quoted))
             })
             .collect();
         out.sort_unstable();
@@ -86,20 +100,40 @@ pub fn engine_rules() -> &'static [&'static str] {
     })
 }
 
+/// A family module's source without its unit tests.
+fn judging_code(src: &str) -> &str {
+    src.split("#[cfg(test)]").next().unwrap_or(src)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
+    fn engine_rules_are_cited_by_judging_code_not_by_tests() {
+        let src = "fn f() { check(\"HDR-01\") }\n#[cfg(test)]\nmod tests { \"HDR-02\" }";
+        assert_eq!(super::judging_code(src), "fn f() { check(\"HDR-01\") }\n");
+        let judged = super::engine_rules();
+        // Stated by the suites only: never in a family's judging code.
+        for id in ["ETAG-03", "NEST-01", "SKU-02", "MON-08", "OPS-02", "API-01"] {
+            assert!(!judged.contains(&id), "{id}");
+        }
+    }
+
+    #[test]
     fn every_rule_the_engine_cites_exists_and_lives_in_its_family() {
         let re = regex::Regex::new(r#""([A-Z]{2,6})-(\d\d)""#).unwrap();
-        for src in super::FAMILY_SOURCES {
-            for c in re.captures_iter(src) {
+        let mut cited = 0;
+        for (family, src) in super::FAMILY_SOURCES {
+            for c in re.captures_iter(super::judging_code(src)) {
                 let id = format!("{}-{}", &c[1], &c[2]);
                 assert!(
                     super::lookup(&id).is_some(),
                     "{id} is cited but not catalogued"
                 );
+                assert_eq!(&c[1], *family, "{id} is judged outside its family");
+                cited += 1;
             }
         }
+        assert!(cited > 0, "no rule cited");
         let judged = super::engine_rules();
         for id in [
             "HDR-01", "LOC-05", "PUT-02", "MON-06", "TASK-06", "RGDEL-03", "OPRES-09",

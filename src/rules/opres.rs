@@ -198,3 +198,214 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::http::Role;
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::End;
+    use crate::rules::testing::{
+        Case, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome, op_read,
+        op_status, passing, poll, run_cases, widget, with_role,
+    };
+    use serde_json::{Value, json};
+
+    fn read(rule: &str, body: Value) -> Outcome {
+        ambient(rule, &[op_read(body)]).0
+    }
+
+    /// `op_status(status)` with `key` set to `v` (removed when null).
+    fn with(status: &str, key: &str, v: Value) -> Value {
+        let mut b = op_status(status);
+        match v {
+            Value::Null => {
+                b.as_object_mut().unwrap().remove(key);
+            }
+            v => b[key] = v,
+        }
+        b
+    }
+
+    fn followed(end: End) -> Outcome {
+        let put = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[("Azure-AsyncOperation", OP_STATUS)],
+            widget("Creating"),
+        );
+        flow_outcome(
+            "OPRES-03",
+            vec![put, op_read(op_status("InProgress"))],
+            |exs| {
+                flow(
+                    exs,
+                    Some(Channel::AzureAsyncOperation),
+                    vec![poll(1, Channel::AzureAsyncOperation, true)],
+                    end,
+                )
+            },
+        )
+    }
+
+    /// OPRES-01..09, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing(
+            "OPRES-01",
+            "an operation-resource read answered 404",
+            || {
+                let x = with_role(
+                    exchange(
+                        "GET",
+                        OP_STATUS,
+                        404,
+                        &[],
+                        json!({"error": {"code": "NotFound", "message": "gone"}}),
+                    ),
+                    Role::OperationStatus,
+                );
+                ambient("OPRES-01", &[x]).0
+            },
+        ),
+        failing(
+            "OPRES-01",
+            "an operation-resource read answered 500",
+            || {
+                let x = with_role(
+                    exchange("GET", OP_STATUS, 500, &[], Value::Null),
+                    Role::OperationStatus,
+                );
+                ambient("OPRES-01", &[x]).0
+            },
+        ),
+        passing(
+            "OPRES-01",
+            "an operation-resource read answered 200",
+            || read("OPRES-01", op_status("InProgress")),
+        ),
+        failing("OPRES-02", "no status", || {
+            read("OPRES-02", with("InProgress", "status", Value::Null))
+        }),
+        failing("OPRES-02", "an empty body", || {
+            let mut x = op_read(Value::Null);
+            let r = x.response.as_mut().unwrap();
+            r.json = None;
+            r.body = String::new();
+            ambient("OPRES-02", &[x]).0
+        }),
+        passing("OPRES-02", "a string status", || {
+            read("OPRES-02", op_status("InProgress"))
+        }),
+        failing("OPRES-03", "still running at the deadline", || {
+            followed(End::TimedOut)
+        }),
+        passing("OPRES-03", "terminal within the deadline", || {
+            followed(End::Finished(Op::Succeeded))
+        }),
+        failing("OPRES-04", "no id", || {
+            read("OPRES-04", with("InProgress", "id", Value::Null))
+        }),
+        failing("OPRES-04", "an id that is not the URL read", || {
+            read(
+                "OPRES-04",
+                with(
+                    "InProgress",
+                    "id",
+                    json!("/subscriptions/s/providers/Microsoft.Contoso/operations/op1"),
+                ),
+            )
+        }),
+        passing("OPRES-04", "id and name, id the URL read", || {
+            read("OPRES-04", op_status("InProgress"))
+        }),
+        failing(
+            "OPRES-05",
+            "name the resource's, not the operation's",
+            || read("OPRES-05", with("InProgress", "name", json!("w"))),
+        ),
+        passing("OPRES-05", "name the last segment of id", || {
+            read("OPRES-05", op_status("InProgress"))
+        }),
+        failing("OPRES-06", "a US-locale startTime", || {
+            read(
+                "OPRES-06",
+                with("InProgress", "startTime", json!("1/1/2026 10:00:00 AM")),
+            )
+        }),
+        failing("OPRES-06", "percentComplete 150", || {
+            read(
+                "OPRES-06",
+                with("InProgress", "percentComplete", json!(150)),
+            )
+        }),
+        passing("OPRES-06", "ISO 8601 times and percentComplete 100", || {
+            read("OPRES-06", with("Succeeded", "percentComplete", json!(100)))
+        }),
+        failing("OPRES-07", "properties while InProgress", || {
+            read(
+                "OPRES-07",
+                with("InProgress", "properties", json!({"size": 3})),
+            )
+        }),
+        passing("OPRES-07", "properties once Succeeded", || {
+            read(
+                "OPRES-07",
+                with("Succeeded", "properties", json!({"size": 3})),
+            )
+        }),
+        failing("OPRES-08", "Failed without error", || {
+            read("OPRES-08", with("Failed", "error", Value::Null))
+        }),
+        failing("OPRES-08", "Failed with an empty error.message", || {
+            read(
+                "OPRES-08",
+                with("Failed", "error", json!({"code": "Boom", "message": ""})),
+            )
+        }),
+        failing("OPRES-08", "Canceled without error", || {
+            read("OPRES-08", with("Canceled", "error", Value::Null))
+        }),
+        passing("OPRES-08", "Failed with code and message", || {
+            read("OPRES-08", op_status("Failed"))
+        }),
+        passing("OPRES-08", "Canceled with a code", || {
+            read(
+                "OPRES-08",
+                with("Canceled", "error", json!({"code": "Canceled"})),
+            )
+        }),
+        failing("OPRES-09", "status `succeeded`", || {
+            read("OPRES-09", with("Succeeded", "status", json!("succeeded")))
+        }),
+        failing("OPRES-09", "provisioningState `SUCCEEDED`", || {
+            let x = exchange(
+                "GET",
+                WIDGET,
+                200,
+                &[("ETag", "\"1\"")],
+                widget("SUCCEEDED"),
+            );
+            ambient("OPRES-09", &[x]).0
+        }),
+        passing("OPRES-09", "status `Succeeded`", || {
+            read("OPRES-09", op_status("Succeeded"))
+        }),
+        passing("OPRES-09", "provisioningState `Canceled`", || {
+            let x = exchange("GET", WIDGET, 200, &[("ETag", "\"1\"")], widget("Canceled"));
+            ambient("OPRES-09", &[x]).0
+        }),
+    ];
+
+    #[test]
+    fn opres_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn opres_06_and_07_are_not_judged_without_their_fields() {
+        let bare = json!({"id": "/x/op1", "name": "op1", "status": "InProgress"});
+        assert_eq!(read("OPRES-06", bare.clone()), Outcome::NotJudged);
+        assert_eq!(read("OPRES-07", bare), Outcome::NotJudged);
+    }
+}

@@ -201,9 +201,73 @@ pub(crate) fn ended_before(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::rules::testing::{
+        Case, ambient, failing, numbered, op_read, op_status, passing, run_cases,
+    };
     use serde_json::json;
+
+    /// Reads of one operation resource, in order.
+    fn reads(rule: &str, bodies: Vec<Value>) -> crate::rules::Outcome {
+        ambient(rule, &numbered(bodies.into_iter().map(op_read).collect())).0
+    }
+
+    fn with(status: &str, key: &str, v: Value) -> Value {
+        let mut b = op_status(status);
+        b[key] = v;
+        b
+    }
+
+    /// OPS-07 and OPS-08 (the rest of OPS is stated by the suites), failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("OPS-07", "Succeeded, then Failed", || {
+            reads("OPS-07", vec![op_status("Succeeded"), op_status("Failed")])
+        }),
+        failing("OPS-07", "Failed, then Failed with another error", || {
+            let other = with("Failed", "error", json!({"code": "Other", "message": "m"}));
+            reads("OPS-07", vec![op_status("Failed"), other])
+        }),
+        passing("OPS-07", "Succeeded, then Succeeded again", || {
+            reads(
+                "OPS-07",
+                vec![
+                    op_status("InProgress"),
+                    op_status("Succeeded"),
+                    op_status("Succeeded"),
+                ],
+            )
+        }),
+        failing("OPS-08", "startTime changed", || {
+            let moved = with("InProgress", "startTime", json!("2026-01-01T10:00:01Z"));
+            reads("OPS-08", vec![op_status("InProgress"), moved])
+        }),
+        failing("OPS-08", "endTime before startTime", || {
+            reads(
+                "OPS-08",
+                vec![with("Succeeded", "endTime", json!("2026-01-01T09:59:00Z"))],
+            )
+        }),
+        failing("OPS-08", "endTime moved back", || {
+            let earlier = with("Succeeded", "endTime", json!("2026-01-01T10:00:04Z"));
+            reads("OPS-08", vec![op_status("Succeeded"), earlier])
+        }),
+        passing("OPS-08", "startTime fixed, endTime after it", || {
+            reads(
+                "OPS-08",
+                vec![
+                    op_status("InProgress"),
+                    op_status("Succeeded"),
+                    op_status("Succeeded"),
+                ],
+            )
+        }),
+    ];
+
+    #[test]
+    fn ops_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
 
     fn ex(status: u16, headers: &[(&str, &str)], body: Value) -> Exchange {
         crate::rules::testing::exchange("GET", "http://h/op", status, headers, body)

@@ -58,3 +58,69 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::http::Role;
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::End;
+    use crate::rules::testing::{
+        Case, WIDGET, exchange, failing, flow, flow_outcome, passing, poll, run_cases, widget,
+        with_role,
+    };
+
+    /// A PATCH answered 200 Updating, followed through the resource to `end`.
+    fn patched(end: End) -> Outcome {
+        let patch = exchange("PATCH", WIDGET, 200, &[], widget("Updating"));
+        let running = with_role(
+            exchange("GET", WIDGET, 200, &[], widget("Updating")),
+            Role::ResourcePoll,
+        );
+        let last = match end {
+            End::Finished(_) => widget("Succeeded"),
+            _ => widget("Updating"),
+        };
+        let last = with_role(exchange("GET", WIDGET, 200, &[], last), Role::ResourcePoll);
+        let done = matches!(end, End::Finished(_));
+        flow_outcome("PATCH-02", vec![patch, running, last], |exs| {
+            flow(
+                exs,
+                Some(Channel::Resource),
+                vec![
+                    poll(1, Channel::Resource, true),
+                    poll(2, Channel::Resource, !done),
+                ],
+                end,
+            )
+        })
+    }
+
+    /// PATCH-02 (01 and 03 are stated by the suites), failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing(
+            "PATCH-02",
+            "provisioningState not terminal by the deadline",
+            || patched(End::TimedOut),
+        ),
+        passing(
+            "PATCH-02",
+            "provisioningState Updating, then terminal",
+            || patched(End::Finished(Op::Succeeded)),
+        ),
+    ];
+
+    #[test]
+    fn patch_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn a_synchronous_patch_is_not_judged() {
+        let patch = exchange("PATCH", WIDGET, 200, &[], widget("Succeeded"));
+        let got = flow_outcome("PATCH-02", vec![patch], |exs| {
+            flow(exs, None, Vec::new(), End::Finished(Op::Succeeded))
+        });
+        assert_eq!(got, Outcome::NotJudged);
+    }
+}

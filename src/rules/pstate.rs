@@ -75,3 +75,98 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         );
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::{AfterRead, End, Event};
+    use crate::rules::testing::{
+        Case, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome, op_read,
+        op_status, passing, poll, run_cases, widget,
+    };
+    use serde_json::{Value, json};
+
+    fn got(rule: &str, body: Value) -> Outcome {
+        ambient(
+            rule,
+            &[exchange("GET", WIDGET, 200, &[("ETag", "\"1\"")], body)],
+        )
+        .0
+    }
+
+    /// A PUT followed to its end, then the resource read in `state`.
+    fn settled_as(state: &str) -> Outcome {
+        let put = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[("Azure-AsyncOperation", OP_STATUS)],
+            widget("Creating"),
+        );
+        let after = exchange("GET", WIDGET, 200, &[], widget(state));
+        flow_outcome(
+            "PSTATE-02",
+            vec![put, op_read(op_status("Succeeded")), after],
+            |exs| {
+                flow(
+                    exs,
+                    Some(Channel::AzureAsyncOperation),
+                    vec![
+                        poll(1, Channel::AzureAsyncOperation, false),
+                        Event::After {
+                            ex: 2,
+                            what: AfterRead::Resource,
+                        },
+                    ],
+                    End::Finished(Op::Succeeded),
+                )
+            },
+        )
+    }
+
+    /// PSTATE-01, 02 and 05 (03 and 04 are stated by the suites), failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("PSTATE-01", "a top-level provisioningState", || {
+            let mut b = widget("Succeeded");
+            b["provisioningState"] = json!("Succeeded");
+            b["properties"] = json!({"size": 3});
+            got("PSTATE-01", b)
+        }),
+        failing(
+            "PSTATE-01",
+            "a provisioningState that is not a string",
+            || {
+                let mut b = widget("Succeeded");
+                b["properties"]["provisioningState"] = json!(3);
+                got("PSTATE-01", b)
+            },
+        ),
+        passing("PSTATE-01", "properties.provisioningState", || {
+            got("PSTATE-01", widget("Succeeded"))
+        }),
+        failing("PSTATE-02", "Updating once the operation ended", || {
+            settled_as("Updating")
+        }),
+        passing("PSTATE-02", "Succeeded once the operation ended", || {
+            settled_as("Succeeded")
+        }),
+        passing("PSTATE-02", "Failed once the operation ended", || {
+            settled_as("Failed")
+        }),
+        failing("PSTATE-05", "a GET without provisioningState", || {
+            got(
+                "PSTATE-05",
+                json!({"id": crate::rules::testing::WIDGET_ID, "name": "w", "type": "Microsoft.Contoso/widgets", "location": "eastus", "properties": {"size": 3}}),
+            )
+        }),
+        passing("PSTATE-05", "a GET with provisioningState", || {
+            got("PSTATE-05", widget("Creating"))
+        }),
+    ];
+
+    #[test]
+    fn pstate_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+}

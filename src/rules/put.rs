@@ -166,3 +166,187 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::http::{Exchange, Role};
+    use crate::lro::{Channel, Outcome as Op};
+    use crate::rules::Outcome;
+    use crate::rules::flow::{AfterRead, End, Event};
+    use crate::rules::testing::{
+        Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome,
+        numbered, op_read, op_status, passing, poll, run_cases, widget, with_role,
+    };
+    use serde_json::{Value, json};
+
+    fn read(status: u16, state: &str) -> Exchange {
+        let body = if status == 200 {
+            widget(state)
+        } else {
+            json!({"error": {"code": "ResourceNotFound", "message": "no such widget"}})
+        };
+        exchange("GET", WIDGET, status, &[], body)
+    }
+
+    /// A read showing the widget (`read_status`), then a PUT answered `status`.
+    fn put_after(read_status: u16, status: u16, headers: &[(&str, &str)]) -> Outcome {
+        let put = exchange("PUT", WIDGET, status, headers, widget("Succeeded"));
+        ambient(
+            "PUT-01",
+            &numbered(vec![read(read_status, "Succeeded"), put]),
+        )
+        .0
+    }
+
+    /// A PUT answered 201 in `initial_state`, followed through its operation resource, the
+    /// resource read (`watched`) between two polls that showed it running.
+    fn followed(rule: &str, initial_state: &str, watched: Exchange) -> Outcome {
+        let put = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[("Azure-AsyncOperation", OP_STATUS)],
+            widget(initial_state),
+        );
+        let running = op_read(op_status("InProgress"));
+        let after = read(200, "Succeeded");
+        flow_outcome(
+            rule,
+            vec![
+                put,
+                running.clone(),
+                watched,
+                running,
+                op_read(op_status("Succeeded")),
+                after,
+            ],
+            |exs| {
+                flow(
+                    exs,
+                    Some(Channel::AzureAsyncOperation),
+                    vec![
+                        poll(1, Channel::AzureAsyncOperation, true),
+                        Event::Watch { ex: 2 },
+                        poll(3, Channel::AzureAsyncOperation, true),
+                        poll(4, Channel::AzureAsyncOperation, false),
+                        Event::After {
+                            ex: 5,
+                            what: AfterRead::Resource,
+                        },
+                    ],
+                    End::Finished(Op::Succeeded),
+                )
+            },
+        )
+    }
+
+    /// A PUT answered 201 Creating, followed through the resource itself: `reads` are its polls.
+    fn by_resource(rule: &str, reads: Vec<(Exchange, bool)>, end: End) -> Outcome {
+        let put = exchange("PUT", WIDGET, 201, &[], widget("Creating"));
+        let events: Vec<Event> = reads
+            .iter()
+            .enumerate()
+            .map(|(i, (_, running))| poll(i + 1, Channel::Resource, *running))
+            .collect();
+        let mut exs = vec![put];
+        exs.extend(
+            reads
+                .into_iter()
+                .map(|(x, _)| with_role(x, Role::ResourcePoll)),
+        );
+        flow_outcome(rule, exs, |exs| {
+            flow(exs, Some(Channel::Resource), events, end)
+        })
+    }
+
+    /// PUT-01..04, each shown failing and passing (PUT-05 is stated by the suites).
+    pub(crate) const CASES: &[Case] = &[
+        failing("PUT-01", "200 for a create of a name shown missing", || {
+            put_after(404, 200, &[])
+        }),
+        failing("PUT-01", "201 for a replace of a settled resource", || {
+            put_after(200, 201, &[])
+        }),
+        passing("PUT-01", "201 for a create", || put_after(404, 201, &[])),
+        passing("PUT-01", "202 for a create (LOC-07 governs it)", || {
+            put_after(404, 202, &[("Location", OP_RESULT), ("Retry-After", "10")])
+        }),
+        passing("PUT-01", "200 for a replace", || put_after(200, 200, &[])),
+        failing(
+            "PUT-02",
+            "Succeeded in the answer of a PUT still running",
+            || followed("PUT-02", "Succeeded", read(200, "Creating")),
+        ),
+        passing(
+            "PUT-02",
+            "Creating in the answer of a PUT still running",
+            || followed("PUT-02", "Creating", read(200, "Creating")),
+        ),
+        failing(
+            "PUT-03",
+            "the resource Succeeded while provisioning ran",
+            || followed("PUT-03", "Creating", read(200, "Succeeded")),
+        ),
+        failing(
+            "PUT-03",
+            "the resource 404 while its provisioning was polled",
+            || {
+                by_resource(
+                    "PUT-03",
+                    vec![(read(404, ""), false)],
+                    End::Finished(Op::Succeeded),
+                )
+            },
+        ),
+        passing(
+            "PUT-03",
+            "the resource Creating while provisioning ran",
+            || followed("PUT-03", "Creating", read(200, "Creating")),
+        ),
+        failing(
+            "PUT-04",
+            "provisioningState not terminal by the deadline",
+            || {
+                by_resource(
+                    "PUT-04",
+                    vec![(read(200, "Creating"), true), (read(200, "Creating"), true)],
+                    End::TimedOut,
+                )
+            },
+        ),
+        passing("PUT-04", "provisioningState terminal", || {
+            by_resource(
+                "PUT-04",
+                vec![
+                    (read(200, "Creating"), true),
+                    (read(200, "Succeeded"), false),
+                ],
+                End::Finished(Op::Succeeded),
+            )
+        }),
+        passing(
+            "PUT-04",
+            "the resource settled after its operation resource ended",
+            || followed("PUT-04", "Creating", read(200, "Creating")),
+        ),
+    ];
+
+    #[test]
+    fn put_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn put_03_gives_a_202_create_no_verdict() {
+        let put = exchange("PUT", WIDGET, 202, &[("Location", OP_RESULT)], Value::Null);
+        let got = flow_outcome("PUT-03", vec![put], |exs| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                Vec::new(),
+                End::Finished(Op::Succeeded),
+            )
+        });
+        assert_eq!(got, Outcome::NotJudged);
+    }
+}

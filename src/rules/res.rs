@@ -141,3 +141,136 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::rules::Outcome;
+    use crate::rules::testing::{
+        Case, GADGET, WIDGET, WIDGETS, ambient, exchange, failing, passing, run_cases, widget,
+    };
+    use serde_json::{Value, json};
+
+    fn got(rule: &str, url: &str, body: Value) -> Outcome {
+        ambient(
+            rule,
+            &[exchange("GET", url, 200, &[("ETag", "\"1\"")], body)],
+        )
+        .0
+    }
+
+    fn widget_with(key: &str, v: Value) -> Value {
+        let mut b = widget("Succeeded");
+        match v {
+            Value::Null => {
+                b.as_object_mut().unwrap().remove(key);
+            }
+            v => b[key] = v,
+        }
+        b
+    }
+
+    fn gadget() -> Value {
+        json!({
+            "id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w/gadgets/g",
+            "name": "g",
+            "type": "Microsoft.Contoso/widgets/gadgets",
+            "properties": {"provisioningState": "Succeeded"}
+        })
+    }
+
+    fn listed(body: Value) -> Outcome {
+        got("RES-05", WIDGETS, body)
+    }
+
+    /// RES-01..05, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("RES-01", "name not the last segment of id", || {
+            got("RES-01", WIDGET, widget_with("name", json!("x")))
+        }),
+        failing("RES-01", "no type", || {
+            got("RES-01", WIDGET, widget_with("type", Value::Null))
+        }),
+        failing("RES-01", "properties an array", || {
+            got("RES-01", WIDGET, widget_with("properties", json!([])))
+        }),
+        failing("RES-01", "a resource answer that is not JSON", || {
+            let mut x = exchange("GET", WIDGET, 200, &[], Value::Null);
+            let r = x.response.as_mut().unwrap();
+            r.json = None;
+            r.body = "<html/>".into();
+            ambient("RES-01", &[x]).0
+        }),
+        passing("RES-01", "the envelope", || {
+            got("RES-01", WIDGET, widget("Succeeded"))
+        }),
+        failing("RES-02", "another type", || {
+            got(
+                "RES-02",
+                WIDGET,
+                widget_with("type", json!("Microsoft.Contoso/gadgets")),
+            )
+        }),
+        failing("RES-02", "an id without the resource group", || {
+            got(
+                "RES-02",
+                WIDGET,
+                widget_with(
+                    "id",
+                    json!("/subscriptions/s/providers/Microsoft.Contoso/widgets/w"),
+                ),
+            )
+        }),
+        passing("RES-02", "id and type of the URL, in another case", || {
+            let b = widget_with("type", json!("microsoft.contoso/WIDGETS"));
+            got("RES-02", WIDGET, b)
+        }),
+        failing("RES-03", "a tracked resource without location", || {
+            got("RES-03", WIDGET, widget_with("location", Value::Null))
+        }),
+        failing("RES-03", "tags with a number", || {
+            got("RES-03", WIDGET, widget_with("tags", json!({"n": 1})))
+        }),
+        passing("RES-03", "location and string tags", || {
+            got("RES-03", WIDGET, widget("Succeeded"))
+        }),
+        failing("RES-04", "a proxy resource with location", || {
+            let mut b = gadget();
+            b["location"] = json!("eastus");
+            got("RES-04", GADGET, b)
+        }),
+        failing("RES-04", "a proxy resource with tags", || {
+            let mut b = gadget();
+            b["tags"] = json!({});
+            got("RES-04", GADGET, b)
+        }),
+        passing("RES-04", "a proxy resource without either", || {
+            got("RES-04", GADGET, gadget())
+        }),
+        failing("RES-05", "a bare-path nextLink", || {
+            listed(
+                json!({"value": [], "nextLink": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets?api-version=2024-05-01&$skiptoken=2"}),
+            )
+        }),
+        failing("RES-05", "no value array", || listed(json!({"items": []}))),
+        passing("RES-05", "a value array and an absolute nextLink", || {
+            listed(
+                json!({"value": [widget("Succeeded")], "nextLink": "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets?api-version=2024-05-01&$skiptoken=2"}),
+            )
+        }),
+        passing("RES-05", "a value array and a null nextLink", || {
+            listed(json!({"value": [], "nextLink": null}))
+        }),
+        failing("RES-01", "a listed item without name", || {
+            got(
+                "RES-01",
+                WIDGETS,
+                json!({"value": [widget_with("name", Value::Null)]}),
+            )
+        }),
+    ];
+
+    #[test]
+    fn res_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+}

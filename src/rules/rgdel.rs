@@ -43,3 +43,49 @@ pub(super) fn sweep(j: &mut Judge<'_>, rec: &SweepRecord, exs: &[Exchange]) {
         j.ledger.pass("RGDEL-03");
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::rules::testing::{
+        Case, WIDGET, exchange, failing, judged, numbered, passing, run_cases,
+    };
+    use crate::rules::{Outcome, SweepRecord};
+    use serde_json::Value;
+
+    /// A sweep: one DELETE answered `deleted`, then a read of the resource answered `left`.
+    fn sweep(deleted: u16, left: u16) -> Outcome {
+        let exs = numbered(vec![
+            exchange("DELETE", WIDGET, deleted, &[], Value::Null),
+            exchange("GET", WIDGET, left, &[], Value::Null),
+        ]);
+        let rec = SweepRecord {
+            deletes: vec![0],
+            finals: vec![(WIDGET.to_string(), 1)],
+            passes: 2,
+        };
+        judged("RGDEL-03", |j| j.sweep(&rec, &exs))
+    }
+
+    /// RGDEL-03 (01 and 02 are stated by the suites), failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing("RGDEL-03", "a DELETE in the sweep answered 500", || {
+            sweep(500, 404)
+        }),
+        failing(
+            "RGDEL-03",
+            "a resource left once the sweep made no progress",
+            || sweep(409, 200),
+        ),
+        passing("RGDEL-03", "every DELETE 2xx/4xx and nothing left", || {
+            sweep(200, 404)
+        }),
+        passing("RGDEL-03", "a refused DELETE, then nothing left", || {
+            sweep(409, 404)
+        }),
+    ];
+
+    #[test]
+    fn rgdel_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+}
