@@ -287,7 +287,7 @@ mod tests {
         for (i, r) in TABLE.iter().enumerate() {
             assert_eq!(r.variant as usize, i, "{} out of order", r.name);
         }
-        assert_eq!(TABLE.len(), Variant::MonPutLocation as usize + 1);
+        assert_eq!(TABLE.len(), Variant::QuotedEmptyIfMatchAbsent as usize + 1);
         let mut seen = BTreeSet::new();
         for v in Variant::all() {
             assert!(seen.insert(v.name()));
