@@ -188,6 +188,12 @@ pub struct RunInfo {
     /// Tests the selection (name filters, `--skip`, `--rule`, a partition) left out.
     #[serde(default)]
     pub selected_out: usize,
+    /// `--fail-fast` stopped scheduling after this test failed (or errored)...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_after: Option<String>,
+    /// ...and this many tests were never started (reported skipped, "not run: ...").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_run: usize,
     /// What went wrong with the run itself (reports or journal not written): each fails it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
@@ -219,6 +225,10 @@ pub struct RunInfo {
 pub struct Throttling {
     pub count: u64,
     pub wait_ms: u64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn failures() -> String {

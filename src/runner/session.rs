@@ -57,6 +57,8 @@ pub struct Settings {
     pub no_foreign: bool,
     pub max_rps: Option<f64>,
     pub test_threads: Option<usize>,
+    /// `--fail-fast`: start no test after the first that fails.
+    pub fail_fast: bool,
     pub selection: Selection,
     pub partition: Option<Partition>,
     pub transcripts: Transcripts,
@@ -469,12 +471,15 @@ pub fn run(
         &harness::Limits {
             in_flight,
             selected_out,
+            fail_fast: s.fail_fast,
         },
         &last,
         console.clone(),
         &mut sink,
     ));
     info.selected_out += outcome.filtered_out;
+    info.stopped_after = outcome.stopped_after.clone();
+    info.not_run = outcome.not_run;
     let left = rt.block_on(final_cleanup(&ctx, &console));
     // URLs shown on the console and in reports: without userinfo or echoed secrets.
     let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
