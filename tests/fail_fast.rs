@@ -86,9 +86,17 @@ fn fail_fast_stops_starting_tests_after_the_first_failure_and_exits_1() {
     );
     // Not-run tests are counted skipped, never passed; the console says why in one line.
     assert!(report["counts"]["skipped"].as_u64().unwrap() >= stopped.len() as u64);
+    // The console says it stopped, and the headline why the run is incomplete.
     assert!(
-        out.stdout
-            .contains("ignored, not run: --fail-fast stopped the run after"),
+        out.stderr.contains("--fail-fast: ") && out.stderr.contains("no more tests start"),
+        "{}",
+        out.tail(3000)
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "{} tests not run: --fail-fast stopped the run after",
+            stopped.len()
+        )),
         "{}",
         out.tail(3000)
     );

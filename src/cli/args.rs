@@ -141,6 +141,11 @@ pub struct RunArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,
+    /// Send a request again, up to N times, when it got no answer of the RP's (no answer at
+    /// all, or a 502/503/504 without the ARM error body); a test that needed it is reported
+    /// flaky. What the RP answered is judged, never retried.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
     /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_cap: usize,
@@ -207,7 +212,7 @@ pub struct RunArgs {
         require_equals = true,
         default_missing_value = ""
     )]
-    pub rerun_failed: Option<PathBuf>,
+    pub rerun_failed: Option<String>,
     /// Run the ignored (not applicable) tests too; they report why they cannot run.
     #[arg(long)]
     pub include_ignored: bool,

@@ -76,10 +76,10 @@ pub(super) fn run(a: RunArgs) -> u8 {
         Err(c) => return c,
     };
     if let Some(dir) = &a.rerun_failed {
-        let dir = if dir.as_os_str().is_empty() {
+        let dir = if dir.is_empty() {
             a.report_dir.clone()
         } else {
-            dir.clone()
+            PathBuf::from(dir)
         };
         let path = report::report_path(&dir);
         let failed = match failed_in(&path) {
@@ -193,6 +193,7 @@ fn settings_of(a: &RunArgs, plan: RunPlan) -> Result<session::Settings, u8> {
         certify: a.certify,
         deadline: a.deadline,
         request_timeout: a.request_timeout,
+        retries: a.retries,
         body_cap: a.body_cap,
         insecure: a.insecure,
         no_foreign: a.no_foreign,

@@ -127,6 +127,16 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
+/// The note that marks a test flaky: it needed `--retries` (every attempt is on its exchanges).
+pub const FLAKY_NOTE: &str = "flaky: ";
+
+impl ScenarioResult {
+    /// Did a request of this test need a retry (`--retries`)?
+    pub fn flaky(&self) -> bool {
+        self.notes.iter().any(|n| n.starts_with(FLAKY_NOTE))
+    }
+}
+
 impl Verdict {
     pub fn failed_outcome(&self) -> bool {
         self.outcome == "failed"

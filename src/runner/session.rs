@@ -52,6 +52,8 @@ pub struct Settings {
     pub certify: bool,
     pub deadline: Option<u64>,
     pub request_timeout: u64,
+    /// `--retries N`: requests that got no answer of the RP's are sent again.
+    pub retries: u32,
     pub body_cap: usize,
     pub insecure: bool,
     pub no_foreign: bool,
@@ -294,6 +296,7 @@ pub fn run(
         limits: limits(s.max_rps, &target.base_url),
         throttle_budget: target.deadline,
         time_scale: s.time_scale,
+        retries: s.retries,
         ..Default::default()
     };
     let http = match Http::new(
@@ -545,6 +548,12 @@ pub fn run(
             "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
             stats.throttled,
             stats.throttle_wait_ms as f64 / 1000.0
+        ));
+    }
+    if stats.retried > 0 {
+        console.line(&format!(
+            "note: {} request(s) got no answer of the RP's and were sent again (--retries); their tests are reported flaky",
+            stats.retried
         ));
     }
     Ended::Reported(Box::new(Reported {
