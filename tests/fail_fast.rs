@@ -121,7 +121,7 @@ fn rerun_failed_runs_exactly_the_tests_that_failed_and_nothing_when_none_did() {
     let again = rpconform(&faulty_args(&rd, &["--rerun-failed"]), RUN_TIMEOUT);
     assert_eq!(again.code(), 1, "{}", again.tail(3000));
     assert!(
-        again.stdout.contains(&format!(
+        again.stderr.contains(&format!(
             "--rerun-failed: {} tests failed in {}",
             before.len(),
             dir.join("reports/report.json").display()
@@ -139,6 +139,29 @@ fn rerun_failed_runs_exactly_the_tests_that_failed_and_nothing_when_none_did() {
         "{}",
         report["run"]
     );
+
+    // `--list --format json` lists them, and stdout stays JSON.
+    let listing = rpconform(
+        &[
+            "run",
+            "suites",
+            &format!("--rerun-failed={rd}"),
+            "--list",
+            "--format",
+            "json",
+        ],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(listing.code(), 0, "{}", listing.tail(2000));
+    let listed: Value = serde_json::from_str(&listing.stdout)
+        .unwrap_or_else(|e| panic!("not JSON: {e}\n{}", listing.tail(2000)));
+    let listed: BTreeSet<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(listed, before);
 
     // A report where nothing failed: nothing to run, exit 0, no run.
     let mut clean = read_report(&dir.join("reports"));
@@ -158,7 +181,7 @@ fn rerun_failed_runs_exactly_the_tests_that_failed_and_nothing_when_none_did() {
     );
     assert_eq!(out.code(), 0, "{}", out.tail(2000));
     assert!(
-        out.stdout.contains("no test failed in") && out.stdout.contains("nothing to run"),
+        out.stderr.contains("no test failed in") && out.stderr.contains("nothing to run"),
         "{}",
         out.tail(2000)
     );

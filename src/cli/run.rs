@@ -87,13 +87,14 @@ pub(super) fn run(a: RunArgs) -> u8 {
             Err(e) => return usage(format!("--rerun-failed: {e}")),
         };
         if failed.is_empty() {
-            print_safe(&format!(
+            eprint_safe(&format!(
                 "--rerun-failed: no test failed in {}; nothing to run",
                 path.display()
             ));
             return EXIT_OK;
         }
-        print_safe(&format!(
+        // On stderr: stdout is the test log (or `--list --format json`).
+        eprint_safe(&format!(
             "--rerun-failed: {} test{} failed in {}; running {}",
             failed.len(),
             if failed.len() == 1 { "" } else { "s" },
@@ -259,12 +260,6 @@ fn run_session(
             EXIT_FAILED
         }
     }
-}
-
-/// Print to stdout without ever panicking (a closed pipe is not the run's problem).
-fn print_safe(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stdout(), "{text}");
 }
 
 /// Print to stderr without ever panicking (a closed stderr is not the run's problem).
