@@ -38,7 +38,7 @@ pub use generated::{ID, SCHEMAS, SUITES};
 /// (its short hash and how many suites and schemas it holds).
 pub const VERSION_LINE: &str = env!("RPCONFORM_VERSION_LINE");
 
-/// `suite set 3f9c0d21a7b4 (11 suites, 7 schemas)`.
+/// `suite set 3f9c0d21a7b4 (12 suites, 7 schemas)`.
 pub fn describe() -> String {
     format!(
         "suite set {ID} ({} suites, {} schemas)",

@@ -172,3 +172,50 @@ fn the_azure_pipeline_parses_and_runs_a_partitioned_certification() {
         );
     }
 }
+
+/// How many files in `dir` end with one of `exts`.
+fn count_files(dir: &str, exts: &[&str]) -> usize {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
+    std::fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_file())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            exts.iter().any(|x| name.ends_with(x))
+        })
+        .count()
+}
+
+/// The README says how many suites (and schemas) the built-in set holds: the numbers it gives
+/// are the files in `suites/*.yaml` and `schemas/*.json`, and it never claims a default
+/// `--test-threads` cap (there is none: every test starts, longest first).
+#[test]
+fn the_readme_counts_the_suites_and_schemas_there_are() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    let suites = count_files("suites", &[".yaml", ".yml"]);
+    let schemas = count_files("schemas", &[".json"]);
+    for (word, n) in [("suites", suites), ("schemas", schemas)] {
+        let re = regex::Regex::new(&format!(r"\b(\d+) {word}\b")).unwrap();
+        let claims: Vec<usize> = re
+            .captures_iter(&readme)
+            .map(|c| c[1].parse().unwrap())
+            .collect();
+        assert!(
+            !claims.is_empty(),
+            "README.md never says how many {word} there are"
+        );
+        for c in claims {
+            assert_eq!(
+                c, n,
+                "README.md says {c} {word}; the repository has {n} ({word}/)"
+            );
+        }
+    }
+    let threads = regex::Regex::new(r"\d+ by\s+default, `--test-threads`").unwrap();
+    assert!(
+        !threads.is_match(&readme),
+        "README.md gives --test-threads a default; it has none"
+    );
+}

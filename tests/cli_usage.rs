@@ -240,3 +240,98 @@ fn list_faults_names_only_existing_rules() {
         "faults name rules that `rpconform rules` does not know: {unknown:?}"
     );
 }
+
+/// The entries of one section (`Options:`, `Arguments:`, `Commands:`) of a `--help` text, each
+/// with its description (empty when it has none): on the entry's line after two spaces, or on
+/// the lines below it, indented deeper.
+fn help_entries(help: &str, section: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut inside = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') && line.ends_with(':') {
+            inside = line == section;
+            continue;
+        }
+        if !inside || line.trim().is_empty() {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if indent == 2 {
+            let body = line.trim_start();
+            let (entry, desc) = match body.find("  ") {
+                Some(i) => (&body[..i], body[i..].trim()),
+                None => (body, ""),
+            };
+            out.push((entry.to_string(), desc.to_string()));
+        } else if let Some(last) = out.last_mut() {
+            // A description on the lines below the entry.
+            if !last.1.is_empty() {
+                last.1.push(' ');
+            }
+            last.1.push_str(line.trim());
+        }
+    }
+    out
+}
+
+/// Every option and argument of every subcommand (`report merge` and `report diff` too) says
+/// in its `--help` line what it does.
+#[test]
+fn every_option_of_every_subcommand_has_a_help_line() {
+    let mut todo: Vec<Vec<String>> = vec![Vec::new()];
+    let mut walked = Vec::new();
+    let mut bare = Vec::new();
+    while let Some(path) = todo.pop() {
+        let mut args: Vec<String> = path.clone();
+        args.push("--help".into());
+        let out = rpconform(&args, QUICK_TIMEOUT);
+        assert_eq!(out.code(), 0, "{}", out.tail(2000));
+        for (cmd, desc) in help_entries(&out.stdout, "Commands:") {
+            if cmd == "help" {
+                continue;
+            }
+            assert!(
+                !desc.is_empty(),
+                "`rpconform {} {cmd}` has no description",
+                path.join(" ")
+            );
+            let mut sub = path.clone();
+            sub.push(cmd);
+            todo.push(sub);
+        }
+        let mut entries = help_entries(&out.stdout, "Options:");
+        entries.extend(help_entries(&out.stdout, "Arguments:"));
+        if !path.is_empty() {
+            assert!(
+                !entries.is_empty(),
+                "no option found in `rpconform {} --help`:\n{}",
+                path.join(" "),
+                out.stdout
+            );
+        }
+        for (entry, desc) in entries {
+            // `[default: 60]` or `[possible values: ...]` alone is not a description.
+            let said = desc.split('[').next().unwrap_or("").trim();
+            if said.is_empty() {
+                bare.push(format!("rpconform {} {entry}", path.join(" ")));
+            }
+        }
+        walked.push(path.join(" "));
+    }
+    for must in [
+        "run",
+        "rules",
+        "probe",
+        "serve",
+        "init",
+        "cleanup",
+        "report merge",
+        "report diff",
+    ] {
+        assert!(
+            walked.iter().any(|w| w == must),
+            "`rpconform {must} --help` was not walked: {walked:?}"
+        );
+    }
+    assert!(bare.is_empty(), "options without a help line: {bare:#?}");
+}

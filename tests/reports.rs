@@ -455,3 +455,81 @@ fn selection_errors_are_usage_errors() {
             .any(|t| t["name"].as_str().unwrap().starts_with("location-202::"))
     );
 }
+
+/// The SARIF 2.1.0 schema, as the npm package `@microsoft/jest-sarif` ships it (see
+/// tests/fixtures/sarif/README.md): no network.
+fn sarif_validator() -> jsonschema::Validator {
+    let path = common::root().join("tests/fixtures/sarif/sarif-schema-2.1.0.json");
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("the SARIF schema: {e}"))
+}
+
+/// results.sarif is valid SARIF 2.1.0; every result names a rule of `tool.driver.rules` and a
+/// suite file and line that exist; the faulty run's broken rule is an `error` result, the clean
+/// run has none, and each run's invocation says it executed.
+#[test]
+fn results_sarif_is_valid_sarif_2_1_0_naming_the_broken_rule_at_its_suite_line() {
+    let validator = sarif_validator();
+    for (run, broken) in [(faulty(), true), (clean(), false)] {
+        let sarif: Value = serde_json::from_str(&text(run, "results.sarif"))
+            .unwrap_or_else(|e| panic!("results.sarif is not JSON: {e}"));
+        let errors: Vec<String> = validator
+            .iter_errors(&sarif)
+            .take(10)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "results.sarif is not valid SARIF 2.1.0: {errors:#?}"
+        );
+        assert_eq!(sarif["version"], "2.1.0");
+        assert!(
+            sarif["$schema"]
+                .as_str()
+                .is_some_and(|s| s.contains("sarif"))
+        );
+        let r0 = &sarif["runs"][0];
+        assert_eq!(r0["tool"]["driver"]["name"], "rpconform");
+        let rules: Vec<&str> = r0["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap())
+            .collect();
+        assert!(rules.len() >= 132, "{} rules", rules.len());
+        let results = r0["results"].as_array().unwrap();
+        for x in results {
+            let id = x["ruleId"].as_str().unwrap();
+            assert!(rules.contains(&id), "result on unknown rule {id}");
+            let loc = &x["locations"][0]["physicalLocation"];
+            let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+            assert!(
+                uri.starts_with("suites/") && common::root().join(uri).is_file(),
+                "{uri} is not a suite file of the checkout"
+            );
+            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1, "{x}");
+        }
+        let loc02: Vec<&Value> = results.iter().filter(|x| x["ruleId"] == "LOC-02").collect();
+        if broken {
+            assert!(!loc02.is_empty(), "no LOC-02 result in the faulty run");
+            assert!(loc02.iter().all(|x| x["level"] == "error"));
+            let text = loc02[0]["message"]["text"].as_str().unwrap();
+            assert!(text.contains("expected") && text.contains("seen"), "{text}");
+            assert!(
+                text.contains(" 202 ") || text.contains('#'),
+                "no exchange in {text}"
+            );
+            assert_eq!(r0["invocations"][0]["exitCode"], 1);
+        } else {
+            assert!(results.is_empty(), "the clean run has results: {results:?}");
+        }
+        assert_eq!(r0["invocations"][0]["executionSuccessful"], true);
+    }
+}

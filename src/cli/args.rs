@@ -77,6 +77,7 @@ pub struct InitArgs {
     /// The subscription to put in the file (default: a placeholder with a TODO).
     #[arg(long)]
     pub subscription: Option<String>,
+    /// The Azure region the file's resources are created in.
     #[arg(long, default_value = "eastus")]
     pub location: String,
     /// The resource group name (the run creates it, with a unique suffix).
@@ -140,6 +141,11 @@ pub struct RunArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,
+    /// Send a request again, up to N times, when it got no answer of the RP's (no answer at
+    /// all, or a 502/503/504 without the ARM error body); a test that needed it is reported
+    /// flaky. What the RP answered is judged, never retried.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
     /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_cap: usize,
@@ -180,6 +186,7 @@ pub struct RunArgs {
     /// Output format of --list.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Filters match whole test names, not parts of them.
     #[arg(long)]
     pub exact: bool,
     /// Skip tests whose name contains this (repeatable).
@@ -188,8 +195,28 @@ pub struct RunArgs {
     /// List the tests and exit.
     #[arg(long)]
     pub list: bool,
+    /// Start no more tests after the first that fails or errors (those running end, cleanup
+    /// runs as always); the tests not started are reported skipped, "not run". Every test
+    /// starts at once by default, so this stops most under --test-threads N.
+    #[arg(long, overrides_with = "no_fail_fast")]
+    pub fail_fast: bool,
+    /// Run every selected test whatever fails (the default; overrides --fail-fast).
+    #[arg(long, overrides_with = "fail_fast")]
+    pub no_fail_fast: bool,
+    /// Run only the tests that failed or errored in DIR's report.json (default: the report
+    /// directory, --report-dir); with none failed, run nothing and exit 0.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub rerun_failed: Option<String>,
+    /// Run the ignored (not applicable) tests too; they report why they cannot run.
     #[arg(long)]
     pub include_ignored: bool,
+    /// Run only the ignored (not applicable) tests.
     #[arg(long)]
     pub ignored: bool,
     /// Most tests running at once (default: as many as the rate limits allow; tests are waits,
@@ -238,6 +265,7 @@ pub struct CleanupArgs {
     /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,
+    /// Do not verify TLS certificates.
     #[arg(long)]
     pub insecure: bool,
 }
@@ -279,13 +307,16 @@ pub struct ProbeArgs {
     /// Seconds the operation may take (overrides the target file).
     #[arg(long, value_name = "SECS")]
     pub deadline: Option<u64>,
+    /// Do not verify TLS certificates.
     #[arg(long)]
     pub insecure: bool,
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
+    /// Per-request timeout in seconds.
     #[arg(long, default_value_t = 60)]
     pub request_timeout: u64,
+    /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_cap: usize,
 }
@@ -370,6 +401,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct RulesArgs {
+    /// Output format: a table for people, or JSON for tools.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
     /// Only rules of this profile (arm, propagation, azure-core-lro, aro-hcp, task-api); repeatable.
@@ -389,12 +421,16 @@ pub struct RulesArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Port to listen on, on 127.0.0.1 (0: any free port, printed at start).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
-    #[arg(long, default_value_t = 1000)]
+    /// How long each long-running operation runs, in milliseconds.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
     pub op_duration: u64,
-    #[arg(long, default_value_t = 10)]
+    /// Seconds the RP's Retry-After headers advertise.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
     pub retry_after: u64,
+    /// Fault knobs (rule violations) to turn on; repeatable; --list-faults lists them.
     #[arg(long = "fault", value_name = "NAME")]
     pub faults: Vec<String>,
     /// Variant knobs (legal behaviours) to turn on; repeatable.
@@ -403,7 +439,12 @@ pub struct ServeArgs {
     /// Hold every operation open until it has been read N times through its own channels.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub hold_reads: u32,
-    #[arg(long, default_value = "reports/embedded-target.yaml")]
+    /// Where to write the target file that points a run at this server.
+    #[arg(
+        long,
+        default_value = "reports/embedded-target.yaml",
+        value_name = "FILE"
+    )]
     pub write_target: PathBuf,
     /// Print every fault knob with the rules it breaks, and exit.
     #[arg(long)]

@@ -71,10 +71,39 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
 }
 
 pub(super) fn run(a: RunArgs) -> u8 {
-    let plan = match plan(&a) {
+    let mut plan = match plan(&a) {
         Ok(p) => p,
         Err(c) => return c,
     };
+    if let Some(dir) = &a.rerun_failed {
+        let dir = if dir.is_empty() {
+            a.report_dir.clone()
+        } else {
+            PathBuf::from(dir)
+        };
+        let path = report::report_path(&dir);
+        let failed = match failed_in(&path) {
+            Ok(f) => f,
+            Err(e) => return usage(format!("--rerun-failed: {e}")),
+        };
+        if failed.is_empty() {
+            eprint_safe(&format!(
+                "--rerun-failed: no test failed in {}; nothing to run",
+                path.display()
+            ));
+            return EXIT_OK;
+        }
+        // On stderr: stdout is the test log (or `--list --format json`).
+        eprint_safe(&format!(
+            "--rerun-failed: {} test{} failed in {}; running {}",
+            failed.len(),
+            if failed.len() == 1 { "" } else { "s" },
+            path.display(),
+            if failed.len() == 1 { "it" } else { "them" }
+        ));
+        plan.selection
+            .only(failed, format!("--rerun-failed={}", dir.display()));
+    }
     let suites = match load(&plan.paths, &a.schemas) {
         Ok(s) => s,
         Err(c) => return c,
@@ -97,6 +126,18 @@ pub(super) fn run(a: RunArgs) -> u8 {
     };
     rt.shutdown_timeout(Duration::from_secs(1));
     code
+}
+
+/// The tests that failed or errored in a report.json, read one result at a time.
+fn failed_in(path: &std::path::Path) -> Result<std::collections::BTreeSet<String>, String> {
+    let mut failed = std::collections::BTreeSet::new();
+    report::read_report(path, &mut |_| Ok(()), &mut |r| {
+        if matches!(r.status, report::Status::Failed | report::Status::Error(_)) {
+            failed.insert(r.name);
+        }
+        Ok(())
+    })?;
+    Ok(failed)
 }
 
 /// The run's settings from the arguments; bad input is a usage error (exit 2).
@@ -153,11 +194,13 @@ fn settings_of(a: &RunArgs, plan: RunPlan) -> Result<session::Settings, u8> {
         certify: a.certify,
         deadline: a.deadline,
         request_timeout: a.request_timeout,
+        retries: a.retries,
         body_cap: a.body_cap,
         insecure: a.insecure,
         no_foreign: a.no_foreign,
         max_rps: a.max_rps,
         test_threads: a.test_threads,
+        fail_fast: a.fail_fast && !a.no_fail_fast,
         selection: plan.selection,
         partition: plan.partition,
         transcripts: plan.transcripts,

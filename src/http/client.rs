@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::{Exchange, Redactor, Response, Role, Throttled, TokenSource};
+use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
 
 /// Limits and policies of the client.
@@ -28,6 +28,9 @@ pub struct HttpOptions {
     pub throttle_budget: Duration,
     /// `--time-scale`: throttle waits are scaled like every other wait.
     pub time_scale: f64,
+    /// `--retries N`: send a request again, up to N times, when it got no answer of the RP's
+    /// (no answer at all, or a 502/503/504 without the ARM error envelope).
+    pub retries: u32,
 }
 
 impl Default for HttpOptions {
@@ -41,6 +44,7 @@ impl Default for HttpOptions {
             limits: Limits::default(),
             throttle_budget: Duration::from_secs(600),
             time_scale: 1.0,
+            retries: 0,
         }
     }
 }
@@ -102,6 +106,7 @@ struct Counters {
     requests: AtomicU64,
     throttled: AtomicU64,
     throttle_wait_ms: AtomicU64,
+    retried: AtomicU64,
 }
 
 /// What the client sent and how often it was throttled.
@@ -113,6 +118,8 @@ pub struct HttpStats {
     pub throttled: u64,
     /// Time spent waiting them out, in milliseconds.
     pub throttle_wait_ms: u64,
+    /// Attempts that got no answer of the RP's and were sent again (`--retries`).
+    pub retried: u64,
 }
 
 /// A request to send.
@@ -142,6 +149,25 @@ pub struct Http {
     paused_until: Mutex<Option<Instant>>,
     counters: Counters,
     cancel: OnceLock<Arc<Cancel>>,
+}
+
+/// Did this attempt get no answer of the RP's, so that `--retries` may send it again? No
+/// answer at all (sent, then refused, reset or timed out; a body over the cap is an answer),
+/// or a 502, 503 or 504 whose body is not the ARM error envelope (`{"error": {"code": ...}}`):
+/// a front door's page, not the RP's. Anything the RP wrote is judged, never retried.
+pub fn no_answer(ex: &Exchange, transport: bool) -> Option<String> {
+    match (&ex.response, &ex.error) {
+        (None, Some(e)) if transport && !e.contains("--body-cap") => {
+            Some(format!("no answer: {}", super::cut(e, 160)))
+        }
+        (Some(r), _) if matches!(r.status, 502..=504) => {
+            let envelope = serde_json::from_str::<serde_json::Value>(&r.body)
+                .ok()
+                .is_some_and(|v| v.pointer("/error/code").is_some_and(|c| c.is_string()));
+            (!envelope).then(|| format!("{} without an ARM error body", r.status))
+        }
+        _ => None,
+    }
 }
 
 /// Most throttled answers kept on one exchange (the count goes on).
@@ -208,6 +234,7 @@ impl Http {
             requests: self.counters.requests.load(Ordering::Relaxed),
             throttled: self.counters.throttled.load(Ordering::Relaxed),
             throttle_wait_ms: self.counters.throttle_wait_ms.load(Ordering::Relaxed),
+            retried: self.counters.retried.load(Ordering::Relaxed),
         }
     }
 
@@ -284,19 +311,46 @@ impl Http {
         let mut throttled: Vec<Throttled> = Vec::new();
         let mut times = 0u32;
         let mut waited = Duration::ZERO;
+        let mut retried: Vec<Retried> = Vec::new();
         loop {
             if !self.pace(&req.method, own, role).await {
                 let mut ex = self.record(&req, role);
                 ex.error = Some("not sent: the run was interrupted".into());
                 ex.throttled = throttled;
                 ex.throttled_times = times;
+                ex.retried = retried;
                 return ex;
             }
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
-            let mut ex = self.send_once(&req, role).await;
+            let (mut ex, transport) = self.send_once(&req, role).await;
             let Some(wait) = self.throttle_wait(&ex, times as usize) else {
+                if let Some(outcome) = no_answer(&ex, transport)
+                    && retried.len() < self.options.retries as usize
+                {
+                    // Back off 1, 2, 4... s (scaled), then send it again.
+                    let wait = Duration::from_secs(1 << retried.len().min(5))
+                        .mul_f64(self.options.time_scale.clamp(0.0, 100.0))
+                        .max(Duration::from_millis(5));
+                    retried.push(Retried {
+                        seq: ex.seq,
+                        outcome,
+                        body: ex
+                            .response
+                            .as_ref()
+                            .map(|r| super::cut(&r.body, 300))
+                            .unwrap_or_default(),
+                        started_at: ex.started_at.clone(),
+                        elapsed_ms: ex.elapsed_ms,
+                        waited_ms: wait.as_millis() as u64,
+                    });
+                    self.counters.retried.fetch_add(1, Ordering::Relaxed);
+                    if self.wait(wait, role).await {
+                        continue;
+                    }
+                }
                 ex.throttled = throttled;
                 ex.throttled_times = times;
+                ex.retried = retried;
                 return ex;
             };
             let status = ex.status().unwrap_or_default();
@@ -314,6 +368,7 @@ impl Http {
                 ex.error = Some(why);
                 ex.throttled = throttled;
                 ex.throttled_times = times;
+                ex.retried = retried;
                 return ex;
             }
             self.note_throttle(&mut throttled, &mut times, &ex, wait);
@@ -338,6 +393,7 @@ impl Http {
                 ));
                 ex.throttled = throttled;
                 ex.throttled_times = times;
+                ex.retried = retried;
                 return ex;
             }
         }
@@ -388,19 +444,24 @@ impl Http {
             foreign: false,
             throttled: Vec::new(),
             throttled_times: 0,
+            retried: Vec::new(),
         }
     }
 
-    /// One attempt, recorded.
-    async fn send_once(&self, req: &OutRequest, role: Role) -> Exchange {
+    /// One attempt, recorded; and whether it failed in transport (sent, and no answer came:
+    /// refused, reset, timed out), not before sending.
+    async fn send_once(&self, req: &OutRequest, role: Role) -> (Exchange, bool) {
         let start = Instant::now();
         let mut ex = self.record(req, role);
-        let result = self.send_inner(req, &mut ex).await;
+        let mut transport = false;
+        let result = self.send_inner(req, &mut ex, &mut transport).await;
         if let Err(e) = result {
             ex.error = Some(self.redactor.text(&e));
+        } else {
+            transport = false;
         }
         ex.elapsed_ms = start.elapsed().as_millis() as u64;
-        ex
+        (ex, transport)
     }
 
     /// Why a request to `url` would not be sent at all (an invalid URL, a scheme other than
@@ -424,7 +485,12 @@ impl Http {
         None
     }
 
-    async fn send_inner(&self, req: &OutRequest, ex: &mut Exchange) -> Result<(), String> {
+    async fn send_inner(
+        &self,
+        req: &OutRequest,
+        ex: &mut Exchange,
+        transport: &mut bool,
+    ) -> Result<(), String> {
         let refused = self.refusal(&req.url);
         let url = url::Url::parse(&req.url).ok();
         let own = url.as_ref().is_some_and(|u| self.same_origin(u));
@@ -489,6 +555,8 @@ impl Http {
         }
         // Belt and braces: reqwest's timeout covers the body too, this also bounds our reads.
         let overall = self.options.request_timeout + Duration::from_secs(1);
+        // From here on, a failure is the transport's (until the body is read).
+        *transport = true;
         let fut = async {
             let mut resp = builder.send().await.map_err(describe)?;
             let status = resp.status().as_u16();

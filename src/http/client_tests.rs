@@ -227,3 +227,101 @@ fn refusals_are_known_before_sending() {
     assert!(ex.foreign && ex.response.is_none());
     assert!(ex.error.unwrap().contains("`ftp:`"));
 }
+
+/// Serve `answers` in turn, one per connection (`None`: close the connection unanswered), then
+/// the last one forever.
+async fn answers_in_turn(answers: Vec<Option<Vec<u8>>>) -> String {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut n = 0;
+        while let Ok((mut s, _)) = l.accept().await {
+            let a = answers[n.min(answers.len() - 1)].clone();
+            n += 1;
+            tokio::spawn(async move {
+                let mut buf = [0u8; 8192];
+                let _ = s.read(&mut buf).await;
+                if let Some(raw) = a {
+                    let _ = s.write_all(&raw).await;
+                }
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn status_answer(status: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+fn http_retrying(base: &str, retries: u32) -> Http {
+    let redactor = Arc::new(Redactor::new(&[]));
+    let tokens = TokenSource::new(crate::target::Auth::None, redactor.clone());
+    let options = HttpOptions {
+        request_timeout: Duration::from_secs(5),
+        time_scale: 0.001,
+        retries,
+        ..Default::default()
+    };
+    Http::new(
+        url::Url::parse(base).unwrap(),
+        tokens,
+        redactor,
+        options,
+        Vec::new(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn retries_send_again_only_what_got_no_answer_of_the_rps_and_keep_every_attempt() {
+    rt().block_on(async {
+        // No answer, then a front door's 502 page, then the RP's answer.
+        let base = answers_in_turn(vec![
+            None,
+            Some(status_answer("502 Bad Gateway", "<html>bad gateway</html>")),
+            Some(response(b"{\"id\":\"x\"}")),
+        ])
+        .await;
+        let ex = http_retrying(&base, 3).send(get(&base), Role::Step).await;
+        assert_eq!(ex.status(), Some(200), "{ex:?}");
+        assert_eq!(ex.retried.len(), 2, "{:?}", ex.retried);
+        assert!(
+            ex.retried[0].outcome.starts_with("no answer: "),
+            "{:?}",
+            ex.retried
+        );
+        assert_eq!(ex.retried[1].outcome, "502 without an ARM error body");
+        assert!(ex.retried[1].body.contains("bad gateway"));
+        assert!(ex.transcript(1000).contains("sent again (--retries)"));
+
+        // Without --retries, the first failure is the answer.
+        let base = answers_in_turn(vec![None, Some(response(b"{}"))]).await;
+        let ex = http_retrying(&base, 0).send(get(&base), Role::Step).await;
+        assert!(ex.response.is_none() && ex.error.is_some(), "{ex:?}");
+        assert!(ex.retried.is_empty());
+
+        // What the RP wrote (a 503 with the ARM error envelope, a 500) is judged, not retried.
+        let envelope = r#"{"error":{"code":"ServiceUnavailable","message":"busy"}}"#;
+        for answer in [
+            status_answer("503 Service Unavailable", envelope),
+            status_answer("500 Internal Server Error", "{}"),
+        ] {
+            let base = answers_in_turn(vec![Some(answer), Some(response(b"{}"))]).await;
+            let ex = http_retrying(&base, 3).send(get(&base), Role::Step).await;
+            assert!(matches!(ex.status(), Some(503 | 500)), "{ex:?}");
+            assert!(ex.retried.is_empty(), "{:?}", ex.retried);
+        }
+
+        // N retries at most: the last failure is the answer, with the attempts before it.
+        let base = answers_in_turn(vec![None]).await;
+        let ex = http_retrying(&base, 2).send(get(&base), Role::Step).await;
+        assert!(ex.error.is_some());
+        assert_eq!(ex.retried.len(), 2);
+    });
+}

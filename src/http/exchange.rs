@@ -114,6 +114,25 @@ pub struct Exchange {
     pub throttled: Vec<Throttled>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub throttled_times: u32,
+    /// Attempts before this one that got no answer of the RP's — no answer at all (reset,
+    /// timeout), or a 502/503/504 without the ARM error envelope — and were sent again under
+    /// `--retries`. Never judged by the rules; a test with any is reported flaky.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retried: Vec<Retried>,
+}
+
+/// An attempt that got no answer of the RP's, sent again (`--retries`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Retried {
+    pub seq: u64,
+    /// `no answer: connection reset`, `503 without an ARM error body`...
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    pub started_at: String,
+    pub elapsed_ms: u64,
+    /// How long the client waited before sending again.
+    pub waited_ms: u64,
 }
 
 /// A throttled answer, waited out before the request was sent again.
@@ -182,6 +201,12 @@ impl Exchange {
                 self.throttled_times
             ));
         }
+        for t in &self.retried {
+            out.push_str(&format!(
+                "< #{} {} after {} ms: waited {} ms and sent again (--retries); not judged\n",
+                t.seq, t.outcome, t.elapsed_ms, t.waited_ms
+            ));
+        }
         for (k, v) in &self.request_headers {
             out.push_str(&format!("> {k}: {v}\n"));
         }
@@ -238,6 +263,7 @@ mod tests {
             foreign: true,
             throttled: Vec::new(),
             throttled_times: 0,
+            retried: Vec::new(),
         };
         assert!(
             ex.transcript(100)

@@ -15,7 +15,7 @@ pub use auth::{
 };
 pub use client::{Http, HttpOptions, HttpStats, Limits, OutRequest};
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
-pub use exchange::{Exchange, Response, Role, Surface, Throttled, cut};
+pub use exchange::{Exchange, Response, Retried, Role, Surface, Throttled, cut};
 pub use redact::{MASK, Redactor};
 
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,

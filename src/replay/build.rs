@@ -267,6 +267,7 @@ impl<'o> Builder<'o> {
             role,
             throttled: Vec::new(),
             throttled_times: 0,
+            retried: Vec::new(),
             surface: match &raw.own {
                 Some(o) => o.surface,
                 None if arm => crate::http::Surface::Arm,

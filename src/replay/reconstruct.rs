@@ -201,6 +201,7 @@ mod tests {
             seq: 0,
             throttled: Vec::new(),
             throttled_times: 0,
+            retried: Vec::new(),
             role: crate::http::Role::Step,
             surface: crate::http::Surface::Arm,
             method: method.into(),

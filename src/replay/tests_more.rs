@@ -277,6 +277,7 @@ fn written_har_reads_back_the_same() {
         seq: 99,
         throttled: Vec::new(),
         throttled_times: 0,
+        retried: Vec::new(),
         role: Role::Cleanup,
         surface: crate::http::Surface::Other,
         method: "DELETE".into(),

@@ -23,6 +23,7 @@ pub fn exchange(seq: u64, method: &str, url: &str, status: u16) -> Exchange {
         seq,
         throttled: Vec::new(),
         throttled_times: 0,
+        retried: Vec::new(),
         role: Role::Step,
         surface: Surface::Arm,
         method: method.into(),

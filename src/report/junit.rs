@@ -95,6 +95,9 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
     if line > 0 {
         tc.extra.insert("line".into(), line.to_string().into());
     }
+    if r.flaky() {
+        tc.add_property(("flaky", "true"));
+    }
     if !r.stated.is_empty() {
         tc.add_property(("rules", r.stated.join(",").as_str()));
     }

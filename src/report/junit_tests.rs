@@ -128,3 +128,50 @@ fn scenario_testcases_fail_on_every_rule_their_exchanges_broke_and_carry_file_an
         &text[..300]
     );
 }
+
+#[test]
+fn a_flaky_test_has_a_flaky_property() {
+    let mut run = faulty_run();
+    let i = run
+        .iter()
+        .position(|r| r.status == crate::report::Status::Passed)
+        .unwrap();
+    run[i].notes.push(format!(
+        "{}1 request(s) got no answer of the RP's and were sent again (--retries)",
+        crate::report::FLAKY_NOTE
+    ));
+    assert!(run[i].flaky());
+    let conf = conformance(&info(), &run);
+    let mut counts = Counts::default();
+    for r in &run {
+        counts.add(r);
+    }
+    counts.set_rules(&conf);
+    let status = RunStatus::compute(&info(), &counts, &conf);
+    let mut w = JunitWriter::begin(Vec::new(), &info(), &counts, &conf, &status).unwrap();
+    for r in &run {
+        w.add(r).unwrap();
+    }
+    let text = String::from_utf8(w.end().unwrap()).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&text).unwrap();
+    let flaky: Vec<&str> = report
+        .test_suites
+        .iter()
+        .flat_map(|s| &s.test_cases)
+        .filter(|c| {
+            c.properties
+                .iter()
+                .any(|p| p.name.as_str() == "flaky" && p.value.as_str() == "true")
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(flaky, [run[i].name.as_str()], "{text}");
+    // A flaky pass stays a pass.
+    let case = report
+        .test_suites
+        .iter()
+        .flat_map(|s| &s.test_cases)
+        .find(|c| c.name.as_str() == run[i].name)
+        .unwrap();
+    assert!(matches!(case.status, TestCaseStatus::Success { .. }));
+}

@@ -191,6 +191,8 @@ fn merged_info(inputs: &[Input], missing: Vec<String>, kept: usize) -> RunInfo {
     left.dedup();
     info.left_behind = left;
     info.problems = runs.iter().flat_map(|r| r.problems.clone()).collect();
+    info.not_run = runs.iter().map(|r| r.not_run).sum();
+    info.stopped_after = runs.iter().find_map(|r| r.stopped_after.clone());
     info.journal = None;
     info.journals = runs
         .iter()

@@ -8,7 +8,9 @@
 //!   file (one testcase per test, failing on the rules it states);
 //! - `report.json`: settings, counts, the conformance view, every test (input of `report merge`
 //!   and `report diff`);
-//! - `report.html`: one self-contained page with all of it and the transcripts.
+//! - `report.html`: one self-contained page with all of it and the transcripts;
+//! - `results.sarif`: SARIF 2.1.0, the catalogue as its rules and each failed check of a rule
+//!   as a result at its suite line ([`sarif`]).
 //!
 //! [`Counts`] are the one set of counts all of them, and the console ([`console_summary`]),
 //! show. `render` writes a failure once as text; `merge` joins partitioned runs; `diff`
@@ -24,6 +26,7 @@ mod markdown;
 mod merge;
 mod model;
 pub mod render;
+mod sarif;
 mod status;
 mod stream;
 mod write;
@@ -36,6 +39,7 @@ pub use counts::{Counts, Kind, RuleCounts, console_summary, test_status, unstate
 pub use json::{ReportHead, read_report, report_path};
 pub use merge::merge;
 pub use model::*;
+pub use sarif::{SARIF_FILE, SARIF_SCHEMA};
 pub use status::{
     Certification, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RunState, RunStatus,
 };

@@ -127,6 +127,16 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
+/// The note that marks a test flaky: it needed `--retries` (every attempt is on its exchanges).
+pub const FLAKY_NOTE: &str = "flaky: ";
+
+impl ScenarioResult {
+    /// Did a request of this test need a retry (`--retries`)?
+    pub fn flaky(&self) -> bool {
+        self.notes.iter().any(|n| n.starts_with(FLAKY_NOTE))
+    }
+}
+
 impl Verdict {
     pub fn failed_outcome(&self) -> bool {
         self.outcome == "failed"
@@ -188,6 +198,12 @@ pub struct RunInfo {
     /// Tests the selection (name filters, `--skip`, `--rule`, a partition) left out.
     #[serde(default)]
     pub selected_out: usize,
+    /// `--fail-fast` stopped scheduling after this test failed (or errored)...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_after: Option<String>,
+    /// ...and this many tests were never started (reported skipped, "not run: ...").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_run: usize,
     /// What went wrong with the run itself (reports or journal not written): each fails it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
@@ -219,6 +235,10 @@ pub struct RunInfo {
 pub struct Throttling {
     pub count: u64,
     pub wait_ms: u64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn failures() -> String {

@@ -6,8 +6,10 @@
 //! - **interrupted**: a signal stopped the run (exit 130), whatever else is true;
 //! - **failed**: a rule failed (a MUST rule, or any under `--strict`), a test could not check,
 //!   a resource the run created is left behind, or part of the reports could not be written;
-//! - **incomplete**: nothing failed, but a MUST rule of the declared profiles got no verdict, or
-//!   a selection (name filter, `--skip`, `--rule`, a partition) left tests out. It exits 0 — a
+//! - **incomplete**: nothing failed, but a MUST rule of the declared profiles got no verdict, a
+//!   selection (name filter, `--skip`, `--rule`, `--rerun-failed`, a partition) left tests out,
+//!   or `--fail-fast` left tests not run (such a run has a failed test, so it is failed too and
+//!   says both). It exits 0 — a
 //!   gate on a selection is legitimate — unless the run asked to `--certify`;
 //! - **passed**: none of the above.
 //!
@@ -169,6 +171,13 @@ impl RunStatus {
             } else {
                 format!("tests selected out ({how})")
             });
+        }
+        if info.not_run > 0 {
+            incomplete.push(format!(
+                "{} not run: --fail-fast stopped the run after {} failed",
+                plural(info.not_run, "test", "tests"),
+                info.stopped_after.as_deref().unwrap_or("a test")
+            ));
         }
         for m in &info.missing_partitions {
             incomplete.push(format!("partition {m} is missing from the merged set"));
@@ -378,6 +387,30 @@ mod tests {
         assert!(!c.certified);
         assert_eq!(s.exit_code(), EXIT_FAILED);
         assert!(s.headline().ends_with("not certified"), "{}", s.headline());
+    }
+
+    #[test]
+    fn tests_fail_fast_did_not_start_make_the_run_incomplete_and_it_is_failed() {
+        let mut i = info();
+        i.not_run = 5;
+        i.stopped_after = Some("etag::if-match".into());
+        let s = status_of(&i, &faulty_run());
+        assert_eq!(s.state, RunState::Failed);
+        assert!(
+            s.incomplete
+                .iter()
+                .any(|x| x
+                    == "5 tests not run: --fail-fast stopped the run after etag::if-match failed"),
+            "{s:?}"
+        );
+        assert!(
+            s.headline().contains("incomplete: 5 tests not run"),
+            "{}",
+            s.headline()
+        );
+        // Even with nothing else failing, tests not run are never "passed".
+        let s = status_of(&i, &clean());
+        assert_ne!(s.state, RunState::Passed, "{s:?}");
     }
 
     #[test]

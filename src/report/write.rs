@@ -15,6 +15,7 @@ use super::html::HtmlWriter;
 use super::json::JsonWriter;
 use super::junit::JunitWriter;
 use super::markdown::{TestLine, conformance_md, summary_md};
+use super::sarif::{SARIF_FILE, SarifWriter};
 use super::status::RunStatus;
 use super::stream::RESULTS_FILE;
 use super::{RunInfo, ScenarioResult};
@@ -112,7 +113,7 @@ fn append_status(path: &Path, info: &RunInfo, status: &RunStatus) -> io::Result<
     f.sync_all()
 }
 
-/// Write junit.xml, report.json, summary.md, conformance.md and report.html into `dir` from
+/// Write junit.xml, report.json, summary.md, conformance.md, report.html and results.sarif into `dir` from
 /// `dir/results.jsonl` (what [`super::ResultsWriter`] wrote), with the run's status computed
 /// once here ([`RunStatus::compute`]) and appended to results.jsonl.
 pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Written> {
@@ -134,6 +135,7 @@ pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Written> {
     let mut junit = JunitWriter::begin(create(dir, "junit.xml")?, info, &counts, &conf, &status)?;
     let mut json = JsonWriter::begin(create(dir, "report.json")?, info, &counts, &conf, &status)?;
     let mut html = HtmlWriter::begin(create(dir, "report.html")?, info, &counts, &conf, &status)?;
+    let mut sarif = SarifWriter::begin(create(dir, SARIF_FILE)?, info, &counts, &status)?;
     if !entries.is_empty() {
         let mut file = File::open(&path)?;
         let mut buf = Vec::new();
@@ -146,6 +148,7 @@ pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Written> {
             junit.add(&r)?;
             json.add_raw(&buf)?;
             html.add(&r)?;
+            sarif.add(&r)?;
         }
     }
     junit
@@ -158,6 +161,11 @@ pub fn write_all(dir: &Path, info: &RunInfo) -> io::Result<Written> {
         .map_err(|e| e.into_error())?
         .sync_all()?;
     html.end()?
+        .into_inner()
+        .map_err(|e| e.into_error())?
+        .sync_all()?;
+    sarif
+        .end()?
         .into_inner()
         .map_err(|e| e.into_error())?
         .sync_all()?;
@@ -194,6 +202,7 @@ mod tests {
             "summary.md",
             "conformance.md",
             "report.html",
+            "results.sarif",
         ] {
             assert!(dir.join(f).exists(), "{f}");
         }

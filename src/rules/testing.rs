@@ -16,6 +16,7 @@ pub(crate) fn exchange(
         seq: 1,
         throttled: Vec::new(),
         throttled_times: 0,
+        retried: Vec::new(),
         role: Role::Step,
         surface: Surface::Arm,
         method: method.into(),

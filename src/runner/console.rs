@@ -74,6 +74,8 @@ fn no_color_env() -> bool {
 
 struct Out {
     sink: Box<dyn Write + Send>,
+    /// stderr: notices, the live line (in a terminal), heartbeats.
+    err: Box<dyn Write + Send>,
     /// stdout (or the log) failed: a closed pipe. Nothing more is written there.
     closed: bool,
     /// Characters on the current terse line.
@@ -99,6 +101,9 @@ struct Progress {
     /// The rules that failed in the tests so far (ambient rules included), MUST or not.
     rules_failing: std::collections::BTreeSet<String>,
     running: HashMap<String, Running>,
+    /// Tests skipped without a line of their own (not applicable, not run), by reason, in the
+    /// order first seen: one line per reason ([`Console::skipped_summary`]).
+    skipped: Vec<(String, usize)>,
     /// Estimated work of the tests not started yet, and how many may run at once.
     queued: Duration,
     slots: usize,
@@ -138,18 +143,37 @@ impl Console {
             Some(p) => (Box::new(std::fs::File::create(p)?), false),
             None => (Box::new(std::io::stdout()), std::io::stdout().is_terminal()),
         };
+        let err_tty = std::io::stderr().is_terminal();
+        Ok(Self::with_sinks(
+            opts,
+            sink,
+            tty,
+            Box::new(std::io::stderr()),
+            err_tty,
+        ))
+    }
+
+    /// A console writing to these sinks; `err_tty`: stderr is a terminal (the live line and its
+    /// carriage returns go there only then; plain lines otherwise).
+    pub fn with_sinks(
+        opts: ConsoleOptions,
+        sink: Box<dyn Write + Send>,
+        tty: bool,
+        err: Box<dyn Write + Send>,
+        err_tty: bool,
+    ) -> Console {
         let color = match opts.color {
             Color::Always => true,
             Color::Never => false,
             Color::Auto => tty && !no_color_env(),
         };
-        let err_tty = std::io::stderr().is_terminal();
-        Ok(Console {
+        Console {
             live: opts.logfile.is_none() && err_tty && !opts.quiet,
             notices: opts.logfile.is_none(),
             color,
             out: Mutex::new(Out {
                 sink,
+                err,
                 closed: false,
                 terse_col: 0,
                 status_shown: false,
@@ -159,7 +183,7 @@ impl Console {
             progress: Mutex::new(Progress::default()),
             start: Instant::now(),
             opts,
-        })
+        }
     }
 
     pub fn verbose(&self) -> bool {
@@ -192,9 +216,27 @@ impl Console {
 
     fn clear_status(out: &mut Out) {
         if out.status_shown {
-            let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+            let _ = out.err.write_all(b"\r\x1b[2K");
+            let _ = out.err.flush();
             out.status_shown = false;
         }
+    }
+
+    /// Before a line on stderr: a row of `-q` characters on stdout is ended first, so the
+    /// two never share a line (in a CI log they are one stream).
+    fn end_terse_row(out: &mut Out) {
+        if out.terse_col > 0 {
+            Self::write_out(out, "\n", true);
+            out.terse_col = 0;
+        }
+    }
+
+    /// A whole line on stderr.
+    fn err_line(out: &mut Out, text: &str) {
+        Self::clear_status(out);
+        Self::end_terse_row(out);
+        let _ = writeln!(out.err, "{text}");
+        let _ = out.err.flush();
     }
 
     /// A whole line on stdout (clears the live line first).
@@ -214,8 +256,7 @@ impl Console {
             return;
         }
         let mut out = self.lock();
-        Self::clear_status(&mut out);
-        let _ = writeln!(std::io::stderr(), "{text}");
+        Self::err_line(&mut out, text);
     }
 
     /// A line about what the run is doing now (`deleting 284 resources…`): the live line in a
@@ -226,15 +267,15 @@ impl Console {
         }
         let mut out = self.lock();
         if self.live {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K  {text}");
-            let _ = std::io::stderr().flush();
+            let _ = write!(out.err, "\r\x1b[2K  {text}");
+            let _ = out.err.flush();
             out.status_shown = true;
         } else if out
             .last_status
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(2))
         {
             out.last_status = Some(Instant::now());
-            let _ = writeln!(std::io::stderr(), "rpconform: {text}");
+            Self::err_line(&mut out, &format!("rpconform: {text}"));
         }
     }
 
@@ -323,6 +364,18 @@ impl Console {
             }
             return;
         }
+        if let Status::Skipped(reason) = &r.status
+            && !self.opts.verbose
+            && !reason.starts_with("ignored")
+        {
+            // Not applicable, or not run: one line per reason, not one per test.
+            let mut p = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            match p.skipped.iter_mut().find(|(x, _)| x == reason) {
+                Some((_, n)) => *n += 1,
+                None => p.skipped.push((reason.clone(), 1)),
+            }
+            return;
+        }
         let outcome = match &r.status {
             Status::Passed => self.paint("ok", "32"),
             Status::Warned => format!("{} (SHOULD rules failed)", self.paint("ok", "32")),
@@ -331,6 +384,30 @@ impl Console {
             Status::Interrupted(at) => self.paint(&format!("interrupted, {at}"), "33"),
         };
         self.line(&format!("test {} ... {outcome}", r.name));
+    }
+
+    /// The tests skipped since the last call without a line of their own: one line per reason
+    /// (`ignored, not applicable: needs a task API (...) — 12 tests`); `-v` prints each test
+    /// instead, and the reports list every one.
+    pub fn skipped_summary(&self) {
+        let lines = std::mem::take(
+            &mut self
+                .progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .skipped,
+        );
+        if lines.is_empty() {
+            return;
+        }
+        for (reason, n) in &lines {
+            let tests = if *n == 1 { "test" } else { "tests" };
+            self.line(&format!(
+                "{} — {n} {tests}",
+                self.paint(&format!("ignored, {reason}"), "33")
+            ));
+        }
+        self.line("(each test by name: -v, or the reports)");
     }
 
     /// `-v`: one line per exchange, as it happens.
@@ -477,17 +554,22 @@ impl Console {
             if text.chars().count() > cols {
                 text = text.chars().take(cols).collect();
             }
-            let _ = write!(std::io::stderr(), "\r\x1b[2K{text}");
-            let _ = std::io::stderr().flush();
+            let _ = write!(out.err, "\r\x1b[2K{text}");
+            let _ = out.err.flush();
             out.status_shown = true;
         } else if now - out.last_heartbeat >= self.opts.heartbeat && running > 0 {
             out.last_heartbeat = now;
-            let _ = writeln!(std::io::stderr(), "rpconform: {line}");
+            Self::err_line(&mut out, &format!("rpconform: {line}"));
         }
     }
 
-    /// Remove the live line (before the final output).
+    /// Remove the live line (before the final output), and say what was skipped.
     pub fn done(&self) {
+        {
+            let mut out = self.lock();
+            Self::clear_status(&mut out);
+        }
+        self.skipped_summary();
         let mut out = self.lock();
         Self::clear_status(&mut out);
         if out.terse_col > 0 {
@@ -495,5 +577,164 @@ impl Console {
             out.terse_col = 0;
         }
         Self::write_out(&mut out, "", true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A sink the test reads back.
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Buf {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+        }
+    }
+
+    /// One shared sink for stdout and stderr, as a CI log is.
+    fn console(quiet: bool, verbose: bool, err_tty: bool) -> (Console, Buf) {
+        let log = Buf::default();
+        let c = Console::with_sinks(
+            ConsoleOptions {
+                quiet,
+                verbose,
+                color: Color::Never,
+                heartbeat: Duration::ZERO,
+                ..Default::default()
+            },
+            Box::new(log.clone()),
+            false,
+            Box::new(log.clone()),
+            err_tty,
+        );
+        (c, log)
+    }
+
+    fn result(name: &str, status: Status) -> ScenarioResult {
+        ScenarioResult {
+            name: name.into(),
+            suite: "s".into(),
+            suite_file: "suites/s.yaml".into(),
+            scenario: name.into(),
+            type_name: None,
+            row: None,
+            at: "suites/s.yaml:1:1".into(),
+            status,
+            duration_ms: 0,
+            verdicts: Vec::new(),
+            polls: Vec::new(),
+            notes: Vec::new(),
+            exchanges: Vec::new(),
+            stated: Vec::new(),
+            transcript: None,
+        }
+    }
+
+    fn na(reason: &str) -> Status {
+        Status::Skipped(format!("not applicable: {reason}"))
+    }
+
+    #[test]
+    fn not_applicable_tests_are_one_line_per_reason_and_each_with_verbose() {
+        let (c, log) = console(false, false, false);
+        c.title(5, 4);
+        for (i, why) in [
+            "needs tasks",
+            "needs identity",
+            "needs tasks",
+            "needs tasks",
+        ]
+        .iter()
+        .enumerate()
+        {
+            c.finished(&result(&format!("t{i}"), na(why)));
+        }
+        c.finished(&result(
+            "kept",
+            Status::Skipped("ignored: flaky upstream".into()),
+        ));
+        c.skipped_summary();
+        let text = log.text();
+        assert!(
+            text.contains("ignored, not applicable: needs tasks — 3 tests\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ignored, not applicable: needs identity — 1 test\n"),
+            "{text}"
+        );
+        assert!(!text.contains("test t0 ..."), "{text}");
+        // A suite's `ignore:` keeps its libtest line.
+        assert!(
+            text.contains("test kept ... ignored, ignored: flaky upstream"),
+            "{text}"
+        );
+        // Said once.
+        c.skipped_summary();
+        assert_eq!(log.text(), text);
+
+        let (c, log) = console(false, true, false);
+        c.finished(&result("t0", na("needs tasks")));
+        c.done();
+        assert!(
+            log.text()
+                .contains("test t0 ... ignored, not applicable: needs tasks"),
+            "{}",
+            log.text()
+        );
+    }
+
+    #[test]
+    fn without_a_terminal_there_is_no_carriage_return_and_a_heartbeat_ends_the_dots_first() {
+        let (c, log) = console(true, false, false);
+        c.title(3, 4);
+        c.started("a", Duration::from_secs(1));
+        c.started("b", Duration::from_secs(1));
+        c.finished(&result("a", Status::Passed));
+        c.tick();
+        c.status("deleting 3 resources");
+        c.note("SLOW [> 60s] b");
+        c.finished(&result("b", Status::Failed));
+        c.done();
+        let text = log.text();
+        assert!(!text.contains('\r'), "{text:?}");
+        assert!(!text.contains('\x1b'), "{text:?}");
+        let lines: Vec<&str> = text.lines().collect();
+        let beat = lines
+            .iter()
+            .position(|l| l.starts_with("rpconform: "))
+            .unwrap_or_else(|| panic!("no heartbeat in {text:?}"));
+        assert_eq!(lines[beat - 1], ".", "{text:?}");
+        assert!(lines.contains(&"SLOW [> 60s] b"), "{text:?}");
+        assert!(lines.contains(&"F"), "{text:?}");
+    }
+
+    #[test]
+    fn in_a_terminal_the_live_line_is_redrawn_in_place() {
+        let (c, log) = console(false, false, true);
+        c.title(1, 1);
+        c.started("a", Duration::from_secs(1));
+        c.tick();
+        assert!(log.text().contains("\r\x1b[2K"), "{:?}", log.text());
+        c.finished(&result("a", Status::Passed));
+        assert!(
+            log.text().ends_with("\r\x1b[2Ktest a ... ok\n"),
+            "{:?}",
+            log.text()
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::context::RunCtx;
 use crate::http::{Exchange, Role};
-use crate::report::{PollRecord, ScenarioResult, Status, verdicts};
+use crate::report::{FLAKY_NOTE, PollRecord, ScenarioResult, Status, verdicts};
 use crate::rules::Judge;
 use crate::scenario::{Action, CaptureFrom, Expectation, Instance, Step};
 use crate::target::ResourceType;
@@ -164,6 +164,22 @@ impl<'a> Exec<'a> {
             && matches!(status, Status::Passed | Status::Skipped(_))
         {
             status = Status::Skipped(format!("not applicable: {why}"));
+        }
+        // `--retries`: a test that needed one is flaky, whatever its verdict.
+        let retried: Vec<&Exchange> = self
+            .exchanges
+            .iter()
+            .filter(|x| !x.retried.is_empty())
+            .collect();
+        if !retried.is_empty() {
+            let first = retried[0];
+            notes.push(format!(
+                "{FLAKY_NOTE}{} request(s) got no answer of the RP's and were sent again (--retries), {} attempt(s) in all; first: {} after {}",
+                retried.len(),
+                retried.iter().map(|x| x.retried.len()).sum::<usize>(),
+                crate::report::render::exchange_line(first),
+                first.retried[0].outcome
+            ));
         }
         ScenarioResult {
             name: inst.name.clone(),

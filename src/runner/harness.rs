@@ -204,6 +204,10 @@ pub struct Outcome {
     pub filtered_out: usize,
     /// A result could not be written (the reports are incomplete).
     pub write_error: Option<String>,
+    /// `--fail-fast`: the test whose failure stopped the scheduling, and how many tests were
+    /// then never started.
+    pub stopped_after: Option<String>,
+    pub not_run: usize,
 }
 
 /// Limits of the scheduler.
@@ -214,6 +218,14 @@ pub struct Limits {
     /// Tests the run's selection left out before the harness (`--rule`, a partition, name
     /// filters): counted as filtered out in libtest's line.
     pub selected_out: usize,
+    /// `--fail-fast`: after the first test that fails (or errors), start no other; those
+    /// running end as usual.
+    pub fail_fast: bool,
+}
+
+/// The reason of a test `--fail-fast` did not start.
+pub fn not_run_reason(failed: &str) -> String {
+    format!("not run: --fail-fast stopped the run after {failed} failed")
 }
 
 fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
@@ -260,6 +272,7 @@ pub async fn run(
         console.finished(&r);
         push(&r, &mut outcome);
     }
+    console.skipped_summary();
     // Longest first (stable: declaration order among equals).
     let mut order: Vec<(Duration, Instance)> = runnable
         .into_iter()
@@ -274,6 +287,8 @@ pub async fn run(
         .map(|(_, i)| (i.name.clone(), i.clone()))
         .collect();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(ScenarioResult, bool)>();
+    // `--fail-fast`: the first test that failed; once set, nothing more starts.
+    let stop: Arc<std::sync::OnceLock<String>> = Arc::default();
     let sem = Arc::new(tokio::sync::Semaphore::new(slots));
     let lag = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let lag_watch = watch_lag(lag.clone());
@@ -282,6 +297,7 @@ pub async fn run(
         let ctx = ctx.clone();
         let console = console.clone();
         let tx = tx.clone();
+        let stop = stop.clone();
         tokio::spawn(async move {
             let mut left: Duration = order.iter().map(|(d, _)| *d).sum();
             let mut queue = order.into_iter();
@@ -315,6 +331,14 @@ pub async fn run(
                     }
                 };
                 let Ok(permit) = permit else { break };
+                if let Some(failed) = stop.get() {
+                    let why = not_run_reason(failed);
+                    let _ = tx.send((render::skipped_result(&inst, why.clone()), false));
+                    for (_, inst) in queue.by_ref() {
+                        let _ = tx.send((render::skipped_result(&inst, why.clone()), false));
+                    }
+                    break;
+                }
                 if ctx.cancel.is_cancelled() {
                     let _ = tx.send((
                         interrupted_result(&inst, "not started: the run was interrupted"),
@@ -371,6 +395,16 @@ pub async fn run(
                 }
                 if matches!(res.status, Status::Failed | Status::Error(_)) {
                     failures.push((res.name.clone(), render::failure_text(&res, false)));
+                    if limits.fail_fast && ran && stop.set(res.name.clone()).is_ok() {
+                        outcome.stopped_after = Some(res.name.clone());
+                        console.note(&format!(
+                            "--fail-fast: {} failed; no more tests start, those running end",
+                            res.name
+                        ));
+                    }
+                }
+                if !ran && matches!(&res.status, Status::Skipped(why) if why.starts_with("not run: --fail-fast")) {
+                    outcome.not_run += 1;
                 }
                 console.finished(&res);
                 push(&res, &mut outcome);

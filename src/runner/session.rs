@@ -52,11 +52,15 @@ pub struct Settings {
     pub certify: bool,
     pub deadline: Option<u64>,
     pub request_timeout: u64,
+    /// `--retries N`: requests that got no answer of the RP's are sent again.
+    pub retries: u32,
     pub body_cap: usize,
     pub insecure: bool,
     pub no_foreign: bool,
     pub max_rps: Option<f64>,
     pub test_threads: Option<usize>,
+    /// `--fail-fast`: start no test after the first that fails.
+    pub fail_fast: bool,
     pub selection: Selection,
     pub partition: Option<Partition>,
     pub transcripts: Transcripts,
@@ -298,6 +302,7 @@ pub fn run(
         limits: limits(s.max_rps, &target.base_url),
         throttle_budget: target.deadline,
         time_scale: s.time_scale,
+        retries: s.retries,
         ..Default::default()
     };
     let http = match Http::new(
@@ -475,12 +480,15 @@ pub fn run(
         &harness::Limits {
             in_flight,
             selected_out,
+            fail_fast: s.fail_fast,
         },
         &last,
         console.clone(),
         &mut sink,
     ));
     info.selected_out += outcome.filtered_out;
+    info.stopped_after = outcome.stopped_after.clone();
+    info.not_run = outcome.not_run;
     let left = rt.block_on(final_cleanup(&ctx, &console));
     // URLs shown on the console and in reports: without userinfo or echoed secrets.
     let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
@@ -546,6 +554,12 @@ pub fn run(
             "note: the target throttled {} request(s); waited {:.1} s in all and retried (not judged)",
             stats.throttled,
             stats.throttle_wait_ms as f64 / 1000.0
+        ));
+    }
+    if stats.retried > 0 {
+        console.line(&format!(
+            "note: {} request(s) got no answer of the RP's and were sent again (--retries); their tests are reported flaky",
+            stats.retried
         ));
     }
     Ended::Reported(Box::new(Reported {

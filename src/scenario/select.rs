@@ -48,6 +48,8 @@ pub struct Selection {
     pub rules: Vec<&'static str>,
     /// The rule selection as given, for reports (`--rule LOC-02`).
     pub given: Vec<String>,
+    /// `--rerun-failed`: only tests of exactly these names.
+    pub only: Option<BTreeSet<String>>,
 }
 
 impl Selection {
@@ -110,7 +112,14 @@ impl Selection {
             skip,
             rules: rules.into_iter().collect(),
             given,
+            only: None,
         })
+    }
+
+    /// Only tests of these exact names (`--rerun-failed`), said as `how` in reports.
+    pub fn only(&mut self, names: BTreeSet<String>, how: String) {
+        self.only = Some(names);
+        self.given.push(how);
     }
 
     fn name_matches(&self, name: &str) -> bool {
@@ -123,6 +132,7 @@ impl Selection {
         };
         (self.names.is_empty() || self.names.iter().any(hit))
             && !self.skip.iter().any(|s| name.contains(s.as_str()))
+            && self.only.as_ref().is_none_or(|o| o.contains(name))
     }
 }
 
@@ -332,6 +342,15 @@ pub fn select(
                 .map(|n| format!("`{n}`"))
                 .collect::<Vec<_>>()
                 .join(" or ")
+        ));
+    }
+    if by_name.is_empty()
+        && let Some(only) = &sel.only
+    {
+        return Err(format!(
+            "none of the {} tests to run again ({}) is among these suites' tests; `--list` shows them",
+            only.len(),
+            only.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
         ));
     }
     if sel.rules.is_empty() {
