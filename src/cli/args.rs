@@ -50,6 +50,35 @@ pub enum Command {
 const SUITES_HELP: &str = "Suite folder or file: DIR replaces the default set (./suites, else the built-in one), +DIR adds to it; repeatable";
 const SCHEMAS_HELP: &str = "Schema folder: DIR replaces the default (./schemas, else beside the suites, else the built-in one), +DIR adds its files; repeatable";
 
+/// Longest `--request-timeout`: an hour.
+pub const MAX_REQUEST_TIMEOUT_SECS: u64 = 3600;
+
+/// Whole seconds from 1 to `max`: a usage error (exit 2) otherwise, saying the bound.
+fn bounded_secs(s: &str, max: u64, max_text: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of seconds"))?;
+    if v == 0 || v > max {
+        return Err(format!("must be from 1 to {max} seconds ({max_text})"));
+    }
+    Ok(v)
+}
+
+/// `--deadline`: at most [`crate::target::MAX_DEADLINE_SECS`].
+pub(crate) fn deadline_secs(s: &str) -> Result<u64, String> {
+    bounded_secs(
+        s,
+        crate::target::MAX_DEADLINE_SECS,
+        crate::target::MAX_DEADLINE_TEXT,
+    )
+}
+
+/// `--request-timeout`: at most [`MAX_REQUEST_TIMEOUT_SECS`].
+pub(crate) fn timeout_secs(s: &str) -> Result<u64, String> {
+    bounded_secs(s, MAX_REQUEST_TIMEOUT_SECS, "an hour")
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
     /// The target file to check (`embedded` checks the reference RP, started in-process).
@@ -77,6 +106,7 @@ pub struct InitArgs {
     /// The subscription to put in the file (default: a placeholder with a TODO).
     #[arg(long)]
     pub subscription: Option<String>,
+    /// The Azure region to put in the file.
     #[arg(long, default_value = "eastus")]
     pub location: String,
     /// The resource group name (the run creates it, with a unique suffix).
@@ -134,11 +164,12 @@ pub struct RunArgs {
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
-    /// Seconds one operation may take before its poll gives up (overrides the target file).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds one operation may take before its poll gives up (overrides the target file;
+    /// at most a week).
+    #[arg(long, value_name = "SECS", value_parser = deadline_secs)]
     pub deadline: Option<u64>,
-    /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
     /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
@@ -180,6 +211,7 @@ pub struct RunArgs {
     /// Output format of --list.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// Filters match whole test names only.
     #[arg(long)]
     pub exact: bool,
     /// Skip tests whose name contains this (repeatable).
@@ -188,8 +220,10 @@ pub struct RunArgs {
     /// List the tests and exit.
     #[arg(long)]
     pub list: bool,
+    /// Run ignored and not-applicable tests too (they report why).
     #[arg(long)]
     pub include_ignored: bool,
+    /// Run only ignored and not-applicable tests.
     #[arg(long)]
     pub ignored: bool,
     /// Most tests running at once (default: as many as the rate limits allow; tests are waits,
@@ -232,14 +266,19 @@ pub struct CleanupArgs {
     /// Say what would be deleted, delete nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Seconds to wait for one delete to be confirmed.
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    /// Seconds to wait for one delete to be confirmed (at most a week).
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = deadline_secs)]
     pub deadline: u64,
-    /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
+    /// Do not verify TLS certificates.
     #[arg(long)]
     pub insecure: bool,
+    /// Clean up even when the run that wrote the journal still runs (its own cleanup may be
+    /// deleting the same resources).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -276,16 +315,19 @@ pub struct ProbeArgs {
     /// Leave what the request creates (by default a resource the probe's PUT created is deleted).
     #[arg(long)]
     pub keep: bool,
-    /// Seconds the operation may take (overrides the target file).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds the operation may take (overrides the target file; at most a week).
+    #[arg(long, value_name = "SECS", value_parser = deadline_secs)]
     pub deadline: Option<u64>,
+    /// Do not verify TLS certificates.
     #[arg(long)]
     pub insecure: bool,
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
+    /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_cap: usize,
 }
@@ -370,6 +412,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct RulesArgs {
+    /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
     /// Only rules of this profile (arm, propagation, azure-core-lro, aro-hcp, task-api); repeatable.
@@ -389,12 +432,16 @@ pub struct RulesArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Port on 127.0.0.1 (0: any free port, printed at start).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Operation duration, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     pub op_duration: u64,
+    /// Retry-After the RP answers, in seconds.
     #[arg(long, default_value_t = 10)]
     pub retry_after: u64,
+    /// Fault knobs to turn on; repeatable (`--list-faults` lists them).
     #[arg(long = "fault", value_name = "NAME")]
     pub faults: Vec<String>,
     /// Variant knobs (legal behaviours) to turn on; repeatable.
@@ -403,6 +450,7 @@ pub struct ServeArgs {
     /// Hold every operation open until it has been read N times through its own channels.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub hold_reads: u32,
+    /// Where to write the target file that addresses the served RP.
     #[arg(long, default_value = "reports/embedded-target.yaml")]
     pub write_target: PathBuf,
     /// Print every fault knob with the rules it breaks, and exit.

@@ -392,14 +392,22 @@ pub fn run(
         pid: std::process::id(),
     };
     let journal_path = match Journal::create(&s.report_dir, &header) {
-        Ok((j, kept)) => {
-            if let Some(k) = kept {
+        Ok((j, earlier)) => {
+            for k in earlier {
                 console.note(&format!(
-                    "warning: an earlier run's journal lists resources not confirmed gone; kept as {} (`rpconform cleanup --journal {}`)",
+                    "warning: an earlier run's journal {} lists resources not confirmed gone (`rpconform cleanup --journal {}`)",
                     k.display(),
                     s.report_dir.display()
                 ));
             }
+            // A journal that stops being written (a full disk) is said at once; the run
+            // creates nothing more from then on (see `Cleanup::track`).
+            let c = console.clone();
+            j.on_failure(move |why| {
+                c.note(&format!(
+                    "error: {why}; the run creates nothing more (a killed run would leave no record of it), tests that would are runner errors"
+                ));
+            });
             let p = j.path().display().to_string();
             ctx.cleanup.set_journal(j);
             Some(p)
@@ -481,6 +489,11 @@ pub fn run(
     let interrupted = ctx.cancel.is_cancelled();
     if let Some(j) = ctx.cleanup.journal() {
         j.end(left.len(), interrupted);
+        if let Some(why) = j.failure() {
+            problems.push(format!(
+                "{why}: the run stopped creating resources; what it lists may be incomplete"
+            ));
+        }
     }
     shutdown(server);
     if let Some(h) = &har
