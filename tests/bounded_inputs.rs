@@ -162,12 +162,15 @@ fn init_refuses_bad_specs_with_exit_2_and_a_target_past_the_limit_up_front() {
     );
     assert_eq!(out.code(), 2, "{}", out.tail(2000));
     assert!(out.stderr.contains("missing.json"), "{}", out.tail(2000));
-    // 10 000 resource types: more than a target file may hold.
+    // 14 000 resource types: more than a target file may hold.
     let mut paths = serde_json::Map::new();
-    for i in 0..10_000 {
+    let body = serde_json::json!({"type": "object", "required": ["location", "properties"],
+        "properties": {"location": {"type": "string"}, "properties": {"type": "object",
+        "required": ["size"], "properties": {"size": {"type": "integer"}}}}});
+    for i in 0..14_000 {
         paths.insert(
-            format!("/subscriptions/{{s}}/resourceGroups/{{rg}}/providers/X.Y/things{i}/{{n}}"),
-            serde_json::json!({"put": {"parameters": [{"name": "b", "in": "body", "schema": {"type": "object"}}], "responses": {"200": {}}}}),
+            format!("/subscriptions/{{s}}/resourceGroups/{{rg}}/providers/X.Y/widgetsWithAFairlyLongTypeName{i}/{{n}}"),
+            serde_json::json!({"put": {"parameters": [{"name": "b", "in": "body", "schema": body}], "responses": {"200": {}}}}),
         );
     }
     let spec =
@@ -186,7 +189,7 @@ fn init_refuses_bad_specs_with_exit_2_and_a_target_past_the_limit_up_front() {
     no_panic(&out);
     assert_eq!(out.code(), 2, "{}", out.tail(2000));
     assert!(
-        out.stderr.contains("10000 resource type(s)")
+        out.stderr.contains("14000 resource type(s)")
             && out.stderr.contains("over the limit of 4 MiB")
             && !out.stderr.contains("please report"),
         "{}",
