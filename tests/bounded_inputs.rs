@@ -58,6 +58,25 @@ fn durations_past_their_bound_are_usage_errors() {
             );
         }
     }
+    // A request rate so low its interval is no duration; an age past ten years.
+    let out = rpconform(&["run", "--list", "--max-rps", "1e-300"], QUICK_TIMEOUT);
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
+    assert!(out.stderr.contains("--max-rps"), "{}", out.tail(2000));
+    let t = dir.write("t.yaml", &target_yaml("http://127.0.0.1:9", ""));
+    let out = rpconform(
+        &[
+            "cleanup",
+            "--sweep-tagged",
+            "--target",
+            &t.display().to_string(),
+            "--older-than",
+            "18446744073709551615d",
+        ],
+        QUICK_TIMEOUT,
+    );
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
     // Help says what each takes.
     let help = rpconform(&["run", "--help"], QUICK_TIMEOUT);
     assert!(

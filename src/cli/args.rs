@@ -241,7 +241,7 @@ pub struct RunArgs {
     pub color: String,
     /// Most requests per second (default: unlimited against a local endpoint such as the
     /// embedded RP; 12 per second, 5 of them writes, against any other, within ARM's
-    /// per-subscription limits).
+    /// per-subscription limits); at least 0.001.
     #[arg(long, value_name = "N")]
     pub max_rps: Option<f64>,
 }

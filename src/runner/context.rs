@@ -333,6 +333,32 @@ mod tests {
         c.track(url, by, Some("2024-01-01"), Surface::Arm).unwrap();
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn nothing_is_created_once_the_journal_cannot_be_written() {
+        let c = Cleanup::default();
+        // /dev/full: every write fails with "no space left on device".
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .unwrap();
+        c.set_journal(Journal::start("/dev/full".into(), file));
+        let e = c
+            .track("http://h/rg/p/a", "t1", None, Surface::Arm)
+            .unwrap_err();
+        assert!(
+            e.contains("not sent") && e.contains("cannot write the journal"),
+            "{e}"
+        );
+        let e = c
+            .track("http://h/rg/p/b", "t2", None, Surface::Arm)
+            .unwrap_err();
+        assert!(e.contains("creates nothing more"), "{e}");
+        // The one whose line failed is still tracked (cleanup reads it); the next never was.
+        let left: Vec<String> = c.remaining().into_iter().map(|t| t.url).collect();
+        assert_eq!(left, ["http://h/rg/p/a"]);
+    }
+
     #[test]
     fn a_parent_takes_its_subtree_and_nothing_else() {
         let c = Cleanup::default();

@@ -209,7 +209,8 @@ impl Journal {
         Ok(Self::start(path.to_path_buf(), file))
     }
 
-    fn start(path: PathBuf, file: File) -> Arc<Journal> {
+    /// A journal writing to `file` (opened for appending), named `path`.
+    pub(crate) fn start(path: PathBuf, file: File) -> Arc<Journal> {
         let j = Arc::new(Journal {
             path,
             file: Mutex::new(file),

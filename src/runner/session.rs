@@ -391,6 +391,7 @@ pub fn run(
         started_at: started_at.clone(),
         pid: std::process::id(),
     };
+    let mut journal_blocked = None;
     let journal_path = match Journal::create(&s.report_dir, &header) {
         Ok((j, earlier)) => {
             for k in earlier {
@@ -417,8 +418,13 @@ pub fn run(
                 "the journal could not be written in {}: {e}; a killed run would leave no record of what it created",
                 s.report_dir.display()
             );
-            console.note(&format!("warning: {why}"));
-            problems.push(why);
+            // The embedded RP dies with the run: nothing it holds can be left behind.
+            if header.target_file.is_some() {
+                journal_blocked = Some(why);
+            } else {
+                console.note(&format!("warning: {why}"));
+                problems.push(why);
+            }
             None
         }
     };
@@ -426,6 +432,13 @@ pub fn run(
     on_signal(ctx.clone());
     let mut info = prov.info(s, selected_out);
     info.journal = journal_path;
+    // A run that cannot journal must not create what it could lose.
+    if let Some(why) = journal_blocked {
+        let why = format!("{why}; no test was run");
+        console.note(&format!("error: {why}"));
+        shutdown(server);
+        return blocked(s, sink, info, started, &why, "");
+    }
     // Token, endpoint, registration, resource group: one clear error instead of one per test.
     let pre = rt.block_on(crate::preflight::preflight(&ctx.target, &ctx.http, &tokens));
     if pre.has_blocker() {
