@@ -140,7 +140,7 @@ async fn from_journal(dir: &Path, a: &CleanupArgs) -> u8 {
         } else {
             code = code.max(EXIT_FAILED);
             format!(
-                "; {} damaged line(s) could not be read: what they recorded may still exist",
+                "; {} damaged line(s) could not be read: what they recorded may still exist (`--sweep-tagged` finds groups runs left)",
                 o.damaged.len()
             )
         };

@@ -167,6 +167,8 @@ impl Journal {
         let mut earlier = Vec::new();
         for old in find(dir).unwrap_or_default() {
             match read(&old) {
+                // Another run writing to this directory now: its own to clean.
+                Ok(o) if !o.ended && process_alive(o.header.pid) => {}
                 Ok(o) if o.ended && o.is_empty() && o.damaged.is_empty() => {
                     let _ = std::fs::remove_file(&old);
                 }
@@ -501,7 +503,8 @@ mod tests {
             resource_group: format!("rg-{id}"),
             rg_created: true,
             started_at: now(),
-            pid: 1,
+            // No process has it: the run is over.
+            pid: u32::MAX,
         }
     }
 
@@ -577,8 +580,13 @@ mod tests {
     #[test]
     fn two_runs_in_one_directory_keep_their_own_journals() {
         let dir = scratch("two-runs");
-        let (a, _) = Journal::create(&dir, &header("one")).unwrap();
-        let (b, _) = Journal::create(&dir, &header("two")).unwrap();
+        let mut live = header("one");
+        live.pid = std::process::id();
+        let (a, _) = Journal::create(&dir, &live).unwrap();
+        a.put(&tracked("http://127.0.0.1:1/x/a0"));
+        // A run still going is not "an earlier run" to warn about.
+        let (b, earlier) = Journal::create(&dir, &header("two")).unwrap();
+        assert!(earlier.is_empty(), "{earlier:?}");
         a.put(&tracked("http://127.0.0.1:1/x/a1"));
         b.put(&tracked("http://127.0.0.1:1/x/b1"));
         a.put(&tracked("http://127.0.0.1:1/x/a2"));
@@ -593,6 +601,7 @@ mod tests {
         assert_eq!(
             all,
             [
+                "http://127.0.0.1:1/x/a0",
                 "http://127.0.0.1:1/x/a1",
                 "http://127.0.0.1:1/x/a2",
                 "http://127.0.0.1:1/x/b1"
