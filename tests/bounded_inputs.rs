@@ -412,3 +412,51 @@ fn cleanup_leaves_a_live_run_alone_unless_forced() {
         out.tail(3000)
     );
 }
+
+/// Two runs writing one report directory at once each keep a journal of their own, whole.
+#[test]
+fn two_runs_in_one_report_directory_keep_their_own_journals() {
+    let dir = Scratch::new("two-runs");
+    let reports = dir.str("reports");
+    let run = |reports: String| {
+        std::thread::spawn(move || {
+            rpconform(
+                &[
+                    "run",
+                    "-f",
+                    "etag",
+                    "--op-duration",
+                    "300",
+                    "--time-scale",
+                    "0.01",
+                    "--report-dir",
+                    &reports,
+                ],
+                RUN_TIMEOUT,
+            )
+        })
+    };
+    let (a, b) = (run(reports.clone()), run(reports.clone()));
+    for out in [a.join().unwrap(), b.join().unwrap()] {
+        no_panic(&out);
+    }
+    let mut ids = Vec::new();
+    for e in std::fs::read_dir(dir.join("reports")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("journal") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
+            .collect();
+        assert_eq!(lines[0]["event"], "run", "{name}");
+        let id = lines[0]["run_id"].as_str().unwrap().to_string();
+        assert_eq!(name, format!("journal-{id}.jsonl"));
+        assert_eq!(lines.last().unwrap()["event"], "end", "{name}");
+        ids.push(id);
+    }
+    assert_eq!(ids.len(), 2, "{ids:?}");
+}
