@@ -12,6 +12,56 @@ use std::collections::BTreeMap;
 /// Variables visible to a step: target, type, row, captures, created resources...
 pub type Scope = BTreeMap<String, Value>;
 
+/// Largest value a template may build (a string it joins, an array or object it assembles), as
+/// YAML aliases are bounded: variables that repeat each other grow tenfold a level otherwise.
+/// A single `${x}` passes its value on as it is (a response body, bounded by the body cap).
+pub const MAX_RENDERED_BYTES: usize = 4 * 1024 * 1024;
+
+fn too_large() -> String {
+    format!(
+        "the rendered value passes {} (the most a template may build); a template that repeats variables grows with each level",
+        crate::yaml::human_bytes(MAX_RENDERED_BYTES as u64)
+    )
+}
+
+/// The size of `v` as JSON text, roughly; counting stops once past `limit`.
+fn json_size(v: &Value, limit: usize) -> usize {
+    let mut n = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n = n.saturating_add(match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => {
+                stack.extend(a);
+                2 + a.len()
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    n = n.saturating_add(k.len() + 4);
+                    stack.push(x);
+                }
+                2
+            }
+            _ => 5,
+        });
+        if n > limit {
+            return n;
+        }
+    }
+    n
+}
+
+/// Take `n` bytes from what a template may still build.
+fn charge(budget: &mut usize, n: usize) -> Result<(), String> {
+    match budget.checked_sub(n) {
+        Some(left) => {
+            *budget = left;
+            Ok(())
+        }
+        None => Err(too_large()),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct VarRef {
     pub root: String,
@@ -105,14 +155,31 @@ impl Template {
         )
     }
 
-    /// Render to a string.
+    /// Render to a string (at most [`MAX_RENDERED_BYTES`] built).
     pub fn render(&self, scope: &Scope) -> Result<String, String> {
+        if let [Part::Var(v)] = self.parts.as_slice() {
+            return resolve(v, scope).map(|x| value_to_text(&x));
+        }
+        let mut budget = MAX_RENDERED_BYTES;
+        self.render_within(scope, &mut budget)
+    }
+
+    fn render_within(&self, scope: &Scope, budget: &mut usize) -> Result<String, String> {
         let mut out = String::new();
         for p in &self.parts {
-            match p {
-                Part::Lit(s) => out.push_str(s),
-                Part::Var(v) => out.push_str(&value_to_text(&resolve(v, scope)?)),
-            }
+            let piece = match p {
+                Part::Lit(s) => std::borrow::Cow::Borrowed(s.as_str()),
+                Part::Var(v) => {
+                    let x = resolve(v, scope)?;
+                    // Sized before it is turned into text: a huge object is not printed.
+                    if json_size(&x, *budget) > *budget {
+                        return Err(too_large());
+                    }
+                    std::borrow::Cow::Owned(value_to_text(&x))
+                }
+            };
+            charge(budget, piece.len())?;
+            out.push_str(&piece);
         }
         Ok(out)
     }
@@ -123,6 +190,20 @@ impl Template {
             [Part::Var(v)] => resolve(v, scope),
             _ => self.render(scope).map(Value::String),
         }
+    }
+
+    /// The fewest bytes this template renders to, given the fewest of some variables (those
+    /// `known` names; others count 0): what `check` can tell without a scope.
+    pub fn min_len(&self, known: &dyn Fn(&str) -> Option<usize>) -> usize {
+        self.parts.iter().fold(0usize, |n, p| {
+            n.saturating_add(match p {
+                Part::Lit(s) => s.len(),
+                Part::Var(v) if v.path.is_empty() && v.filter.is_none() => {
+                    known(&v.root).unwrap_or(0)
+                }
+                Part::Var(_) => 0,
+            })
+        })
     }
 }
 
@@ -322,12 +403,43 @@ impl JsonTemplate {
         })
     }
 
+    /// Render (at most [`MAX_RENDERED_BYTES`] built; a lone `${x}` passes its value on).
     pub fn render(&self, scope: &Scope) -> Result<Value, String> {
+        if let JsonTemplate::Str(t) = self {
+            return t.render_value(scope);
+        }
+        let mut budget = MAX_RENDERED_BYTES;
+        self.render_within(scope, &mut budget)
+    }
+
+    /// The fewest bytes this renders to (see [`Template::min_len`]).
+    pub fn min_len(&self, known: &dyn Fn(&str) -> Option<usize>) -> usize {
+        match self {
+            JsonTemplate::Str(t) => t.min_len(known),
+            JsonTemplate::Array(a) => a
+                .iter()
+                .fold(0usize, |n, t| n.saturating_add(t.min_len(known))),
+            JsonTemplate::Object(m) => m.iter().fold(0usize, |n, (k, t)| {
+                n.saturating_add(k.len()).saturating_add(t.min_len(known))
+            }),
+            JsonTemplate::Other(_) => 0,
+        }
+    }
+
+    fn render_within(&self, scope: &Scope, budget: &mut usize) -> Result<Value, String> {
         Ok(match self {
-            JsonTemplate::Str(t) => t.render_value(scope)?,
+            JsonTemplate::Str(t) => match t.parts.as_slice() {
+                [Part::Var(v)] => {
+                    let x = resolve(v, scope)?;
+                    let n = json_size(&x, *budget);
+                    charge(budget, n)?;
+                    x
+                }
+                _ => Value::String(t.render_within(scope, budget)?),
+            },
             JsonTemplate::Array(a) => Value::Array(
                 a.iter()
-                    .map(|t| t.render(scope))
+                    .map(|t| t.render_within(scope, budget))
                     .collect::<Result<_, _>>()?,
             ),
             JsonTemplate::Object(m) => {
@@ -335,7 +447,7 @@ impl JsonTemplate {
                 let mut base = serde_json::Map::new();
                 if let Some((_, t)) = m.iter().find(|(k, _)| k == SPREAD) {
                     // One object, or a list of objects merged in order; nulls are skipped.
-                    let items = match t.render(scope)? {
+                    let items = match t.render_within(scope, budget)? {
                         Value::Array(a) => a,
                         v => vec![v],
                     };
@@ -348,7 +460,8 @@ impl JsonTemplate {
                     }
                 }
                 for (k, t) in m.iter().filter(|(k, _)| k != SPREAD) {
-                    let v = t.render(scope)?;
+                    charge(budget, k.len())?;
+                    let v = t.render_within(scope, budget)?;
                     match (base.get_mut(k), v) {
                         (Some(Value::Object(old)), Value::Object(new)) => deep_merge(old, new),
                         (_, v) => {
@@ -466,5 +579,48 @@ mod tests {
             jt.render(&scope()).unwrap(),
             json!({"a": 3, "b": ["x-3"], "c": true})
         );
+    }
+
+    #[test]
+    fn rendering_is_bounded() {
+        // vars that repeat each other tenfold a level: an error, not hundreds of MiB.
+        let mut s = Scope::new();
+        s.insert("a".into(), json!("x".repeat(1000)));
+        let ten = Template::parse(&"${a}".repeat(10)).unwrap();
+        let mut v = ten.render(&s).unwrap();
+        assert_eq!(v.len(), 10_000);
+        let mut grew = None;
+        for _ in 0..6 {
+            s.insert("a".into(), Value::String(v.clone()));
+            match ten.render(&s) {
+                Ok(next) => v = next,
+                Err(e) => {
+                    grew = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = grew.expect("the cap stops the growth");
+        assert!(e.contains("4 MiB"), "{e}");
+        assert!(v.len() <= MAX_RENDERED_BYTES);
+        // The same through JSON templates: arrays and objects of a big value.
+        s.insert("a".into(), json!("y".repeat(1024 * 1024)));
+        let arr = JsonTemplate::parse(&json!(["${a}", "${a}", "${a}", "${a}", "${a}"])).unwrap();
+        assert!(arr.render(&s).unwrap_err().contains("4 MiB"));
+        let obj = JsonTemplate::parse(&json!({"p": "${a}", "q": {"r": ["${a}"]}})).unwrap();
+        assert!(obj.render(&s).is_ok());
+        // A lone variable passes a big value on (it is already held).
+        s.insert("big".into(), json!("z".repeat(MAX_RENDERED_BYTES + 10)));
+        let lone = JsonTemplate::parse(&json!("${big}")).unwrap();
+        assert_eq!(
+            lone.render(&s).unwrap().as_str().unwrap().len(),
+            MAX_RENDERED_BYTES + 10
+        );
+        assert!(Template::parse("${big}").unwrap().render(&s).is_ok());
+        assert!(Template::parse("x${big}").unwrap().render(&s).is_err());
+        // What check can tell: the fewest bytes, from literals and known variables.
+        let t = JsonTemplate::parse(&json!({"k": ["ab${a}", "${b}${b}"]})).unwrap();
+        let known = |n: &str| (n == "b").then_some(100);
+        assert_eq!(t.min_len(&known), 1 + 2 + 200);
     }
 }

@@ -105,11 +105,30 @@ fn rg_url(base: &str, report: &Value) -> String {
     )
 }
 
+/// The lines of the journals in `dir` (one per run: `journal-<run id>.jsonl`), oldest first.
 fn journal_lines(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("journal.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+    let mut files: Vec<(std::time::SystemTime, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("journal") && n.ends_with(".jsonl"))
+                })
+                .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|(_, p)| {
+            std::fs::read_to_string(p)
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect::<Vec<Value>>()
+        })
         .collect()
 }
 

@@ -50,6 +50,35 @@ pub enum Command {
 const SUITES_HELP: &str = "Suite folder or file: DIR replaces the default set (./suites, else the built-in one), +DIR adds to it; repeatable";
 const SCHEMAS_HELP: &str = "Schema folder: DIR replaces the default (./schemas, else beside the suites, else the built-in one), +DIR adds its files; repeatable";
 
+/// Longest `--request-timeout`: an hour.
+pub const MAX_REQUEST_TIMEOUT_SECS: u64 = 3600;
+
+/// Whole seconds from 1 to `max`: a usage error (exit 2) otherwise, saying the bound.
+fn bounded_secs(s: &str, max: u64, max_text: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number of seconds"))?;
+    if v == 0 || v > max {
+        return Err(format!("must be from 1 to {max} seconds ({max_text})"));
+    }
+    Ok(v)
+}
+
+/// `--deadline`: at most [`crate::target::MAX_DEADLINE_SECS`].
+pub(crate) fn deadline_secs(s: &str) -> Result<u64, String> {
+    bounded_secs(
+        s,
+        crate::target::MAX_DEADLINE_SECS,
+        crate::target::MAX_DEADLINE_TEXT,
+    )
+}
+
+/// `--request-timeout`: at most [`MAX_REQUEST_TIMEOUT_SECS`].
+pub(crate) fn timeout_secs(s: &str) -> Result<u64, String> {
+    bounded_secs(s, MAX_REQUEST_TIMEOUT_SECS, "an hour")
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
     /// The target file to check (`embedded` checks the reference RP, started in-process).
@@ -135,11 +164,12 @@ pub struct RunArgs {
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
-    /// Seconds one operation may take before its poll gives up (overrides the target file).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds one operation may take before its poll gives up (overrides the target file;
+    /// at most a week).
+    #[arg(long, value_name = "SECS", value_parser = deadline_secs)]
     pub deadline: Option<u64>,
-    /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
     /// Send a request again, up to N times, when it got no answer of the RP's (no answer at
     /// all, or a 502/503/504 without the ARM error body); a test that needed it is reported
@@ -234,7 +264,7 @@ pub struct RunArgs {
     pub color: String,
     /// Most requests per second (default: unlimited against a local endpoint such as the
     /// embedded RP; 12 per second, 5 of them writes, against any other, within ARM's
-    /// per-subscription limits).
+    /// per-subscription limits); at least 0.001.
     #[arg(long, value_name = "N")]
     pub max_rps: Option<f64>,
 }
@@ -259,15 +289,19 @@ pub struct CleanupArgs {
     /// Say what would be deleted, delete nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Seconds to wait for one delete to be confirmed.
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    /// Seconds to wait for one delete to be confirmed (at most a week).
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = deadline_secs)]
     pub deadline: u64,
-    /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
     /// Do not verify TLS certificates.
     #[arg(long)]
     pub insecure: bool,
+    /// Clean up even when the run that wrote the journal still runs (its own cleanup may be
+    /// deleting the same resources).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -304,8 +338,8 @@ pub struct ProbeArgs {
     /// Leave what the request creates (by default a resource the probe's PUT created is deleted).
     #[arg(long)]
     pub keep: bool,
-    /// Seconds the operation may take (overrides the target file).
-    #[arg(long, value_name = "SECS")]
+    /// Seconds the operation may take (overrides the target file; at most a week).
+    #[arg(long, value_name = "SECS", value_parser = deadline_secs)]
     pub deadline: Option<u64>,
     /// Do not verify TLS certificates.
     #[arg(long)]
@@ -313,8 +347,8 @@ pub struct ProbeArgs {
     /// Do not fetch URLs on another origin than the target's (they are reported).
     #[arg(long)]
     pub no_foreign: bool,
-    /// Per-request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Seconds one request may take (at most an hour).
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = timeout_secs)]
     pub request_timeout: u64,
     /// Largest response body read, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]

@@ -46,18 +46,25 @@ pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
     let n: u64 = num
         .parse()
         .map_err(|_| format!("--older-than: `{s}` is not an age like 30m, 2h or 1d"))?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
+    let unit_secs: u64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
         _ => {
             return Err(format!(
                 "--older-than: unknown unit in `{s}` (s, m, h or d)"
             ));
         }
     };
-    Ok(Duration::from_secs(secs))
+    // Ages are subtracted from the clock: at most ten years.
+    const MAX_AGE_SECS: u64 = 3650 * 86_400;
+    match n.checked_mul(unit_secs) {
+        Some(secs) if secs <= MAX_AGE_SECS => Ok(Duration::from_secs(secs)),
+        _ => Err(format!(
+            "--older-than: `{s}` is longer than ten years (3650d)"
+        )),
+    }
 }
 
 fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
@@ -117,18 +124,53 @@ async fn from_journal(dir: &Path, a: &CleanupArgs) -> u8 {
         let o = match journal::read(&path) {
             Ok(o) => o,
             Err(e) => {
-                err(&format!("error: {e}"));
+                err(&format!(
+                    "error: {e}; what it lists is not deleted (it may still exist)"
+                ));
                 code = code.max(EXIT_USAGE);
                 continue;
             }
         };
+        // A damaged line is skipped (the rest is cleaned), but what it recorded is unknown.
+        for d in &o.damaged {
+            err(&format!("warning: {d}"));
+        }
+        let unread = if o.damaged.is_empty() {
+            String::new()
+        } else {
+            code = code.max(EXIT_FAILED);
+            format!(
+                "; {} damaged line(s) could not be read: what they recorded may still exist (`--sweep-tagged` finds groups runs left)",
+                o.damaged.len()
+            )
+        };
         if o.is_empty() {
             out(&format!(
-                "{}: run {}: nothing outstanding",
+                "{}: run {}: nothing outstanding{unread}",
                 path.display(),
                 o.header.run_id
             ));
             continue;
+        }
+        // Its own cleanup may be deleting these right now (the journal records its pid).
+        if !o.ended && journal::process_alive(o.header.pid) {
+            if a.force {
+                err(&format!(
+                    "warning: {}: run {} (pid {}) still runs; cleaning up anyway (--force)",
+                    path.display(),
+                    o.header.run_id,
+                    o.header.pid
+                ));
+            } else if !a.dry_run {
+                err(&format!(
+                    "error: {}: run {} is still running (pid {}): it deletes what it created as it ends; nothing deleted (--force to clean up anyway)",
+                    path.display(),
+                    o.header.run_id,
+                    o.header.pid
+                ));
+                code = code.max(EXIT_USAGE);
+                continue;
+            }
         }
         let file = match (&a.target, &o.header.target_file) {
             (Some(t), _) => t.clone(),
@@ -247,11 +289,15 @@ async fn from_journal(dir: &Path, a: &CleanupArgs) -> u8 {
         if let Some(j) = ctx.cleanup.journal() {
             j.cleaned(left.len());
         }
-        if left.is_empty() {
+        if left.is_empty() && unread.is_empty() {
             out("    everything it listed is confirmed gone");
+        } else if left.is_empty() {
+            out(&format!(
+                "    everything it listed and could be read is confirmed gone{unread}"
+            ));
         } else {
             code = code.max(EXIT_FAILED);
-            out(&format!("    {} not confirmed gone:", left.len()));
+            out(&format!("    {} not confirmed gone{unread}:", left.len()));
             for l in &left {
                 out(&format!("        {}", ctx.http.redactor.text(l)));
             }
@@ -401,6 +447,8 @@ mod tests {
         assert_eq!(parse_age("30m").unwrap(), Duration::from_secs(1800));
         assert_eq!(parse_age("1d").unwrap(), Duration::from_secs(86_400));
         assert_eq!(parse_age("90").unwrap(), Duration::from_secs(90));
+        assert!(parse_age("18446744073709551615d").is_err());
+        assert!(parse_age("4000d").unwrap_err().contains("ten years"));
         assert!(parse_age("2 weeks").is_err());
         assert!(parse_age("h").is_err());
     }

@@ -22,13 +22,20 @@ pub(super) fn init(a: InitArgs) -> u8 {
         resource_group: a.resource_group.clone(),
         subscription: a.subscription.clone(),
     };
+    // Every error here is about the specs given (missing, unreadable, malformed): bad input.
     let out = match target_from_openapi(&a.openapi, &opts) {
         Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_FAILED;
-        }
+        Err(e) => return usage(e.to_string()),
     };
+    // A target file is read within a size limit; one past it would be written and refused.
+    if out.yaml.len() > crate::yaml::MAX_SOURCE_BYTES {
+        return usage(format!(
+            "the target file for {} resource type(s) would be {}, over the limit of {} a target file may have; not written. Give the specs of fewer resource types (one namespace or api-version at a time)",
+            out.types.len(),
+            crate::yaml::human_bytes(out.yaml.len() as u64),
+            crate::yaml::human_bytes(crate::yaml::MAX_SOURCE_BYTES as u64)
+        ));
+    }
     // What `check` would say: a generated file the parser refuses is a bug, said plainly.
     if let Err(r) =
         crate::target::parse_target(Path::new("generated-target.yaml"), &out.yaml, "generated")

@@ -1,9 +1,11 @@
 //! `rpconform replay PATHS...`: judge recorded traffic (HAR, Azure SDK test-proxy JSON, vcrpy
 //! YAML) with the rule engine and write the same reports as `run`, one result per recording.
 //!
-//! Files named on the command line are read whatever their name; directories are searched
-//! (recursively, in name order) for `*.json`, `*.har`, `*.yaml` and `*.yml`, and a file there
-//! that is JSON or YAML of another shape is skipped with a note. Without `--target`, the target
+//! Files named on the command line are read whatever their name (a pipe too: `<(...)`);
+//! directories are searched (recursively, in name order, each real directory once) for
+//! regular files named `*.json`, `*.har`, `*.yaml` and `*.yml` (anything else of those names,
+//! a FIFO or a device, is skipped with a warning), and a file there that is JSON or YAML of
+//! another shape is skipped with a note. Without `--target`, the target
 //! is inferred from the whole set first (`replay::infer`), so every file is read twice; each
 //! file is then read, judged and dropped before the next, so memory follows the largest file.
 
@@ -28,23 +30,43 @@ struct Input {
     found: bool,
 }
 
-fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
+/// Recordings in `dir` and below: regular files only (a FIFO named `*.har` would block the
+/// read forever, a device never end), each real directory once (a symlink loop ends).
+fn walk(
+    dir: &Path,
+    out: &mut Vec<Input>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
     for p in entries {
-        if p.is_dir() {
-            walk(&p, out)?;
+        // Following links, as a reader would.
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            walk(&p, out, seen)?;
         } else if p
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
         {
-            out.push(Input {
-                path: p,
-                found: true,
-            });
+            if meta.is_file() {
+                out.push(Input {
+                    path: p,
+                    found: true,
+                });
+            } else {
+                eprintln!(
+                    "warning: skipping {}: not a regular file (a FIFO, socket or device)",
+                    p.display()
+                );
+            }
         }
     }
     Ok(())
@@ -52,9 +74,10 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> std::io::Result<()> {
 
 fn inputs(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out).map_err(|e| format!("{}: {e}", p.display()))?;
+            walk(p, &mut out, &mut seen).map_err(|e| format!("{}: {e}", p.display()))?;
         } else if p.exists() {
             out.push(Input {
                 path: p.clone(),

@@ -50,10 +50,11 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
             "--time-scale must be a number above 0 and at most 100",
         ));
     }
+    // One request in 1000 s at the slowest: the interval between requests is a duration.
     if let Some(r) = a.max_rps
-        && !(r > 0.0 && r.is_finite())
+        && !(r >= 0.001 && r.is_finite())
     {
-        return Err(usage("--max-rps must be a number above 0"));
+        return Err(usage("--max-rps must be a number from 0.001 up"));
     }
     if a.test_threads == Some(0) {
         return Err(usage("--test-threads must be at least 1"));

@@ -81,7 +81,8 @@ impl Bucket {
         if !(rps.is_finite() && rps > 0.0) {
             return None;
         }
-        let interval = Duration::from_secs_f64(1.0 / rps);
+        // A rate so low its interval is no duration: no bucket would ever let one through.
+        let interval = Duration::try_from_secs_f64(1.0 / rps).ok()?;
         let burst = rps.ceil().max(1.0) as u32;
         Some(Bucket {
             interval,

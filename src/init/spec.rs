@@ -93,6 +93,12 @@ pub(crate) struct Store {
     pub warnings: RefCell<Vec<String>>,
 }
 
+/// Largest spec file read (the largest azure-rest-api-specs files are a few MiB).
+pub const MAX_SPEC_BYTES: usize = 32 * 1024 * 1024;
+
+/// Deepest nesting of a YAML spec (JSON's reader stops at 128 levels too).
+const MAX_YAML_DEPTH: usize = 128;
+
 /// Refs followed in a row before a chain counts as a cycle.
 const MAX_REF_CHAIN: usize = 64;
 
@@ -209,20 +215,40 @@ impl Store {
         if let Some((doc, builtin)) = self.docs.borrow().get(path) {
             return Ok((doc.clone(), *builtin));
         }
-        let (doc, builtin) = match std::fs::read(path) {
-            Ok(bytes) => (Rc::new(parse_document(path, &bytes)?), false),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && is_common_types(path) => {
+        // Regular files only, bounded: a `$ref` to /dev/zero or a FIFO must not hang or fill
+        // memory.
+        let (doc, builtin) = match crate::yaml::read_text(path, MAX_SPEC_BYTES) {
+            Ok(text) => (Rc::new(parse_document(path, text.as_bytes())?), false),
+            Err(e) if e.not_found() && is_common_types(path) => {
                 self.warn(format!(
                     "{} not found: using rpconform's built-in description of ARM common types",
                     path.display()
                 ));
                 (Rc::new(builtin_common_types()), true)
             }
+            // Not UTF-8: where the first bad byte is.
+            Err(e) if (e.line, e.col) != (1, 1) => {
+                return Err(InitError::Parse {
+                    path: path.to_path_buf(),
+                    line: e.line,
+                    column: e.col,
+                    message: e.message,
+                });
+            }
             Err(e) => {
+                let kind = if e.not_found() {
+                    std::io::ErrorKind::NotFound
+                } else {
+                    std::io::ErrorKind::Other
+                };
+                let msg = e
+                    .message
+                    .strip_prefix("cannot read: ")
+                    .unwrap_or(&e.message);
                 return Err(InitError::Io {
                     path: path.to_path_buf(),
                     referenced_from: from.map(Loc::describe),
-                    source: e,
+                    source: std::io::Error::new(kind, msg.to_string()),
                 });
             }
         };
@@ -260,6 +286,15 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
             message: e.to_string(),
         })
     } else {
+        // Refused before parsing: the YAML reader takes quadratic time on deep nesting.
+        if let Some(line) = crate::yaml::too_deep(text, MAX_YAML_DEPTH) {
+            return Err(InitError::Parse {
+                path: path.to_path_buf(),
+                line,
+                column: 1,
+                message: format!("the YAML nests deeper than {MAX_YAML_DEPTH} levels"),
+            });
+        }
         let v: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
             InitError::Parse {

@@ -14,20 +14,27 @@ pub fn retry_after_secs(v: &str) -> Option<u64> {
         .flatten()
 }
 
+/// Longest wait a response may ask for, as read: waits are scaled and added to clock
+/// readings, so an absurd value (`retry-after-ms: 1e300`, `Retry-After: 2^64-1`) must not
+/// overflow them. The follower and the throttle budget bound them much further.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(365 * 86_400);
+
 /// The wait a response asks for, as the Azure SDK reads it; `None` when it asks for none.
-/// An HTTP-date is measured against the response's `Date` (or now).
+/// An HTTP-date is measured against the response's `Date` (or now). At most
+/// [`MAX_RETRY_AFTER`].
 pub fn retry_after(resp: &Response) -> Option<Duration> {
     for h in ["retry-after-ms", "x-ms-retry-after-ms"] {
         if let Some(ms) = resp.header(h).and_then(|v| v.trim().parse::<f64>().ok())
             && ms.is_finite()
             && ms >= 0.0
         {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
+            let secs = (ms / 1000.0).min(MAX_RETRY_AFTER.as_secs_f64());
+            return Some(Duration::from_secs_f64(secs));
         }
     }
     let v = resp.header("retry-after")?;
     if let Some(s) = retry_after_secs(v) {
-        return Some(Duration::from_secs(s));
+        return Some(Duration::from_secs(s).min(MAX_RETRY_AFTER));
     }
     let when = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
     let now = resp
@@ -38,7 +45,7 @@ pub fn retry_after(resp: &Response) -> Option<Duration> {
     let secs = (when.with_timezone(&chrono::Utc) - now)
         .num_seconds()
         .max(0);
-    Some(Duration::from_secs(secs as u64))
+    Some(Duration::from_secs(secs as u64).min(MAX_RETRY_AFTER))
 }
 
 #[cfg(test)]
@@ -78,6 +85,16 @@ mod tests {
             Some(Duration::from_secs(30))
         );
         assert_eq!(retry_after(&resp(&[("Retry-After", "-1")])), None);
+        // Absurd values are read as the longest wait, never an overflow.
+        for (h, v) in [
+            ("Retry-After", "18446744073709551615"),
+            ("retry-after-ms", "1e300"),
+            ("x-ms-retry-after-ms", "18446744073709551615000"),
+        ] {
+            let d = retry_after(&resp(&[(h, v)])).unwrap();
+            assert_eq!(d, MAX_RETRY_AFTER, "{h}: {v}");
+            let _ = d.mul_f64(100.0);
+        }
         assert_eq!(retry_after(&resp(&[])), None);
         assert_eq!(retry_after_secs(" 7 "), Some(7));
         assert_eq!(retry_after_secs("1.5"), None);

@@ -82,6 +82,12 @@ pub async fn create_resource_group(ctx: &RunCtx) -> Result<(), String> {
     }
     if let Some(j) = ctx.cleanup.journal() {
         j.group(&ctx.target.rg_url(), &rg.api_version);
+        if let Some(why) = j.failure() {
+            return Err(format!(
+                "resource group {} not created: {why}",
+                ctx.target.resource_group.name
+            ));
+        }
     }
     let url = with_version(&ctx.target.rg_url(), Some(&rg.api_version));
     let body = serde_json::json!({

@@ -151,9 +151,20 @@ impl Cleanup {
     }
 
     /// Remember `url` before a PUT for it is sent by test `by` (journaled before returning).
-    pub fn track(&self, url: &str, by: &str, api_version: Option<&str>, surface: Surface) {
+    /// `Err` (why) when the journal cannot be written: the PUT must not be sent, since a
+    /// killed run would leave no record of it.
+    pub fn track(
+        &self,
+        url: &str,
+        by: &str,
+        api_version: Option<&str>,
+        surface: Surface,
+    ) -> Result<(), String> {
+        if let Some(why) = self.journal.get().and_then(|j| j.failure()) {
+            return Err(format!("not sent: {why}; the run creates nothing more"));
+        }
         if self.fixed.is_original(url) {
-            return; // it existed before the run: restored at the end, never deleted
+            return Ok(()); // it existed before the run: restored at the end, never deleted
         }
         let k = key(url);
         self.fixed.note_created(&k);
@@ -191,8 +202,10 @@ impl Cleanup {
             fresh
         };
         if let (Some(t), Some(j)) = (fresh, self.journal.get()) {
-            j.put(&t);
+            j.put_checked(&t)
+                .map_err(|why| format!("not sent: {why}; the run creates nothing more"))?;
         }
+        Ok(())
     }
 
     /// Put back what a journal lists (for `rpconform cleanup --journal`): not journaled again.
@@ -317,7 +330,33 @@ mod tests {
     use super::*;
 
     fn track(c: &Cleanup, url: &str, by: &str) {
-        c.track(url, by, Some("2024-01-01"), Surface::Arm);
+        c.track(url, by, Some("2024-01-01"), Surface::Arm).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn nothing_is_created_once_the_journal_cannot_be_written() {
+        let c = Cleanup::default();
+        // /dev/full: every write fails with "no space left on device".
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open("/dev/full")
+            .unwrap();
+        c.set_journal(Journal::start("/dev/full".into(), file));
+        let e = c
+            .track("http://h/rg/p/a", "t1", None, Surface::Arm)
+            .unwrap_err();
+        assert!(
+            e.contains("not sent") && e.contains("cannot write the journal"),
+            "{e}"
+        );
+        let e = c
+            .track("http://h/rg/p/b", "t2", None, Surface::Arm)
+            .unwrap_err();
+        assert!(e.contains("creates nothing more"), "{e}");
+        // The one whose line failed is still tracked (cleanup reads it); the next never was.
+        let left: Vec<String> = c.remaining().into_iter().map(|t| t.url).collect();
+        assert_eq!(left, ["http://h/rg/p/a"]);
     }
 
     #[test]

@@ -187,7 +187,8 @@ fn waits(ctx: &RunCtx, inst: &Instance, steps: &[Step]) -> f64 {
 /// waits the 10 s Retry-After ARM suggests, scaled).
 pub fn estimate(ctx: &RunCtx, inst: &Instance, last: &Durations) -> Duration {
     if let Some(ms) = last.tests.get(&inst.name) {
-        return Duration::from_millis(*ms);
+        // A hand-edited file cannot make the sum of the estimates overflow.
+        return Duration::from_millis((*ms).min(1_000_000_000));
     }
     let sc = inst.scenario();
     let ops =
@@ -226,6 +227,48 @@ pub struct Limits {
 /// The reason of a test `--fail-fast` did not start.
 pub fn not_run_reason(failed: &str) -> String {
     format!("not run: --fail-fast stopped the run after {failed} failed")
+}
+
+/// Run `fut` in a task of its own; a panic in it comes back as `Err` with its message, never
+/// as a result that vanishes.
+pub async fn catch_panic<T, F>(fut: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = T> + Send + 'static,
+{
+    match tokio::spawn(fut).await {
+        Ok(v) => Ok(v),
+        Err(e) if e.is_panic() => {
+            let p = e.into_panic();
+            Err(p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into()))
+        }
+        Err(e) => Err(format!("its task ended without a result: {e}")),
+    }
+}
+
+/// The result of a test whose runner panicked: an error, counted and failing the run.
+fn panicked_result(inst: &Instance, why: &str) -> ScenarioResult {
+    let mut r = render::skipped_result(inst, String::new());
+    r.status = Status::Error(format!("the runner panicked: {why} (please report this)"));
+    r
+}
+
+/// Run one test to its result: a panic in the runner is an error result of that test.
+async fn run_one(ctx: Arc<RunCtx>, inst: Instance) -> ScenarioResult {
+    let i = inst.clone();
+    let started = std::time::Instant::now();
+    match catch_panic(async move { run_instance(&ctx, &i).await }).await {
+        Ok(r) => r,
+        Err(why) => {
+            let mut r = panicked_result(&inst, &why);
+            r.duration_ms = started.elapsed().as_millis() as u64;
+            r
+        }
+    }
 }
 
 fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
@@ -352,7 +395,7 @@ pub async fn run(
                 let ctx = ctx.clone();
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    let mut res = run_instance(&ctx, &inst).await;
+                    let mut res = run_one(ctx.clone(), inst.clone()).await;
                     // Its resources go as it ends (the slot is held until they are gone, so
                     // cleanup counts against the tests in flight). A verdict is reported at
                     // once; an interrupted test says what its cleanup did.
@@ -441,4 +484,26 @@ pub async fn run(
         outcome.filtered_out + limits.selected_out,
     );
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_test_is_an_error_not_a_missing_result() {
+        let got: Result<u8, String> = catch_panic(async {
+            if std::hint::black_box(true) {
+                panic!("overflow when adding duration to instant");
+            }
+            1
+        })
+        .await;
+        let why = got.unwrap_err();
+        assert!(why.contains("overflow when adding"), "{why}");
+        let got: Result<u8, String> =
+            catch_panic(async { panic!("{} at {}", "formatted", 3) }).await;
+        assert_eq!(got.unwrap_err(), "formatted at 3");
+        assert_eq!(catch_panic(async { 7u8 }).await, Ok(7));
+    }
 }

@@ -1,13 +1,17 @@
-//! The run's journal (`<report dir>/journal.jsonl`): one JSON object per line, written as the
-//! run goes, so that a run killed outright (SIGKILL, a machine that dies) leaves a record of
-//! what it may have created. Each resource (and the run's resource group) is written *before*
+//! The run's journal (`<report dir>/journal-<run id>.jsonl`): one JSON object per line, written
+//! as the run goes, so that a run killed outright (SIGKILL, a machine that dies) leaves a record
+//! of what it may have created. Each resource (and the run's resource group) is written *before*
 //! its PUT is sent, and again once it is confirmed gone; what cleanup could not delete is
-//! written with the reason. `rpconform cleanup --journal DIR` reads it and deletes what is
-//! still outstanding (and only that).
+//! written with the reason. Each run has a file of its own, so two runs sharing a report
+//! directory never truncate each other's; `journal.jsonl` (one per directory, as earlier
+//! versions wrote it) is still read. `rpconform cleanup --journal DIR` reads them all and
+//! deletes what is still outstanding (and only that).
 //!
 //! Every line is one `write(2)` on a file opened for appending, so it is in the operating
 //! system's hands before the request leaves (a killed process loses nothing); a background
-//! thread makes it durable (`fdatasync`) within a second, and at the end of the run.
+//! thread makes it durable (`fdatasync`) within a second, and at the end of the run. A write
+//! or sync that fails (a full disk) is remembered ([`Journal::failure`]): from then on the
+//! run creates nothing more, since it could lose what it created.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Write};
@@ -21,7 +25,35 @@ use serde::{Deserialize, Serialize};
 use super::context::{Tracked, key};
 use crate::http::Surface;
 
+/// The journal of runs before journals had a file per run (still read).
 pub const FILE_NAME: &str = "journal.jsonl";
+
+/// This run's journal file in `dir`.
+pub fn file_for(dir: &Path, run_id: &str) -> PathBuf {
+    dir.join(format!("journal-{run_id}.jsonl"))
+}
+
+/// Does process `pid` still run (on this machine)? A pid that cannot be signalled for lack of
+/// permission runs too.
+pub fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(p) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        if p <= 0 {
+            return false;
+        }
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(p, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
 
 /// What a journal says about the run that wrote it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -91,11 +123,17 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// Told once, when the journal first fails to write.
+type OnFailure = Box<dyn Fn(&str) + Send + Sync>;
+
 /// A journal being written.
 pub struct Journal {
     path: PathBuf,
     file: Mutex<File>,
     dirty: Arc<AtomicBool>,
+    /// Why the journal could not be written (the first failure), once it could not.
+    failed: std::sync::OnceLock<String>,
+    on_failure: std::sync::OnceLock<OnFailure>,
 }
 
 /// What an existing journal lists as not confirmed gone.
@@ -108,6 +146,8 @@ pub struct Outstanding {
     pub group: Option<(String, String)>,
     /// The run wrote its end line (it was not killed).
     pub ended: bool,
+    /// Lines that could not be read (`file:line: why`): what they recorded is unknown.
+    pub damaged: Vec<String>,
 }
 
 impl Outstanding {
@@ -117,30 +157,36 @@ impl Outstanding {
 }
 
 impl Journal {
-    /// Start `dir/journal.jsonl` for a new run. A journal already there that still lists
-    /// resources not confirmed gone is kept, renamed `journal-<its run id>.jsonl` (returned,
-    /// for a warning): a new run never erases what an earlier one may have left.
-    pub fn create(dir: &Path, header: &Header) -> std::io::Result<(Arc<Journal>, Option<PathBuf>)> {
+    /// Start `dir/journal-<run id>.jsonl` for a new run (a file of its own: another run in the
+    /// same directory keeps writing its own). Returns the journals of earlier runs there that
+    /// still list resources not confirmed gone (for a warning); those of earlier runs that
+    /// ended with nothing outstanding are removed.
+    pub fn create(dir: &Path, header: &Header) -> std::io::Result<(Arc<Journal>, Vec<PathBuf>)> {
         std::fs::create_dir_all(dir)?;
-        let path = dir.join(FILE_NAME);
-        let mut kept = None;
-        if path.exists()
-            && let Ok(old) = read(&path)
-            && !old.is_empty()
-        {
-            let to = dir.join(format!("journal-{}.jsonl", old.header.run_id));
-            std::fs::rename(&path, &to)?;
-            kept = Some(to);
+        let path = file_for(dir, &header.run_id);
+        let mut earlier = Vec::new();
+        for old in find(dir).unwrap_or_default() {
+            match read(&old) {
+                // Another run writing to this directory now: its own to clean.
+                Ok(o) if !o.ended && process_alive(o.header.pid) => {}
+                Ok(o) if o.ended && o.is_empty() && o.damaged.is_empty() => {
+                    let _ = std::fs::remove_file(&old);
+                }
+                Ok(o) if o.is_empty() => {}
+                _ => earlier.push(old),
+            }
         }
         let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
+            .create_new(true)
+            .append(true)
             .open(&path)?;
         let j = Self::start(path, file);
         j.write(&Line::Run(header.clone()));
         j.sync();
-        Ok((j, kept))
+        if let Some(e) = j.failure() {
+            return Err(std::io::Error::other(e));
+        }
+        Ok((j, earlier))
     }
 
     /// Append to an existing journal (`rpconform cleanup`).
@@ -165,11 +211,14 @@ impl Journal {
         Ok(Self::start(path.to_path_buf(), file))
     }
 
-    fn start(path: PathBuf, file: File) -> Arc<Journal> {
+    /// A journal writing to `file` (opened for appending), named `path`.
+    pub(crate) fn start(path: PathBuf, file: File) -> Arc<Journal> {
         let j = Arc::new(Journal {
             path,
             file: Mutex::new(file),
             dirty: Arc::new(AtomicBool::new(false)),
+            failed: std::sync::OnceLock::new(),
+            on_failure: std::sync::OnceLock::new(),
         });
         let weak: Weak<Journal> = Arc::downgrade(&j);
         // Durable within a second of any write; the thread ends with the journal.
@@ -191,27 +240,67 @@ impl Journal {
         &self.path
     }
 
+    /// Why the journal cannot be written, once a write or sync failed.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
+    }
+
+    /// Call `f` with the reason when the journal first fails.
+    pub fn on_failure(&self, f: impl Fn(&str) + Send + Sync + 'static) {
+        let _ = self.on_failure.set(Box::new(f));
+    }
+
+    fn fail(&self, what: &str, e: &std::io::Error) {
+        let why = format!("cannot {what} the journal {}: {e}", self.path.display());
+        if self.failed.set(why.clone()).is_ok()
+            && let Some(f) = self.on_failure.get()
+        {
+            f(&why);
+        }
+    }
+
     fn write(&self, line: &Line) {
         let Ok(mut text) = serde_json::to_string(line) else {
             return;
         };
         text.push('\n');
         let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        // One write for the whole line; a journal that cannot be written must not stop the run
-        // (the reports still list what is left).
-        let _ = f.write_all(text.as_bytes());
+        // One write for the whole line. A failure is remembered: the run creates nothing
+        // more (see `failure`), and says so.
+        if let Err(e) = f.write_all(text.as_bytes()) {
+            drop(f);
+            self.fail("write", &e);
+            return;
+        }
         self.dirty.store(true, Ordering::SeqCst);
     }
 
     fn sync_now(&self) {
         let f = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = f.sync_data();
+        // A full disk may show only here (delayed allocation).
+        if let Err(e) = f.sync_data() {
+            drop(f);
+            self.fail("sync", &e);
+        }
     }
 
     /// Make everything written so far durable now.
     pub fn sync(&self) {
         self.dirty.store(false, Ordering::SeqCst);
         self.sync_now();
+    }
+
+    /// Record a resource before its PUT is sent; `Err` (the reason) when the journal cannot
+    /// be written, and then the PUT must not be sent.
+    pub fn put_checked(&self, t: &Tracked) -> Result<(), String> {
+        if let Some(e) = self.failure() {
+            return Err(e.to_string());
+        }
+        self.put(t);
+        match self.failure() {
+            Some(e) => Err(e.to_string()),
+            None => Ok(()),
+        }
     }
 
     pub fn put(&self, t: &Tracked) {
@@ -276,22 +365,28 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
     let mut gone: std::collections::BTreeSet<String> = Default::default();
     let mut group: Option<(String, String)> = None;
     let mut ended = false;
-    let mut lines = reader.lines().enumerate().peekable();
+    let mut damaged = Vec::new();
+    let mut lines = reader.split(b'\n').enumerate().peekable();
     while let Some((n, line)) = lines.next() {
         let line = line.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        // Bytes that are not UTF-8 are a damaged line, not the end of the journal.
+        let line = String::from_utf8_lossy(&line);
         if line.trim().is_empty() {
             continue;
         }
         let parsed: Line = match serde_json::from_str(&line) {
             Ok(l) => l,
-            // A torn line: the last one, or one a later append ended (see `append`).
+            // A torn line: the last one, or one a later append ended (see `append`). It was
+            // being written when the run died, before its request left.
             Err(e) if lines.peek().is_none() || e.is_eof() => continue,
+            // Damaged: skipped, and said (what it recorded is unknown).
             Err(e) => {
-                return Err(format!(
-                    "{}:{}: not a journal line: {e}",
+                damaged.push(format!(
+                    "{}:{}: not a journal line ({e}); skipped",
                     path.display(),
                     n + 1
                 ));
+                continue;
             }
         };
         match parsed {
@@ -362,11 +457,12 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
         resources,
         group,
         ended,
+        damaged,
     })
 }
 
-/// The journals in `dir` (or `dir` itself when it is a file): `journal.jsonl` and every
-/// `journal-*.jsonl` kept from earlier runs.
+/// The journals in `dir` (or `dir` itself when it is a file): every run's
+/// `journal-<run id>.jsonl`, and `journal.jsonl` of earlier versions.
 pub fn find(dir: &Path) -> Result<Vec<PathBuf>, String> {
     if dir.is_file() {
         return Ok(vec![dir.to_path_buf()]);
@@ -379,11 +475,13 @@ pub fn find(dir: &Path) -> Result<Vec<PathBuf>, String> {
                 n == FILE_NAME || (n.starts_with("journal-") && n.ends_with(".jsonl"))
             })
         })
+        // Regular files only: a FIFO of that name would block the read forever.
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
         .collect();
     out.sort();
     if out.is_empty() {
         return Err(format!(
-            "{}: no journal here ({FILE_NAME}); a run writes one in its report directory",
+            "{}: no journal here (journal-<run id>.jsonl); a run writes one in its report directory",
             dir.display()
         ));
     }
@@ -405,7 +503,8 @@ mod tests {
             resource_group: format!("rg-{id}"),
             rg_created: true,
             started_at: now(),
-            pid: 1,
+            // No process has it: the run is over.
+            pid: u32::MAX,
         }
     }
 
@@ -421,12 +520,19 @@ mod tests {
         }
     }
 
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("rpconform-journal-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
     #[test]
     fn outstanding_is_what_was_put_and_not_confirmed_gone() {
-        let dir = std::env::temp_dir().join(format!("rpconform-journal-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let (j, kept) = Journal::create(&dir, &header("aaa")).unwrap();
-        assert!(kept.is_none());
+        let dir = scratch("outstanding");
+        let (j, earlier) = Journal::create(&dir, &header("aaa")).unwrap();
+        assert!(earlier.is_empty());
+        assert_eq!(j.path(), dir.join("journal-aaa.jsonl"));
         let rg = "http://127.0.0.1:1/subscriptions/s/resourceGroups/rg-aaa";
         j.group(rg, "2021-04-01");
         j.put(&tracked(&format!("{rg}/p/a")));
@@ -437,7 +543,7 @@ mod tests {
         j.left(&format!("{rg}/p/b"), "still there");
         drop(j);
         // A torn last line is ignored.
-        let p = dir.join(FILE_NAME);
+        let p = dir.join("journal-aaa.jsonl");
         let mut f = OpenOptions::new().append(true).open(&p).unwrap();
         f.write_all(b"{\"event\":\"gone\",\"ur").unwrap();
         let o = read(&p).unwrap();
@@ -449,20 +555,117 @@ mod tests {
                 "http://127.0.0.1:1/dataplane/widgets/w1"
             ]
         );
-        assert!(o.group.is_some() && !o.ended);
-        // A new run keeps the unfinished journal aside.
-        let (j2, kept) = Journal::create(&dir, &header("bbb")).unwrap();
-        assert_eq!(kept.unwrap(), dir.join("journal-aaa.jsonl"));
+        assert!(o.group.is_some() && !o.ended && o.damaged.is_empty());
+        // A new run writes a journal of its own and names the unfinished one.
+        let (j2, earlier) = Journal::create(&dir, &header("bbb")).unwrap();
+        assert_eq!(earlier, vec![p.clone()]);
         j2.end(0, false);
         let found = find(&dir).unwrap();
         assert_eq!(found.len(), 2);
         // The group gone takes everything in it.
-        let j = Journal::append(&dir.join("journal-aaa.jsonl")).unwrap();
+        let j = Journal::append(&p).unwrap();
         j.gone(rg);
         drop(j);
-        let o = read(&dir.join("journal-aaa.jsonl")).unwrap();
+        let o = read(&p).unwrap();
         assert_eq!(o.resources.len(), 1);
         assert!(o.group.is_none());
+        // A run that ended with nothing outstanding is tidied away by the next one.
+        drop(j2);
+        let (_j3, _) = Journal::create(&dir, &header("ccc")).unwrap();
+        assert!(!dir.join("journal-bbb.jsonl").exists());
+        assert!(p.exists());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn two_runs_in_one_directory_keep_their_own_journals() {
+        let dir = scratch("two-runs");
+        let mut live = header("one");
+        live.pid = std::process::id();
+        let (a, _) = Journal::create(&dir, &live).unwrap();
+        a.put(&tracked("http://127.0.0.1:1/x/a0"));
+        // A run still going is not "an earlier run" to warn about.
+        let (b, earlier) = Journal::create(&dir, &header("two")).unwrap();
+        assert!(earlier.is_empty(), "{earlier:?}");
+        a.put(&tracked("http://127.0.0.1:1/x/a1"));
+        b.put(&tracked("http://127.0.0.1:1/x/b1"));
+        a.put(&tracked("http://127.0.0.1:1/x/a2"));
+        drop((a, b));
+        let mut all: Vec<String> = Vec::new();
+        for p in find(&dir).unwrap() {
+            let o = read(&p).unwrap();
+            assert!(o.damaged.is_empty(), "{:?}", o.damaged);
+            all.extend(o.resources.into_iter().map(|t| t.url));
+        }
+        all.sort();
+        assert_eq!(
+            all,
+            [
+                "http://127.0.0.1:1/x/a0",
+                "http://127.0.0.1:1/x/a1",
+                "http://127.0.0.1:1/x/a2",
+                "http://127.0.0.1:1/x/b1"
+            ]
+        );
+        // An old single journal.jsonl is still found.
+        std::fs::copy(dir.join("journal-one.jsonl"), dir.join(FILE_NAME)).unwrap();
+        assert_eq!(find(&dir).unwrap().len(), 3);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_damaged_line_is_skipped_and_named() {
+        let dir = scratch("damaged");
+        let (j, _) = Journal::create(&dir, &header("ddd")).unwrap();
+        j.put(&tracked("http://127.0.0.1:1/x/a"));
+        let p = j.path().to_path_buf();
+        drop(j);
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"event\": \"put\", \"url\": 3}\n\xff\xfe garbage\n")
+            .unwrap();
+        drop(f);
+        let j = Journal::append(&p).unwrap();
+        j.put(&tracked("http://127.0.0.1:1/x/b"));
+        drop(j);
+        let o = read(&p).unwrap();
+        let urls: Vec<&str> = o.resources.iter().map(|t| t.url.as_str()).collect();
+        assert_eq!(urls, ["http://127.0.0.1:1/x/a", "http://127.0.0.1:1/x/b"]);
+        assert_eq!(o.damaged.len(), 2, "{:?}", o.damaged);
+        assert!(
+            o.damaged[0].starts_with(&format!("{}:3:", p.display())),
+            "{:?}",
+            o.damaged
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_journal_that_cannot_be_written_refuses_further_puts() {
+        // /dev/full: every write fails with "no space left on device".
+        let file = OpenOptions::new().append(true).open("/dev/full").unwrap();
+        let j = Journal::start(PathBuf::from("/dev/full"), file);
+        let told = Arc::new(Mutex::new(Vec::<String>::new()));
+        let t2 = told.clone();
+        j.on_failure(move |why| t2.lock().unwrap().push(why.to_string()));
+        assert!(j.failure().is_none());
+        let e = j
+            .put_checked(&tracked("http://127.0.0.1:1/x/a"))
+            .unwrap_err();
+        assert!(e.contains("cannot write the journal"), "{e}");
+        assert!(j.put_checked(&tracked("http://127.0.0.1:1/x/b")).is_err());
+        // Said once, at once.
+        assert_eq!(told.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn live_and_dead_processes() {
+        assert!(process_alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!process_alive(pid));
+        assert!(!process_alive(0));
+        assert!(!process_alive(u32::MAX));
     }
 }

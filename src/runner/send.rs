@@ -177,7 +177,7 @@ impl Exec<'_> {
             let kind = if addressed { Surface::Arm } else { surface };
             self.ctx
                 .cleanup
-                .track(&bare, &self.inst.name, api.as_deref(), kind);
+                .track(&bare, &self.inst.name, api.as_deref(), kind)?;
         }
         let req = OutRequest {
             surface,

@@ -402,15 +402,24 @@ pub fn run(
         started_at: started_at.clone(),
         pid: std::process::id(),
     };
+    let mut journal_blocked = None;
     let journal_path = match Journal::create(&s.report_dir, &header) {
-        Ok((j, kept)) => {
-            if let Some(k) = kept {
+        Ok((j, earlier)) => {
+            for k in earlier {
                 console.note(&format!(
-                    "warning: an earlier run's journal lists resources not confirmed gone; kept as {} (`rpconform cleanup --journal {}`)",
+                    "warning: an earlier run's journal {} lists resources not confirmed gone (`rpconform cleanup --journal {}`)",
                     k.display(),
                     s.report_dir.display()
                 ));
             }
+            // A journal that stops being written (a full disk) is said at once; the run
+            // creates nothing more from then on (see `Cleanup::track`).
+            let c = console.clone();
+            j.on_failure(move |why| {
+                c.note(&format!(
+                    "error: {why}; the run creates nothing more (a killed run would leave no record of it), tests that would are runner errors"
+                ));
+            });
             let p = j.path().display().to_string();
             ctx.cleanup.set_journal(j);
             Some(p)
@@ -420,8 +429,13 @@ pub fn run(
                 "the journal could not be written in {}: {e}; a killed run would leave no record of what it created",
                 s.report_dir.display()
             );
-            console.note(&format!("warning: {why}"));
-            problems.push(why);
+            // The embedded RP dies with the run: nothing it holds can be left behind.
+            if header.target_file.is_some() {
+                journal_blocked = Some(why);
+            } else {
+                console.note(&format!("warning: {why}"));
+                problems.push(why);
+            }
             None
         }
     };
@@ -429,6 +443,13 @@ pub fn run(
     on_signal(ctx.clone());
     let mut info = prov.info(s, selected_out);
     info.journal = journal_path;
+    // A run that cannot journal must not create what it could lose.
+    if let Some(why) = journal_blocked {
+        let why = format!("{why}; no test was run");
+        console.note(&format!("error: {why}"));
+        shutdown(server);
+        return blocked(s, sink, info, started, &why, "");
+    }
     // Token, endpoint, registration, resource group: one clear error instead of one per test.
     let pre = rt.block_on(crate::preflight::preflight(&ctx.target, &ctx.http, &tokens));
     if pre.has_blocker() {
@@ -495,6 +516,11 @@ pub fn run(
     let interrupted = ctx.cancel.is_cancelled();
     if let Some(j) = ctx.cleanup.journal() {
         j.end(left.len(), interrupted);
+        if let Some(why) = j.failure() {
+            problems.push(format!(
+                "{why}: the run stopped creating resources; what it lists may be incomplete"
+            ));
+        }
     }
     shutdown(server);
     if let Some(h) = &har

@@ -272,6 +272,12 @@ pub struct Namespace {
     pub api_version: String,
 }
 
+/// Longest operation deadline a target file, a suite or `--deadline` may give: a week. Waits
+/// are added to clock readings; a bound keeps every sum far from overflow.
+pub const MAX_DEADLINE_SECS: u64 = 7 * 86_400;
+/// [`MAX_DEADLINE_SECS`] for people.
+pub const MAX_DEADLINE_TEXT: &str = "a week";
+
 /// A parsed target file.
 #[derive(Debug, Clone)]
 pub struct Target {

@@ -48,7 +48,7 @@ pub fn parse(file: &Arc<Path>, text: &str) -> Result<Node, Diagnostic> {
 /// nesting by indentation and by compact indicators on one line (`- - - x`, `? - ? x`).
 /// yaml-rust2 limits flow nesting itself but not block nesting, whose recursion a line of
 /// 100 000 `- ` overflowed the stack with (an abort, not a catchable panic).
-fn too_deep(text: &str, limit: usize) -> Option<usize> {
+pub(crate) fn too_deep(text: &str, limit: usize) -> Option<usize> {
     let mut flow: usize = 0;
     for (n, line) in text.lines().enumerate() {
         if block_column(line) / 2 > limit {
@@ -229,6 +229,20 @@ impl Reader {
                 None
             }
         }
+    }
+
+    /// Whole seconds from 1 to `max` (`max_text` says the bound for people: "a week").
+    pub fn seconds(&mut self, node: &Node, what: &str, max: u64, max_text: &str) -> Option<u64> {
+        let v = self.u64(node, &format!("{what} (seconds)"))?;
+        if v == 0 || v > max {
+            self.error(
+                node,
+                format!("{what} must be from 1 to {max} seconds ({max_text}), not {v}"),
+                None,
+            );
+            return None;
+        }
+        Some(v)
     }
 
     pub fn f64(&mut self, node: &Node, what: &str) -> Option<f64> {

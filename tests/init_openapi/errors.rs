@@ -110,3 +110,62 @@ fn errors_name_the_file_and_place() {
     );
     parse_checked(&out.yaml);
 }
+
+/// A `$ref` to something that is no regular file (/dev/zero: endless; a FIFO: a read that
+/// never returns) is refused at once, and a YAML spec nested very deep is refused before the
+/// YAML reader (quadratic on it) starts.
+#[test]
+fn refs_to_devices_and_fifos_and_deep_yaml_are_refused_quickly() {
+    let dir = scratch_dir("hostile-refs");
+    let put = |body_ref: &str| {
+        format!(
+            r##"{{"swagger": "2.0", "info": {{"version": "2024-01-01"}}, "paths": {{"/subscriptions/{{s}}/resourceGroups/{{rg}}/providers/X.Y/things/{{n}}": {{"put": {{"parameters": [{{"name": "b", "in": "body", "schema": {{"$ref": "{body_ref}"}}}}], "responses": {{"200": {{}}}}}}}}}}}}"##
+        )
+    };
+    let run = |name: &str, text: String| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        let started = std::time::Instant::now();
+        let e = target_from_openapi(&[p], &InitOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{name}: took {:?}",
+            started.elapsed()
+        );
+        e
+    };
+    let e = run("zero.json", put("/dev/zero#/definitions/X"));
+    assert!(
+        e.contains("/dev/zero") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let fifo = dir.join("fifo.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if made {
+        let e = run("via-fifo.json", put("./fifo.json#/definitions/X"));
+        assert!(
+            e.contains("fifo.json") && e.contains("not a regular file"),
+            "{e}"
+        );
+    }
+    let mut deep = String::from("swagger: \"2.0\"\npaths:\n  ");
+    deep.push_str(&"- ".repeat(100_000));
+    deep.push_str("x\n");
+    let e = run("deep.yaml", deep);
+    assert!(
+        e.contains("deep.yaml:") && e.contains("nests deeper"),
+        "{e}"
+    );
+    let mut flow = String::from("swagger: \"2.0\"\npaths: ");
+    flow.push_str(&"[".repeat(100_000));
+    let e = run("flow.yaml", flow);
+    assert!(
+        e.contains("flow.yaml:2:") && e.contains("nests deeper"),
+        "{e}"
+    );
+}

@@ -311,6 +311,9 @@ impl<'o> SuiteParser<'o> {
             def.rows = table.iter().map(|r| r.values.clone()).collect();
         }
         let mut vars = Vec::new();
+        // The fewest bytes each var renders to: vars that repeat each other past the cap on
+        // what a template may build are refused here, not when the run runs out of memory.
+        let mut least: std::collections::HashMap<String, usize> = Default::default();
         if let Some(n) = m.get("vars")
             && let Some(vm) = self.r.free_map(n, "vars")
         {
@@ -321,6 +324,21 @@ impl<'o> SuiteParser<'o> {
                     .unwrap_or_default();
                 if let Some(jt) = self.json_template(v) {
                     self.check_vars(&jt.vars(), v, &def);
+                    let n = jt.min_len(&|name| least.get(name).copied());
+                    if n > crate::template::MAX_RENDERED_BYTES {
+                        self.r.error(
+                            v,
+                            format!(
+                                "vars.{key} renders to at least {}, past the {} a template may build (it repeats variables that repeat others)",
+                                crate::yaml::human_bytes(n as u64),
+                                crate::yaml::human_bytes(crate::template::MAX_RENDERED_BYTES as u64)
+                            ),
+                            None,
+                        );
+                        def.roots.insert(key.clone());
+                        continue;
+                    }
+                    least.insert(key.clone(), n);
                     def.roots.insert(key.clone());
                     vars.push((key, jt, self.r.pos(&k)));
                 }

@@ -177,7 +177,14 @@ impl<'o> SuiteParser<'o> {
         };
         let deadline = m
             .get("deadline")
-            .and_then(|n| self.r.u64(n, "deadline (seconds)"))
+            .and_then(|n| {
+                self.r.seconds(
+                    n,
+                    "deadline",
+                    crate::target::MAX_DEADLINE_SECS,
+                    crate::target::MAX_DEADLINE_TEXT,
+                )
+            })
             .map(Duration::from_secs);
         let mut watch = Vec::new();
         if let Some(n) = m.get("watch") {

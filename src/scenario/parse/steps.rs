@@ -146,7 +146,18 @@ impl<'o> SuiteParser<'o> {
                 self.check_vars(&t.vars().collect::<Vec<_>>(), an, def);
                 Action::Settle(t)
             }
-            "sleep" => Action::Sleep(self.r.f64(an, "sleep (seconds)")?),
+            "sleep" => {
+                let secs = self.r.f64(an, "sleep (seconds)")?;
+                if !(0.0..=86_400.0).contains(&secs) {
+                    self.r.error(
+                        an,
+                        format!("sleep must be from 0 to 86400 seconds (a day), not {secs}"),
+                        None,
+                    );
+                    return None;
+                }
+                Action::Sleep(secs)
+            }
             "sweep" => Action::Sweep(self.sweep(an, def)?),
             "start" => {
                 if !def.roots.contains("monitor") {

@@ -270,7 +270,14 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         .unwrap_or_else(|| "eastus".into());
     let deadline = m
         .get("deadline")
-        .and_then(|n| r.u64(n, "deadline (seconds)"))
+        .and_then(|n| {
+            r.seconds(
+                n,
+                "deadline",
+                super::MAX_DEADLINE_SECS,
+                super::MAX_DEADLINE_TEXT,
+            )
+        })
         .map(Duration::from_secs)
         .unwrap_or(Duration::from_secs(300));
     let auth = match m.get("auth") {
@@ -506,5 +513,25 @@ mod tests {
             e.contains("unknown profile `aro`") && e.contains("aro-hcp"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn deadlines_are_bounded_at_parse_time() {
+        let base = "base_url: http://h\nsubscription: 00000000-0000-0000-0000-000000000001\nresource_group: {name: g}\nnamespace: Microsoft.C\napi_version: \"2024-05-01\"\ntypes: {w: {create_body: {}}}\n";
+        let t = parse_target(
+            Path::new("t.yaml"),
+            &format!("{base}deadline: 604800\n"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(t.deadline, Duration::from_secs(604_800));
+        for bad in ["9223372036854775807", "604801", "0"] {
+            let e = errors(&format!("{base}deadline: {bad}\n"));
+            assert!(
+                e.contains("t.yaml:7:11")
+                    && e.contains("deadline must be from 1 to 604800 seconds (a week)"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -1,0 +1,462 @@
+//! Never panic, never vanish, never hang (issue 24): durations bounded where they are read,
+//! templates bounded in what they build, `init --openapi` and `replay DIR` reading regular
+//! files only, and `cleanup --journal` honest about what it could not read and careful with a
+//! run that still runs.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, rpconform};
+
+const HUGE: &str = "18446744073709551615";
+
+fn no_panic(out: &common::Output) {
+    assert!(
+        !out.stderr.contains("panicked") && !out.stdout.contains("panicked"),
+        "{}",
+        out.tail(3000)
+    );
+}
+
+/// A target file for a server at `base`.
+fn target_yaml(base: &str, extra: &str) -> String {
+    format!(
+        "base_url: {base}\n\
+         subscription: 00000000-0000-0000-0000-00000000beef\n\
+         resource_group: {{name: rg, disposable: true}}\n\
+         namespace: Microsoft.Bounded\n\
+         api_version: \"2024-01-01\"\n\
+         types:\n  things:\n    kind: tracked\n    create_body: {{location: eastus}}\n\
+         {extra}"
+    )
+}
+
+#[test]
+fn durations_past_their_bound_are_usage_errors() {
+    let dir = Scratch::new("durations");
+    let journal = dir.str("nothing");
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["run", "--list"],
+        vec!["probe", "GET", "/subscriptions"],
+        vec!["cleanup", "--journal", &journal],
+    ];
+    for cmd in &commands {
+        for (flag, bound) in [("--deadline", "a week"), ("--request-timeout", "an hour")] {
+            let mut args = cmd.clone();
+            args.extend([flag, HUGE]);
+            let out = rpconform(&args, QUICK_TIMEOUT);
+            no_panic(&out);
+            assert_eq!(out.code(), 2, "{}", out.tail(2000));
+            assert!(
+                out.stderr.contains(flag) && out.stderr.contains(bound),
+                "{}",
+                out.tail(2000)
+            );
+        }
+    }
+    // A request rate so low its interval is no duration; an age past ten years.
+    let out = rpconform(&["run", "--list", "--max-rps", "1e-300"], QUICK_TIMEOUT);
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
+    assert!(out.stderr.contains("--max-rps"), "{}", out.tail(2000));
+    let t = dir.write("t.yaml", &target_yaml("http://127.0.0.1:9", ""));
+    let out = rpconform(
+        &[
+            "cleanup",
+            "--sweep-tagged",
+            "--target",
+            &t.display().to_string(),
+            "--older-than",
+            "18446744073709551615d",
+        ],
+        QUICK_TIMEOUT,
+    );
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
+    // Help says what each takes.
+    let help = rpconform(&["run", "--help"], QUICK_TIMEOUT);
+    assert!(
+        help.stdout.contains("at most a week") && help.stdout.contains("at most an hour"),
+        "{}",
+        help.tail(6000)
+    );
+}
+
+#[test]
+fn a_target_deadline_past_a_week_is_a_positioned_error() {
+    let dir = Scratch::new("target-deadline");
+    let t = dir.write(
+        "t.yaml",
+        &target_yaml("http://127.0.0.1:9", "deadline: 9223372036854775807\n"),
+    );
+    let (tp, reports) = (t.display().to_string(), dir.str("r"));
+    for args in [
+        vec!["check", "--target", &tp],
+        vec!["run", "--target", &tp, "--report-dir", &reports],
+    ] {
+        let out = rpconform(&args, QUICK_TIMEOUT);
+        no_panic(&out);
+        assert_eq!(out.code(), 2, "{}", out.tail(3000));
+        assert!(
+            out.stderr.contains(&format!("{tp}:10:11"))
+                && out.stderr.contains("from 1 to 604800 seconds (a week)"),
+            "{}",
+            out.tail(3000)
+        );
+    }
+}
+
+/// vars that grow tenfold a level: refused by `check` when their literals pass the cap,
+/// a runner error of the test (not an out-of-memory) when only the run can tell.
+#[test]
+fn templates_that_grow_tenfold_are_bounded() {
+    let dir = Scratch::new("vars");
+    let tenfold = |base: &str| {
+        let mut v = format!("    vars:\n      a: \"{base}\"\n");
+        for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+        {
+            v.push_str(&format!(
+                "      {name}: \"{}\"\n",
+                format!("${{{prev}}}").repeat(10)
+            ));
+        }
+        v
+    };
+    let suite = |base: &str| {
+        format!(
+            "suite: grow\nscenarios:\n  - name: grow\n{}    steps:\n      - sleep: 0\n",
+            tenfold(base)
+        )
+    };
+    let literal = dir.write("literal/grow.yaml", &suite("xxxxxxxxxx"));
+    let out = rpconform(&["check", &literal.display().to_string()], QUICK_TIMEOUT);
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(3000));
+    assert!(
+        out.stderr.contains(&format!("{}:", literal.display()))
+            && out.stderr.contains("vars.g renders to at least")
+            && out.stderr.contains("4 MiB"),
+        "{}",
+        out.tail(3000)
+    );
+    // From the run's unique name: only the run can tell.
+    let unique = dir.write("unique/grow.yaml", &suite("${unique}"));
+    let out = rpconform(&["check", &unique.display().to_string()], QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "{}", out.tail(3000));
+    let out = rpconform(
+        &[
+            "run",
+            &unique.display().to_string(),
+            "--report-dir",
+            &dir.str("reports"),
+            "--op-duration",
+            "300",
+            "--time-scale",
+            "0.01",
+        ],
+        RUN_TIMEOUT,
+    );
+    no_panic(&out);
+    assert_eq!(out.code(), 1, "{}", out.tail(3000));
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("4 MiB") && all.contains(&format!("{}:", unique.display())),
+        "{}",
+        out.tail(3000)
+    );
+}
+
+#[test]
+fn init_refuses_bad_specs_with_exit_2_and_a_target_past_the_limit_up_front() {
+    let dir = Scratch::new("init");
+    let out = rpconform(
+        &["init", "--openapi", &dir.str("missing.json"), "-o", "-"],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
+    assert!(out.stderr.contains("missing.json"), "{}", out.tail(2000));
+    // 14 000 resource types: more than a target file may hold.
+    let mut paths = serde_json::Map::new();
+    let body = serde_json::json!({"type": "object", "required": ["location", "properties"],
+        "properties": {"location": {"type": "string"}, "properties": {"type": "object",
+        "required": ["size"], "properties": {"size": {"type": "integer"}}}}});
+    for i in 0..14_000 {
+        paths.insert(
+            format!("/subscriptions/{{s}}/resourceGroups/{{rg}}/providers/X.Y/widgetsWithAFairlyLongTypeName{i}/{{n}}"),
+            serde_json::json!({"put": {"parameters": [{"name": "b", "in": "body", "schema": body}], "responses": {"200": {}}}}),
+        );
+    }
+    let spec =
+        serde_json::json!({"swagger": "2.0", "info": {"version": "2024-01-01"}, "paths": paths});
+    let p = dir.write("many.json", &spec.to_string());
+    let out = rpconform(
+        &[
+            "init",
+            "--openapi",
+            &p.display().to_string(),
+            "-o",
+            &dir.str("t.yaml"),
+        ],
+        RUN_TIMEOUT,
+    );
+    no_panic(&out);
+    assert_eq!(out.code(), 2, "{}", out.tail(2000));
+    assert!(
+        out.stderr.contains("14000 resource type(s)")
+            && out.stderr.contains("over the limit of 4 MiB")
+            && !out.stderr.contains("please report"),
+        "{}",
+        out.tail(2000)
+    );
+    assert!(!dir.join("t.yaml").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn replay_skips_a_fifo_named_like_a_recording() {
+    let dir = Scratch::new("replay-fifo");
+    let rec = dir.join("recs");
+    std::fs::create_dir_all(&rec).unwrap();
+    let fixture = common::root().join(
+        "tests/fixtures/recordings/compute-28.0.0__test_mgmt_compute_disks.pyTestMgmtComputetest_compute_shot.json",
+    );
+    std::fs::copy(&fixture, rec.join("shot.json")).unwrap();
+    let fifo = rec.join("stuck.har");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        return;
+    }
+    // A loop of links ends too.
+    let _ = std::os::unix::fs::symlink(&rec, rec.join("again"));
+    let out = rpconform(
+        &[
+            "replay",
+            &rec.display().to_string(),
+            "--report-dir",
+            &dir.str("reports"),
+        ],
+        QUICK_TIMEOUT,
+    );
+    no_panic(&out);
+    assert!(
+        out.stderr
+            .contains(&format!("skipping {}: not a regular file", fifo.display())),
+        "{}",
+        out.tail(3000)
+    );
+    assert!(
+        out.stdout.contains("1 recordings") || out.stdout.contains("shot.json"),
+        "{}",
+        out.tail(3000)
+    );
+}
+
+/// A server that answers every GET 404 and every DELETE 200, recording the request lines.
+fn gone_server() -> (String, Arc<Mutex<Vec<String>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", l.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    std::thread::spawn(move || {
+        for stream in l.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                }
+            }
+            let head = String::from_utf8_lossy(&buf).to_string();
+            let line = head.lines().next().unwrap_or("").to_string();
+            let status = if line.starts_with("DELETE") {
+                "200 OK"
+            } else {
+                "404 Not Found"
+            };
+            s2.lock().unwrap().push(line);
+            let body = r#"{"error":{"code":"ResourceNotFound","message":"gone"}}"#;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (base, seen)
+}
+
+fn journal_text(base: &str, target_file: &str, pid: u32, lines: &[String]) -> String {
+    let header = serde_json::json!({
+        "event": "run", "version": 1, "run_id": "r1", "target": target_file,
+        "target_file": target_file, "base_url": base,
+        "subscription": "00000000-0000-0000-0000-00000000beef", "resource_group": "rg",
+        "rg_created": false, "started_at": "2026-01-01T00:00:00.000Z", "pid": pid,
+    });
+    let mut t = format!("{header}\n");
+    for l in lines {
+        t.push_str(l);
+        t.push('\n');
+    }
+    t
+}
+
+fn put_line(url: &str) -> String {
+    serde_json::json!({"event": "put", "url": url, "api_version": "2024-01-01", "by": "t", "at": "2026-01-01T00:00:00.000Z"}).to_string()
+}
+
+fn dead_pid() -> u32 {
+    let mut c = std::process::Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn cleanup_skips_a_damaged_line_cleans_the_rest_and_does_not_claim_all_gone() {
+    let dir = Scratch::new("journal-damaged");
+    let (base, seen) = gone_server();
+    let t = dir.write("t.yaml", &target_yaml(&base, ""));
+    let rg = format!(
+        "{base}/subscriptions/00000000-0000-0000-0000-00000000beef/resourceGroups/rg/providers/Microsoft.Bounded/things"
+    );
+    let text = journal_text(
+        &base,
+        &t.display().to_string(),
+        dead_pid(),
+        &[
+            put_line(&format!("{rg}/one")),
+            "{\"event\": \"put\", \"url\": 42}".into(),
+            put_line(&format!("{rg}/two")),
+        ],
+    );
+    let j = dir.write("reports/journal-r1.jsonl", &text);
+    let out = rpconform(
+        &[
+            "cleanup",
+            "--journal",
+            &dir.str("reports"),
+            "--deadline",
+            "20",
+        ],
+        QUICK_TIMEOUT,
+    );
+    no_panic(&out);
+    assert_eq!(out.code(), 1, "{}", out.tail(3000));
+    assert!(
+        out.stderr.contains(&format!("{}:3:", j.display())),
+        "{}",
+        out.tail(3000)
+    );
+    assert!(
+        !out.stdout
+            .contains("everything it listed is confirmed gone")
+            && out.stdout.contains("could not be read"),
+        "{}",
+        out.tail(3000)
+    );
+    let seen = seen.lock().unwrap().join("\n");
+    assert!(
+        seen.contains("/things/one") && seen.contains("/things/two"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn cleanup_leaves_a_live_run_alone_unless_forced() {
+    let dir = Scratch::new("journal-alive");
+    let (base, seen) = gone_server();
+    let t = dir.write("t.yaml", &target_yaml(&base, ""));
+    let url = format!(
+        "{base}/subscriptions/00000000-0000-0000-0000-00000000beef/resourceGroups/rg/providers/Microsoft.Bounded/things/one"
+    );
+    // This test's own process: alive.
+    let text = journal_text(
+        &base,
+        &t.display().to_string(),
+        std::process::id(),
+        &[put_line(&url)],
+    );
+    dir.write("reports/journal-r1.jsonl", &text);
+    let out = rpconform(
+        &["cleanup", "--journal", &dir.str("reports")],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 2, "{}", out.tail(3000));
+    assert!(
+        out.stderr.contains("still running") && out.stderr.contains("--force"),
+        "{}",
+        out.tail(3000)
+    );
+    assert!(seen.lock().unwrap().is_empty());
+    let out = rpconform(
+        &["cleanup", "--journal", &dir.str("reports"), "--force"],
+        QUICK_TIMEOUT,
+    );
+    assert_eq!(out.code(), 0, "{}", out.tail(3000));
+    assert!(
+        out.stdout
+            .contains("everything it listed is confirmed gone"),
+        "{}",
+        out.tail(3000)
+    );
+}
+
+/// Two runs writing one report directory at once each keep a journal of their own, whole.
+#[test]
+fn two_runs_in_one_report_directory_keep_their_own_journals() {
+    let dir = Scratch::new("two-runs");
+    let reports = dir.str("reports");
+    let run = |reports: String| {
+        std::thread::spawn(move || {
+            rpconform(
+                &[
+                    "run",
+                    "-f",
+                    "etag",
+                    "--op-duration",
+                    "300",
+                    "--time-scale",
+                    "0.01",
+                    "--report-dir",
+                    &reports,
+                ],
+                RUN_TIMEOUT,
+            )
+        })
+    };
+    let (a, b) = (run(reports.clone()), run(reports.clone()));
+    for out in [a.join().unwrap(), b.join().unwrap()] {
+        no_panic(&out);
+    }
+    let mut ids = Vec::new();
+    for e in std::fs::read_dir(dir.join("reports")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("journal") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
+            .collect();
+        assert_eq!(lines[0]["event"], "run", "{name}");
+        let id = lines[0]["run_id"].as_str().unwrap().to_string();
+        assert_eq!(name, format!("journal-{id}.jsonl"));
+        assert_eq!(lines.last().unwrap()["event"], "end", "{name}");
+        ids.push(id);
+    }
+    assert_eq!(ids.len(), 2, "{ids:?}");
+}
