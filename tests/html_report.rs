@@ -73,12 +73,9 @@ fn browse(bin: &Path, profile: &Path, url: &str, extra: &[String]) -> String {
 #[test]
 fn report_html_renders_in_headless_chromium_with_the_conformance_table() {
     let Some(bin) = chromium() else {
-        if std::env::var("CI").is_ok_and(|v| v == "1") {
-            panic!("chromium is required in CI (.ci/run installs it): none at /usr/bin/chromium");
-        }
-        eprintln!(
-            "\n*** SKIPPED report_html_renders_in_headless_chromium: no chromium at /usr/bin/chromium \
-             (apt-get install chromium, or set RPCONFORM_CHROMIUM) ***\n"
+        common::require_tool(
+            "chromium (for report_html_renders_in_headless_chromium)",
+            "apt-get install chromium, or set RPCONFORM_CHROMIUM; .ci/run installs it",
         );
         return;
     };

@@ -24,15 +24,22 @@ use std::time::Duration;
 use rpconform_refrp::{Settings, Variant};
 use serde_json::{Value, json};
 
+/// The Python that has azure-mgmt-core: `RPCONFORM_PYTHON` (the virtual environment `.ci/run`
+/// makes), else `python3`.
+fn python() -> String {
+    std::env::var("RPCONFORM_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
 fn has_sdk() -> bool {
-    let ok = Command::new("python3")
+    let ok = Command::new(python())
         .args(["-c", "import azure.mgmt.core"])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        eprintln!(
-            "skipped: python3 with azure-mgmt-core is not installed (pip install azure-mgmt-core)"
+        common::require_tool(
+            "Python with azure-mgmt-core (the Azure SDK poller)",
+            "python3 -m venv v && v/bin/pip install azure-mgmt-core, then RPCONFORM_PYTHON=v/bin/python; .ci/run does this",
         );
     }
     ok
@@ -58,7 +65,7 @@ fn azure_sdk_arm_polling_completes_every_operation() {
     let server = rt.block_on(rpconform_refrp::start(settings, 0)).unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/sdk/arm_polling.py");
     let out = Command::new("timeout")
-        .args(["120", "python3", script, &server.base_url()])
+        .args(["120", &python(), script, &server.base_url()])
         .output()
         .unwrap();
     rt.block_on(server.shutdown());
@@ -201,7 +208,7 @@ fn sdk_poll(script: &str, url: &str, method: &str, body: Option<&Value>) -> SdkR
     }
     let out = Command::new("timeout")
         .arg("90")
-        .arg("python3")
+        .arg(python())
         .args(&args)
         .output()
         .unwrap();

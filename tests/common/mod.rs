@@ -317,3 +317,29 @@ pub fn cut(s: &str, max: usize) -> String {
         c
     }
 }
+
+/// Is this a CI run? `CI` set to a true value (`1`, `true`, `yes`, any case), as GitHub Actions,
+/// Azure Pipelines and `.ci/run` set it.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes"
+        )
+    })
+}
+
+/// A test that needs a tool (a browser, a Python package, a mock server) calls this when the
+/// tool is missing: under CI it fails, saying what to install (CI installs everything the tests
+/// need, so a missing tool is a broken CI, never a silent pass); elsewhere it prints a skip no
+/// one can miss and returns, so the caller returns too.
+pub fn require_tool(what: &str, how: &str) {
+    let msg = format!(
+        "\n\n==================== SKIPPED ====================\n{what} is not available: {how}\n\
+         (under CI — CI=1 or CI=true — this is a failure, not a skip)\n=================================================\n"
+    );
+    if in_ci() {
+        panic!("{msg}");
+    }
+    eprintln!("{msg}");
+}
