@@ -296,5 +296,14 @@ fn run_stops_at_a_blocker_with_one_error_and_no_test() {
         "no test started\n{}",
         out.tail(3000)
     );
-    assert!(!reports.join("report.json").exists());
+    // No test ran, but a CI step publishing test results finds junit.xml with the blocker as
+    // one error testcase.
+    let junit = std::fs::read_to_string(reports.join("junit.xml")).unwrap();
+    let junit = quick_junit::Report::deserialize_from_str(&junit).unwrap();
+    assert_eq!(junit.errors, 1, "one error testcase: the blocker");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["status"]["state"], "failed");
+    assert_eq!(report["results"].as_array().map(Vec::len), Some(1));
 }

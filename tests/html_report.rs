@@ -113,6 +113,20 @@ fn report_html_renders_in_headless_chromium_with_the_conformance_table() {
         dom.contains("data-rules=\"LOC-02\""),
         "LOC-02 is not in the table"
     );
+    // Pictures: a bar per rule family at the top, and the failing tests' flows as inline SVG
+    // timelines with the broken rule pinned on the exchange that showed it.
+    assert!(
+        dom.contains("<svg class=\"families-bar\""),
+        "no family bars"
+    );
+    assert!(
+        dom.matches("<svg class=\"timeline\"").count() > 0,
+        "no timeline in the DOM"
+    );
+    assert!(
+        dom.contains("failed here: LOC-02"),
+        "no LOC-02 pin on a timeline"
+    );
     // The script ran: it writes how many rules and tests the filters show.
     let shown = regex::Regex::new(r#"id="shown">(\d+) rules, (\d+) tests shown<"#).unwrap();
     let caps = shown.captures(&dom).unwrap_or_else(|| {

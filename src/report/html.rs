@@ -138,7 +138,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus)
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>rpconform — {title}</title><style>{CSS}</style></head>\n<body>\n<header><h1>rpconform: {verdict}</h1><ul class=\"settings\">{settings}</ul>\
          <p class=\"totals\">Rules: {rf} failed · {rw} warned · {rp} passed · {rn} not judged · {rna} not applicable</p>\
-         <p class=\"totals\">Tests: {tp} passed · {tw} warned · {tf} failed · {te} errors · {tna} not applicable · {ti} ignored (of {tt})</p></header>\n",
+         <p class=\"totals\">Tests: {tp} passed · {tw} warned · {tf} failed · {te} errors · {tna} not applicable · {ti} ignored (of {tt})</p>{bars}</header>\n",
         title = esc(&info.target),
         settings = settings
             .iter()
@@ -156,6 +156,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus)
         tna = counts.not_applicable,
         ti = counts.ignored,
         tt = counts.tests(),
+        bars = super::timeline::families_svg(conf),
     )
 }
 
@@ -276,6 +277,10 @@ impl<W: Write> HtmlWriter<W> {
             ));
         }
         s.push_str("</div>\n");
+        if let Some(svg) = super::timeline::test_svg(r) {
+            s.push_str(&svg);
+            s.push('\n');
+        }
         let text = failure_text(r, false);
         if !text.is_empty() {
             s.push_str(&format!("<pre>{}</pre>\n", esc(&text)));

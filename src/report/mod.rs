@@ -29,6 +29,7 @@ pub mod render;
 mod sarif;
 mod status;
 mod stream;
+mod timeline;
 mod write;
 
 #[cfg(test)]

@@ -321,12 +321,8 @@ pub fn cut(s: &str, max: usize) -> String {
 /// Is this a CI run? `CI` set to a true value (`1`, `true`, `yes`, any case), as GitHub Actions,
 /// Azure Pipelines and `.ci/run` set it.
 pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes"
-        )
-    })
+    std::env::var("CI")
+        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
 }
 
 /// A test that needs a tool (a browser, a Python package, a mock server) calls this when the
