@@ -172,6 +172,9 @@ struct Acc {
     failing_tests: Vec<String>,
     not_judged: Option<String>,
     not_judged_tests: usize,
+    /// A not-judged reason that is not "not applicable: …" (the engine's word that the rule
+    /// cannot apply to this target, a monitor without an operation-id header, say).
+    not_judged_other: bool,
     timing_ms: Option<(u64, u64)>,
     exempt: Option<String>,
     not_applicable: Option<String>,
@@ -262,6 +265,7 @@ impl Builder {
                 && let Some(why) = &v.not_judged
             {
                 a.not_judged_tests += 1;
+                a.not_judged_other |= !why.starts_with("not applicable");
                 a.not_judged.get_or_insert_with(|| why.clone());
                 if why.starts_with("timing")
                     && let Some(ms) = millis(why)
@@ -307,6 +311,12 @@ impl Builder {
             }
         } else if a.passed > 0 {
             (RuleVerdict::Passed, None)
+        } else if let Some(first) = a.not_judged.as_ref().filter(|_| !a.not_judged_other) {
+            // Every test said the rule cannot apply here: not applicable, not "not judged".
+            (
+                RuleVerdict::NotApplicable,
+                Some(first.trim_start_matches("not applicable: ").to_string()),
+            )
         } else if let Some(first) = &a.not_judged {
             let why = match a.timing_ms {
                 Some((lo, hi)) => format!(

@@ -132,3 +132,36 @@ fn a_failure_that_left_others_unjudged_ranks_first() {
     assert_eq!(loc06.verdict, RuleVerdict::NotJudged);
     assert!(loc06.why.as_deref().unwrap().contains("LOC-02 failed"));
 }
+
+#[test]
+fn a_rule_every_test_found_inapplicable_is_not_applicable_not_unjudged() {
+    let mut run = faulty_run();
+    let na = |why: &str| crate::report::Verdict {
+        rule: "MON-07".into(),
+        level: "MUST".into(),
+        outcome: "not-judged".into(),
+        passed: 0,
+        failed: 0,
+        failures: Vec::new(),
+        exempt_reason: None,
+        not_judged: Some(why.into()),
+    };
+    run[0].verdicts.push(na(
+        "not applicable: monitor `m` declares no operation-id header",
+    ));
+    let mut i = info();
+    i.profiles = vec!["arm".into(), "azure-core-lro".into()];
+    let c = conformance(&i, &run);
+    let r = c.rule("MON-07").unwrap();
+    assert_eq!(r.verdict, RuleVerdict::NotApplicable);
+    assert!(
+        r.why
+            .as_deref()
+            .unwrap()
+            .starts_with("monitor `m` declares")
+    );
+    // One test that could not decide for another reason: not judged.
+    run[1].verdicts.push(na("timing: ended before a read"));
+    let c = conformance(&i, &run);
+    assert_eq!(c.rule("MON-07").unwrap().verdict, RuleVerdict::NotJudged);
+}
