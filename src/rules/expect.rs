@@ -1,7 +1,9 @@
-//! Evaluating the expectations a scenario states against what a step produced.
+//! Evaluating the expectations a scenario states against what a step produced, and telling
+//! when a miss is an earlier failure's doing ([`cause_of_miss`]).
 
 use serde_json::Value;
 
+use super::{Cause, Ledger};
 use crate::http::Exchange;
 use crate::scenario::{Check, Predicate};
 use crate::template::{Scope, value_to_text};
@@ -217,6 +219,69 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
     }
 }
 
+/// Rules whose failure leaves a followed operation without what a client would have read: its
+/// Location not followed (LOC-01, LOC-02), its status URL not followed or not answering an
+/// operation resource (AAO-01, AAO-02, OPRES-01, OPRES-02), no terminal status in time
+/// (OPRES-03, LOC-08), a task or monitor that cannot be followed (TASK-02, TASK-05, MON-01).
+const FOLLOWING: &[&str] = &[
+    "LOC-01", "LOC-02", "LOC-08", "AAO-01", "AAO-02", "OPRES-01", "OPRES-02", "OPRES-03",
+    "TASK-02", "TASK-05", "MON-01",
+];
+
+/// Why a stated check that missed is an earlier failure's doing, not the cited rules': a rule
+/// the check depends on failed on the exchanges it reads. `from` are the exchanges the step
+/// made (for a followed operation: its start and every read); the cited rules are never their
+/// own cause. The checks and what they depend on:
+///
+/// - anything read from a followed operation (its outcome, its result): the [`FOLLOWING`]
+///   rules, on any exchange of the operation;
+/// - a pointer into `/error`: the error envelope (ERR-01, ERR-02) of the answer read;
+/// - a status: an operation-status read that failed as such (OPRES-01) on the answer read.
+///
+/// Called only on a miss: a check that passes is judged whatever failed before.
+pub fn cause_of_miss(
+    check: &Check,
+    subject: &Subject<'_>,
+    from: &[&Exchange],
+    ledger: &Ledger,
+    cited: &[&str],
+) -> Option<(Cause, &'static str)> {
+    let not_cited = |rules: &[&'static str]| -> Vec<&'static str> {
+        rules
+            .iter()
+            .copied()
+            .filter(|r| !cited.contains(r))
+            .collect()
+    };
+    if subject.outcome.is_some() {
+        let seqs = from
+            .iter()
+            .map(|x| x.seq)
+            .chain(subject.exchange.map(|x| x.seq));
+        if let Some(c) = ledger.cause_among(seqs, &not_cited(FOLLOWING)) {
+            return Some((
+                c,
+                "the operation could not be followed as a client follows it, so its outcome and result are not the ones this check reads",
+            ));
+        }
+    }
+    let read = subject.exchange.map(|x| x.seq);
+    match check {
+        Check::Pointer { pointer, .. } if pointer.starts_with("/error") => ledger
+            .cause_among(read, &not_cited(&["ERR-01", "ERR-02"]))
+            .map(|c| (c, "the answer has no error envelope to read the field from")),
+        Check::Status(_) | Check::StatusFrom(_) => ledger
+            .cause_among(read, &not_cited(&["OPRES-01"]))
+            .map(|c| {
+                (
+                    c,
+                    "the operation-status read itself failed, so what it answers says nothing about this rule",
+                )
+            }),
+        _ => None,
+    }
+}
+
 fn status_of(v: &Value) -> Option<u16> {
     match v {
         Value::Number(n) => n
@@ -357,5 +422,113 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
                 )),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{exchange, numbered};
+    use serde_json::json;
+
+    fn outcome() -> Check {
+        Check::Outcome(vec!["Succeeded".into()])
+    }
+
+    fn error_code() -> Check {
+        Check::Pointer {
+            pointer: "/error/code".into(),
+            predicate: Predicate::Present,
+            ignore_case: false,
+        }
+    }
+
+    #[test]
+    fn a_followed_operation_that_could_not_be_followed_names_the_cause() {
+        let start = numbered(exchange("PUT", "http://h/w/a", 202, &[], json!({})), 3);
+        let last = numbered(
+            exchange(
+                "GET",
+                "http://h/ops/1",
+                200,
+                &[],
+                json!({"status": "Completed"}),
+            ),
+            9,
+        );
+        let subject = Subject {
+            exchange: Some(&last),
+            items: None,
+            outcome: Some("timed out after 10 s"),
+        };
+        let mut l = Ledger::default();
+        l.step = Some("done".into());
+        // Nothing failed before: the miss is the cited rule's.
+        assert!(cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["ACT-02"]).is_none());
+        l.fail("OPRES-03", "terminal", "Completed", Some(9), None);
+        let (c, why) =
+            cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["ACT-02"]).unwrap();
+        assert_eq!(
+            c.to_string(),
+            "OPRES-03 failed at exchange #9 (step `done`)"
+        );
+        assert!(why.contains("could not be followed"), "{why}");
+        // A rule is never its own cause.
+        assert!(cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["OPRES-03"]).is_none());
+        // A failure that does not stop following is no cause.
+        let mut other = Ledger::default();
+        other.fail("OPRES-06", "ISO 8601", "11/22/2026", Some(9), None);
+        assert!(
+            cause_of_miss(&outcome(), &subject, &[&start, &last], &other, &["ACT-02"]).is_none()
+        );
+    }
+
+    #[test]
+    fn an_error_field_is_not_judged_past_a_missing_envelope() {
+        let flat = numbered(
+            exchange(
+                "GET",
+                "http://h/w",
+                400,
+                &[],
+                json!({"code": "X", "message": "m"}),
+            ),
+            4,
+        );
+        let subject = Subject {
+            exchange: Some(&flat),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&error_code(), &subject, &[&flat], &l, &["API-03"]).is_none());
+        l.fail("ERR-01", "an error object", "none", Some(4), None);
+        let (c, _) = cause_of_miss(&error_code(), &subject, &[&flat], &l, &["API-03"]).unwrap();
+        assert_eq!(c.rule, "ERR-01");
+        // A status check does not read the envelope.
+        assert!(
+            cause_of_miss(
+                &Check::Status(vec![400]),
+                &subject,
+                &[&flat],
+                &l,
+                &["API-03"]
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_status_read_that_failed_as_such_decides_a_status_check() {
+        let read = numbered(exchange("GET", "http://h/ops/1", 404, &[], json!({})), 5);
+        let subject = Subject {
+            exchange: Some(&read),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        let status = Check::Status(vec![200, 202]);
+        assert!(cause_of_miss(&status, &subject, &[&read], &l, &["OPS-05"]).is_none());
+        l.fail("OPRES-01", "200", "404", Some(5), None);
+        let (c, _) = cause_of_miss(&status, &subject, &[&read], &l, &["OPS-05"]).unwrap();
+        assert_eq!(c.rule, "OPRES-01");
     }
 }

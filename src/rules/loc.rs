@@ -134,7 +134,41 @@ fn final_location_answer(flow: &Flow) -> Option<usize> {
     }
 }
 
+/// The rules judged on a Location's answers, not judged when that Location was never read
+/// because it is not an absolute URI (LOC-02 failed on the answer that gave it).
+fn location_unread(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    let read = flow.channel == Some(Channel::Location)
+        || flow.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Side {
+                    channel: Channel::Location,
+                    ..
+                } | Event::After {
+                    what: AfterRead::Location,
+                    ..
+                }
+            )
+        });
+    if read {
+        return;
+    }
+    let Some(initial) = exs.get(flow.initial) else {
+        return;
+    };
+    if let Some(cause) = j.ledger.cause_among([initial.seq], &["LOC-02"]) {
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            j.ledger.blocked(
+                rule,
+                &cause,
+                "a Location that is not an absolute URI is not followed, so none of its answers was read",
+            );
+        }
+    }
+}
+
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    location_unread(j, flow, exs);
     // LOC-05: every running answer of a Location poll is 202 with Location again.
     for e in &flow.events {
         if let Event::Poll {
@@ -283,5 +317,90 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             });
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lro::State;
+    use crate::rules::flow::End;
+    use crate::rules::testing::{exchange, flow as a_flow, numbered, target};
+    use crate::rules::{Outcome as Verdict, Registry};
+    use serde_json::json;
+
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/a?api-version=1";
+
+    /// A PUT answered 202 with this Location and an operation resource, followed to Succeeded
+    /// through the operation resource, its Location never read.
+    fn judged(location: &str) -> Vec<crate::rules::RuleTally> {
+        let t = target();
+        let reg = Registry::default();
+        let mut j = Judge::new(&t, &reg);
+        let put = numbered(
+            exchange(
+                "PUT",
+                R,
+                202,
+                &[
+                    ("Location", location),
+                    ("Azure-AsyncOperation", "http://h/ops/1?api-version=1"),
+                    ("Retry-After", "10"),
+                ],
+                json!({}),
+            ),
+            7,
+        );
+        let poll = numbered(
+            exchange(
+                "GET",
+                "http://h/ops/1?api-version=1",
+                200,
+                &[],
+                json!({"status": "Succeeded"}),
+            ),
+            8,
+        );
+        j.ledger.step = Some("put".into());
+        j.exchange(&put);
+        let f = a_flow(
+            "PUT",
+            R,
+            Some(Channel::AzureAsyncOperation),
+            vec![Event::Poll {
+                ex: 1,
+                channel: Channel::AzureAsyncOperation,
+                state: State::Done(Outcome::Succeeded, "Succeeded".into()),
+            }],
+            End::Finished(Outcome::Succeeded),
+        );
+        flow(&mut j, &f, &[put, poll]);
+        j.ledger.tallies()
+    }
+
+    #[test]
+    fn an_unread_relative_location_leaves_its_rules_not_judged_naming_loc_02() {
+        let t = judged("/subscriptions/s/operationResults/1");
+        let get = |r: &str| t.iter().find(|x| x.rule == r);
+        assert_eq!(get("LOC-02").unwrap().outcome, Verdict::Failed);
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            let x = get(rule).unwrap_or_else(|| panic!("{rule} has no tally"));
+            assert_eq!(x.outcome, Verdict::NotJudged, "{rule}");
+            let why = x.not_judged.as_deref().unwrap_or_default();
+            assert!(
+                why.starts_with("LOC-02 failed at exchange #7 (step `put`)"),
+                "{rule}: {why}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_location_left_unread_is_no_cause() {
+        let t = judged("http://h/operationResults/1?api-version=1");
+        let get = |r: &str| t.iter().find(|x| x.rule == r);
+        assert_eq!(get("LOC-02").unwrap().outcome, Verdict::Passed);
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            assert!(get(rule).is_none(), "{rule}");
+        }
     }
 }

@@ -45,7 +45,7 @@ pub(crate) mod testing;
 
 pub use catalogue::{Level, Profile, Rule, all, families, family_of, get, ids, lookup};
 pub use engine::{Judge, Registry, Stripped};
-pub use ledger::{Finding, Ledger, Outcome, RuleTally};
+pub use ledger::{Cause, Finding, Ledger, Outcome, RuleTally};
 pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 
 /// The sources of the family modules, for listing which rules the engine judges by itself.
