@@ -12,7 +12,7 @@ use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
 use super::{
     aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task,
 };
-use crate::http::{Exchange, Surface};
+use crate::http::{Exchange, Role, Surface};
 use crate::target::{Monitor, Target};
 
 /// Values that must be unique across a whole run (or recording set), with the exchange that
@@ -69,6 +69,21 @@ impl Stripped {
 pub struct History {
     pub(super) ops: HashMap<String, ops::OpSeen>,
     pub(super) shown: super::shown::Shown,
+    /// The Azure-AsyncOperation URLs handed out (by path), with the caller identity headers
+    /// of the request they answered.
+    pub(super) status_urls: HashMap<String, Identity>,
+}
+
+/// The caller identity headers of a request (ARM scopes an operation's status to them).
+type Identity = [Option<String>; 3];
+
+fn identity(ex: &Exchange) -> Identity {
+    [
+        "x-ms-home-tenant-id",
+        "x-ms-client-object-id",
+        "x-ms-client-tenant-id",
+    ]
+    .map(|h| ex.request_header(h).map(str::to_string))
 }
 
 /// Judges one test's (or one recording's) exchanges against the rules of the target's
@@ -115,9 +130,37 @@ impl<'r> Judge<'r> {
             return;
         }
         if ex.surface == Surface::Arm {
-            self.ambient(ex);
+            match self.status_read(ex) {
+                Some(read) => self.ambient(&read),
+                None => self.ambient(ex),
+            }
+            if let Some(r) = &ex.response
+                && let Some(a) = r.header("azure-asyncoperation")
+                && let Some(u) = crate::lro::resolve(&ex.url, a)
+            {
+                self.history
+                    .status_urls
+                    .insert(crate::lro::path_key(&u), identity(ex));
+            }
         }
         self.history.shown.observe(ex);
+    }
+
+    /// A scenario's own GET of an Azure-AsyncOperation URL handed out earlier, by the caller
+    /// that started the operation, is a read of the operation resource like the follower's
+    /// (replay and the proxy pair it so): judged as one. Another caller's read is not.
+    fn status_read(&self, ex: &Exchange) -> Option<Exchange> {
+        if ex.role != Role::Step || ex.method != "GET" {
+            return None;
+        }
+        let caller = self
+            .history
+            .status_urls
+            .get(&crate::lro::path_key(&ex.url))?;
+        (*caller == identity(ex)).then(|| Exchange {
+            role: Role::OperationStatus,
+            ..ex.clone()
+        })
     }
 
     fn ambient(&mut self, ex: &Exchange) {
