@@ -60,6 +60,23 @@ fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
                 s if (200..300).contains(&s) => Some(s.to_string()),
                 _ => return,
             };
+            // Shown existing under another letter case, and this answer says missing: the RP
+            // matched the name case-sensitively (OPS-12's failure), not a DEL-01 answer.
+            let spelled = j.history.shown.spelled(&ex.url).map(str::to_string);
+            if matches!(status, 204 | 404)
+                && let Some(p) = spelled.filter(|p| {
+                    url::Url::parse(&ex.url).is_ok_and(|u| u.path().trim_end_matches('/') != p)
+                })
+            {
+                j.ledger.not_judged(
+                    "DEL-01",
+                    format!(
+                        "OPS-12 is broken at exchange #{}: exchange #{at} showed the resource existing at {p}, and a DELETE of the same path in another letter case answered {status} (missing), so the RP matched the name case-sensitively",
+                        ex.seq
+                    ),
+                );
+                return;
+            }
             match seen {
                 None => j.ledger.pass("DEL-01"),
                 Some(s) => j.ledger.fail("DEL-01", expected, s, seq, None),

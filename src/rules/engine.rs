@@ -21,6 +21,8 @@ use crate::target::{Monitor, Target};
 pub struct Registry {
     request_ids: Mutex<HashMap<String, u64>>,
     task_ids: Mutex<HashMap<String, u64>>,
+    /// Every exchange that handed out each task id.
+    task_holders: Mutex<HashMap<String, Vec<u64>>>,
 }
 
 fn first_use(m: &Mutex<HashMap<String, u64>>, id: &str, seq: u64) -> Option<u64> {
@@ -44,6 +46,17 @@ impl Registry {
     /// The exchange that handed out this task id first, if another one did.
     pub fn task_id_used(&self, id: &str, seq: u64) -> Option<u64> {
         first_use(&self.task_ids, id, seq)
+    }
+
+    /// Another exchange that handed out this task id, before or after this one (as far as the
+    /// run has seen): the id was not this write's alone.
+    pub fn task_id_shared(&self, id: &str, seq: u64) -> Option<u64> {
+        let mut m = self.task_holders.lock().unwrap_or_else(|e| e.into_inner());
+        let holders = m.entry(id.to_string()).or_default();
+        if !holders.contains(&seq) {
+            holders.push(seq);
+        }
+        holders.iter().copied().find(|s| *s != seq)
     }
 }
 
@@ -191,12 +204,13 @@ impl<'r> Judge<'r> {
         if flow.surface != Surface::Arm {
             return;
         }
+        // OPRES-03 first: whether the operation ever ended decides what the others can judge.
+        opres::flow(self, flow, exchanges);
         put::flow(self, flow, exchanges);
         patch::flow(self, flow, exchanges);
         del::flow(self, flow, exchanges);
         loc::flow(self, flow, exchanges);
         aao::flow(self, flow, exchanges);
-        opres::flow(self, flow, exchanges);
         pstate::flow(self, flow, exchanges);
         ops::flow(self, flow, exchanges);
     }

@@ -222,60 +222,90 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
 /// Rules whose failure leaves a followed operation without what a client would have read: its
 /// Location not followed (LOC-01, LOC-02), its status URL not followed or not answering an
 /// operation resource (AAO-01, AAO-02, OPRES-01, OPRES-02), no terminal status in time
-/// (OPRES-03, LOC-08), a task or monitor that cannot be followed (TASK-02, TASK-05, MON-01).
+/// (OPRES-03, LOC-08), a task or monitor that cannot be followed (a reused task id, a task
+/// that never ends or names no resource, a resource answered with a task: TASK-01, TASK-02,
+/// TASK-03, TASK-05; no Operation-Location: MON-01).
 const FOLLOWING: &[&str] = &[
     "LOC-01", "LOC-02", "LOC-08", "AAO-01", "AAO-02", "OPRES-01", "OPRES-02", "OPRES-03",
-    "TASK-02", "TASK-05", "MON-01",
+    "TASK-01", "TASK-02", "TASK-03", "TASK-05", "MON-01",
 ];
 
+/// Rules whose failure means an operation never ended: everything the test reads after it
+/// (the resource's state, a collection, a repeated request) waits on an end that never came.
+const NEVER_ENDED: &[&str] = &["OPRES-03", "LOC-08"];
+
 /// Why a stated check that missed is an earlier failure's doing, not the cited rules': a rule
-/// the check depends on failed on the exchanges it reads. `from` are the exchanges the step
-/// made (for a followed operation: its start and every read); the cited rules are never their
-/// own cause. The checks and what they depend on:
+/// the check depends on failed on the exchanges it reads. `before` are the test's exchanges up
+/// to the end of the step (a followed operation acts on what earlier steps made: a resource
+/// whose reads could not be made is no base for it); the cited rules are never their own
+/// cause, nor is a rule whose statement the cited rule restates (ETAG-18 "answers per DEL-01").
+/// The checks and what they depend on:
 ///
 /// - anything read from a followed operation (its outcome, its result): the [`FOLLOWING`]
-///   rules, on any exchange of the operation;
+///   rules, on any of those exchanges;
+/// - anything at all: an operation of the test that never ended ([`NEVER_ENDED`]);
 /// - a pointer into `/error`: the error envelope (ERR-01, ERR-02) of the answer read;
-/// - a status: an operation-status read that failed as such (OPRES-01) on the answer read.
+/// - `/id`, or a collection listing a resource: the ids the RP answers (RES-02) there;
+/// - a status: an operation-status read that failed as such (OPRES-01), or a DELETE answered
+///   against DEL-01, on the answer read.
 ///
 /// Called only on a miss: a check that passes is judged whatever failed before.
 pub fn cause_of_miss(
     check: &Check,
     subject: &Subject<'_>,
-    from: &[&Exchange],
+    before: &[&Exchange],
     ledger: &Ledger,
     cited: &[&str],
 ) -> Option<(Cause, &'static str)> {
-    let not_cited = |rules: &[&'static str]| -> Vec<&'static str> {
+    let causes = |rules: &[&'static str]| -> Vec<&'static str> {
         rules
             .iter()
             .copied()
-            .filter(|r| !cited.contains(r))
+            .filter(|r| {
+                !cited.contains(r)
+                    && !cited
+                        .iter()
+                        .any(|c| super::lookup(c).is_some_and(|x| x.rule.contains(*r)))
+            })
             .collect()
     };
-    if subject.outcome.is_some() {
-        let seqs = from
+    let all = || {
+        before
             .iter()
             .map(|x| x.seq)
-            .chain(subject.exchange.map(|x| x.seq));
-        if let Some(c) = ledger.cause_among(seqs, &not_cited(FOLLOWING)) {
-            return Some((
-                c,
-                "the operation could not be followed as a client follows it, so its outcome and result are not the ones this check reads",
-            ));
-        }
+            .chain(subject.exchange.map(|x| x.seq))
+    };
+    if subject.outcome.is_some()
+        && let Some(c) = ledger.cause_among(all(), &causes(FOLLOWING))
+    {
+        return Some((
+            c,
+            "the operation could not be followed as a client follows it, so its outcome and result are not the ones this check reads",
+        ));
+    }
+    if let Some(c) = ledger.cause_among(all(), &causes(NEVER_ENDED)) {
+        return Some((
+            c,
+            "an operation of this test never reached a terminal status, so what the test reads after it waits on an end that never came",
+        ));
     }
     let read = subject.exchange.map(|x| x.seq);
     match check {
         Check::Pointer { pointer, .. } if pointer.starts_with("/error") => ledger
-            .cause_among(read, &not_cited(&["ERR-01", "ERR-02"]))
+            .cause_among(read, &causes(&["ERR-01", "ERR-02"]))
             .map(|c| (c, "the answer has no error envelope to read the field from")),
+        Check::Pointer { pointer, .. } if pointer == "/id" => ledger
+            .cause_among(read, &causes(&["RES-02"]))
+            .map(|c| (c, "the answer's id is not the resource's path, so it cannot be compared")),
+        Check::ListContains(_) | Check::ListOmits(_) => ledger
+            .cause_among(read, &causes(&["RES-02"]))
+            .map(|c| (c, "the collection's ids are not the resources' paths, so it cannot be searched for one")),
         Check::Status(_) | Check::StatusFrom(_) => ledger
-            .cause_among(read, &not_cited(&["OPRES-01"]))
+            .cause_among(read, &causes(&["OPRES-01", "DEL-01"]))
             .map(|c| {
                 (
                     c,
-                    "the operation-status read itself failed, so what it answers says nothing about this rule",
+                    "the answer already broke that rule, so its status says nothing more about this one",
                 )
             }),
         _ => None,

@@ -209,6 +209,19 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     }
                     let x = &exs[i];
                     let st = x.status();
+                    // A status that never reached a terminal value (OPRES-03) may have ended.
+                    if st != Some(202)
+                        && let Some(c) = j
+                            .ledger
+                            .cause_among(flow.polls().map(|(p, _)| exs[p].seq), &["OPRES-03"])
+                    {
+                        j.ledger.blocked(
+                            "LOC-05",
+                            &c,
+                            "the operation status never showed a terminal value, so it cannot say the operation was still running",
+                        );
+                        continue;
+                    }
                     j.ledger.check("LOC-05", st == Some(202), Some(x.seq), || {
                         (
                             "202 from Location while the operation status says it is still running"
@@ -282,6 +295,18 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
             let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
+            // A wrong id is RES-02's failure on that answer.
+            if matches!(st, 200 | 201)
+                && body_id.as_deref().is_some_and(|b| path_key(b) != want)
+                && let Some(c) = j.ledger.cause_among([x.seq], &["RES-02"])
+            {
+                j.ledger.blocked(
+                    "LOC-06",
+                    &c,
+                    "the final answer is the resource, but its id is not the resource's path",
+                );
+                return;
+            }
             let ok =
                 matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| path_key(b) == want);
             j.ledger.check("LOC-06", ok, seq, || {
@@ -303,6 +328,18 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .as_ref()
                 .and_then(|r| r.pointer("/error/code"))
                 .is_some_and(|c| c.as_str().is_some_and(|c| !c.is_empty()));
+            // A 4xx/5xx whose envelope is missing is ERR-01's (or ERR-02's) failure.
+            if st >= 400
+                && !envelope
+                && let Some(c) = j.ledger.cause_among([x.seq], &["ERR-01", "ERR-02"])
+            {
+                j.ledger.blocked(
+                    "LOC-06",
+                    &c,
+                    "the final answer has the failure's status, but its error envelope is broken",
+                );
+                return;
+            }
             j.ledger.check("LOC-06", st >= 400 && envelope, seq, || {
                 (
                     format!("the {outcome} operation's 4xx/5xx with the error envelope"),

@@ -89,7 +89,18 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
         return;
     };
     let outcome = mon.vocabulary().outcome_of(st);
-    if let Some(rf) = &mon.result_field {
+    // A default terminal name on a monitor that declares custom ones is MON-03's failure:
+    // which field that status should carry cannot be told.
+    let misnamed = outcome.is_none() && Outcome::of_arm(st).is_some();
+    if misnamed && mon.result_field.is_some() {
+        j.ledger.not_judged(
+            "MON-04",
+            format!(
+                "MON-03 is broken at exchange #{}: status `{st}` is a default terminal name, not one monitor `{}` declares, so whether it is the success value cannot be told",
+                x.seq, mon.name
+            ),
+        );
+    } else if let Some(rf) = &mon.result_field {
         let has = b.get(rf).is_some_and(|v| !v.is_null());
         if outcome == Some(Outcome::Succeeded) {
             j.ledger.check("MON-04", has, seq, || {
@@ -133,6 +144,15 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
         && init.status().is_some_and(|s| (200..300).contains(&s))
         && flow.polls().next().is_none()
     {
+        // No usable Operation-Location is MON-01's failure: the monitor was never read.
+        if let Some(c) = j.ledger.cause_among([init.seq], &["MON-01"]) {
+            j.ledger.blocked(
+                "MON-02",
+                &c,
+                "the initial answer gave no usable link, so the monitor was never read",
+            );
+            return;
+        }
         j.ledger.fail(
             "MON-02",
             format!("a {} link to the status monitor", mon.link.header()),

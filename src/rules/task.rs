@@ -51,15 +51,41 @@ pub(super) fn judge(
         }
         Some(id) => {
             let reused = reg.task_id_used(id, w.seq);
-            l.check("TASK-01", reused.is_none(), Some(w.seq), || {
-                (
-                    "a taskId no other write received".into(),
-                    format!(
-                        "`{id}` was already returned by exchange #{}",
-                        reused.unwrap_or(0)
-                    ),
-                )
-            });
+            // The first write that got an id another write got too holds no fresh id either.
+            let shared = reg.task_id_shared(id, w.seq);
+            l.check(
+                "TASK-01",
+                reused.is_none() && shared.is_none(),
+                Some(w.seq),
+                || {
+                    (
+                        "a taskId no other write received".into(),
+                        match reused {
+                            Some(first) => {
+                                format!("`{id}` was already returned by exchange #{first}")
+                            }
+                            None => format!(
+                                "`{id}` was returned to exchange #{} too",
+                                shared.unwrap_or(0)
+                            ),
+                        },
+                    )
+                },
+            );
+            // A task id handed out before names another write's task: its reads, and the
+            // resource reads that wait on it, say nothing about this write.
+            if let Some(c) = l.cause_among([w.seq], &["TASK-01"]) {
+                for rule in [
+                    "TASK-02", "TASK-03", "TASK-04", "TASK-06", "TASK-07", "TASK-08",
+                ] {
+                    l.blocked(
+                        rule,
+                        &c,
+                        "the taskId was handed out before, so the task read under it may be another write's",
+                    );
+                }
+                return;
+            }
         }
     }
     let id = rec.task_id.clone().unwrap_or_default();
@@ -257,6 +283,16 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
         } else {
             ("TASK-06", "active or error within the deadline")
         };
+        // Reads answered with a task instead of the resource (TASK-05) show no state to wait for.
+        let reads = rec.resource_reads.iter().map(|i| exs[*i].seq);
+        if let Some(c) = l.cause_among(reads, &["TASK-05"]) {
+            l.blocked(
+                rule,
+                &c,
+                "the resource's reads were answered with a task, not its state",
+            );
+            return;
+        }
         l.fail(
             rule,
             want,

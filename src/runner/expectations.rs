@@ -59,12 +59,9 @@ impl Exec<'_> {
             let rules = self.rules_of(e);
             // A miss an earlier failure decided is that failure's, named: not judged here.
             if res.is_err() {
-                let from: Vec<&Exchange> = out
-                    .made
-                    .clone()
-                    .chain(out.initial)
-                    .filter_map(|i| self.exchanges.get(i))
-                    .collect();
+                // What the test did up to the end of this step.
+                let end = out.made.end.max(out.initial.map_or(0, |i| i + 1));
+                let from: Vec<&Exchange> = self.exchanges.iter().take(end).collect();
                 if let Some((cause, why)) =
                     cause_of_miss(&e.check, &subject, &from, &self.judge.ledger, &rules)
                 {
