@@ -60,19 +60,20 @@ fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
                 s if (200..300).contains(&s) => Some(s.to_string()),
                 _ => return,
             };
-            // Shown existing under another letter case, and this answer says missing: the RP
-            // matched the name case-sensitively (OPS-12's failure), not a DEL-01 answer.
+            // Shown existing under another letter case, answered as missing, in a test where
+            // OPS-12 failed already: the RP matched the name case-sensitively, not DEL-01.
             let spelled = j.history.shown.spelled(&ex.url).map(str::to_string);
             if matches!(status, 204 | 404)
                 && let Some(p) = spelled.filter(|p| {
                     url::Url::parse(&ex.url).is_ok_and(|u| u.path().trim_end_matches('/') != p)
                 })
+                && let Some(c) = j.ledger.first_failure(&["OPS-12"])
             {
-                j.ledger.not_judged(
+                j.ledger.blocked(
                     "DEL-01",
-                    format!(
-                        "OPS-12 is broken at exchange #{}: exchange #{at} showed the resource existing at {p}, and a DELETE of the same path in another letter case answered {status} (missing), so the RP matched the name case-sensitively",
-                        ex.seq
+                    &c,
+                    &format!(
+                        "exchange #{at} showed the resource existing at {p}; this DELETE names it in another letter case and was answered {status} (missing), as an RP that matches names case-sensitively answers"
                     ),
                 );
                 return;

@@ -245,7 +245,7 @@ const NEVER_ENDED: &[&str] = &["OPRES-03", "LOC-08"];
 ///   rules, on any of those exchanges;
 /// - anything at all: an operation of the test that never ended ([`NEVER_ENDED`]);
 /// - a pointer into `/error`: the error envelope (ERR-01, ERR-02) of the answer read;
-/// - `/id`, or a collection listing a resource: the ids the RP answers (RES-02) there;
+/// - `/id`, or a collection listing a resource: the ids the RP answered in the test (RES-02);
 /// - a status: an operation-status read that failed as such (OPRES-01), or a DELETE answered
 ///   against DEL-01, on the answer read.
 ///
@@ -295,11 +295,11 @@ pub fn cause_of_miss(
             .cause_among(read, &causes(&["ERR-01", "ERR-02"]))
             .map(|c| (c, "the answer has no error envelope to read the field from")),
         Check::Pointer { pointer, .. } if pointer == "/id" => ledger
-            .cause_among(read, &causes(&["RES-02"]))
-            .map(|c| (c, "the answer's id is not the resource's path, so it cannot be compared")),
+            .cause_among(all(), &causes(&["RES-02"]))
+            .map(|c| (c, "the RP answers ids that are not the resources' paths, so an id cannot be compared")),
         Check::ListContains(_) | Check::ListOmits(_) => ledger
-            .cause_among(read, &causes(&["RES-02"]))
-            .map(|c| (c, "the collection's ids are not the resources' paths, so it cannot be searched for one")),
+            .cause_among(all(), &causes(&["RES-02"]))
+            .map(|c| (c, "the RP answers ids that are not the resources' paths, so a collection cannot be searched for one")),
         Check::Status(_) | Check::StatusFrom(_) => ledger
             .cause_among(read, &causes(&["OPRES-01", "DEL-01"]))
             .map(|c| {

@@ -266,6 +266,11 @@ impl Ledger {
         })
     }
 
+    /// The first exchange of this test on which one of `rules` failed.
+    pub fn first_failure(&self, rules: &[&str]) -> Option<Cause> {
+        self.cause_among(self.failed_on.keys().copied().collect::<Vec<_>>(), rules)
+    }
+
     /// `rule` could not be judged because of an earlier failure: not judged, naming the
     /// failure and what it took away (`why`).
     pub fn blocked(&mut self, rule: &'static str, cause: &Cause, why: &str) {

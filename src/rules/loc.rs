@@ -295,10 +295,15 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
             let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
-            // A wrong id is RES-02's failure on that answer.
+            // A wrong id is RES-02's failure, on the resource's answers in this operation.
             if matches!(st, 200 | 201)
                 && body_id.as_deref().is_some_and(|b| path_key(b) != want)
-                && let Some(c) = j.ledger.cause_among([x.seq], &["RES-02"])
+                && let Some(c) = j.ledger.cause_among(
+                    std::iter::once(flow.initial)
+                        .chain(flow.events.iter().map(Event::ex))
+                        .filter_map(|i| exs.get(i).map(|e| e.seq)),
+                    &["RES-02"],
+                )
             {
                 j.ledger.blocked(
                     "LOC-06",
