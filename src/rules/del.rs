@@ -170,3 +170,41 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         );
     }
 }
+
+#[cfg(test)]
+mod causal_tests {
+    use crate::rules::testing::{exchange, numbered, target};
+    use crate::rules::{Judge, Outcome, Registry};
+    use serde_json::json;
+
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/abc?api-version=1";
+    const RECASED: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/ABC?api-version=1";
+
+    fn del01(ops12_failed: bool) -> (Outcome, Option<String>) {
+        let t = target();
+        let reg = Registry::default();
+        let mut j = Judge::new(&t, &reg);
+        let body = json!({"id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/abc", "name": "abc", "type": "Microsoft.Contoso/widgets", "properties": {"provisioningState": "Succeeded"}});
+        j.exchange(&numbered(exchange("GET", R, 200, &[], body), 1));
+        if ops12_failed {
+            j.ledger
+                .fail("OPS-12", "status 200", "status 404", Some(2), None);
+        }
+        j.exchange(&numbered(
+            exchange("DELETE", RECASED, 204, &[], json!(null)),
+            3,
+        ));
+        let t = j.ledger.tallies();
+        let d = t.iter().find(|x| x.rule == "DEL-01").expect("DEL-01");
+        (d.outcome, d.not_judged.clone())
+    }
+
+    #[test]
+    fn a_recased_delete_answered_missing_after_ops_12_failed_is_not_judged() {
+        let (o, why) = del01(true);
+        assert_eq!(o, Outcome::NotJudged);
+        assert!(why.unwrap().starts_with("OPS-12 failed at exchange #2"));
+        // Without OPS-12 failing first, a 204 for a resource shown existing fails DEL-01.
+        assert_eq!(del01(false).0, Outcome::Failed);
+    }
+}

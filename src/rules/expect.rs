@@ -561,4 +561,76 @@ mod tests {
         let (c, _) = cause_of_miss(&status, &subject, &[&read], &l, &["OPS-05"]).unwrap();
         assert_eq!(c.rule, "OPRES-01");
     }
+
+    #[test]
+    fn a_rule_that_restates_the_cause_is_still_judged() {
+        let del = numbered(exchange("DELETE", "http://h/w/c", 204, &[], json!(null)), 6);
+        let subject = Subject {
+            exchange: Some(&del),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        l.fail("DEL-01", "200 or 202", "204", Some(6), None);
+        let status = Check::Status(vec![200, 202]);
+        // OPS-12 speaks of casing: the DELETE's status is DEL-01's.
+        let (c, _) = cause_of_miss(&status, &subject, &[&del], &l, &["OPS-12"]).unwrap();
+        assert_eq!(c.rule, "DEL-01");
+        // ETAG-18 says "200, or 202 per DEL-01": it restates DEL-01 and fails with it.
+        assert!(cause_of_miss(&status, &subject, &[&del], &l, &["ETAG-18"]).is_none());
+    }
+
+    #[test]
+    fn an_operation_that_never_ended_decides_what_the_test_reads_after_it() {
+        let poll = numbered(
+            exchange(
+                "GET",
+                "http://h/ops/1",
+                200,
+                &[],
+                json!({"status": "Completed"}),
+            ),
+            2,
+        );
+        let list = numbered(
+            exchange("GET", "http://h/w", 200, &[], json!({"value": []})),
+            8,
+        );
+        let subject = Subject {
+            exchange: Some(&list),
+            ..Default::default()
+        };
+        let omits = Check::Status(vec![404]);
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&omits, &subject, &[&poll, &list], &l, &["RGDEL-03"]).is_none());
+        l.fail("OPRES-03", "terminal", "Completed", Some(2), None);
+        let (c, why) = cause_of_miss(&omits, &subject, &[&poll, &list], &l, &["RGDEL-03"]).unwrap();
+        assert_eq!(c.rule, "OPRES-03");
+        assert!(why.contains("never reached a terminal status"), "{why}");
+    }
+
+    #[test]
+    fn an_id_is_not_compared_past_wrong_ids() {
+        let put = numbered(
+            exchange("PUT", "http://h/w/a", 201, &[], json!({"id": "/w/a"})),
+            1,
+        );
+        let get = numbered(
+            exchange("GET", "http://h/w/A", 200, &[], json!({"id": "/w/a"})),
+            4,
+        );
+        let subject = Subject {
+            exchange: Some(&get),
+            ..Default::default()
+        };
+        let id = Check::Pointer {
+            pointer: "/id".into(),
+            predicate: Predicate::Present,
+            ignore_case: false,
+        };
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&id, &subject, &[&put, &get], &l, &["OPS-13"]).is_none());
+        l.fail("RES-02", "id = path", "/w/a", Some(1), None);
+        let (c, _) = cause_of_miss(&id, &subject, &[&put, &get], &l, &["OPS-13"]).unwrap();
+        assert_eq!((c.rule, c.seq), ("RES-02", 1));
+    }
 }
