@@ -411,7 +411,7 @@ mod tests {
             &reg,
             api,
             &record(TaskWrite::Create, vec![], End::TimedOut),
-            &[first.clone()],
+            std::slice::from_ref(&first),
         );
         // Alone so far: a fresh id, and the resource's deadline is judged.
         assert_eq!(get(&a.tallies(), "TASK-01").outcome, Outcome::Passed);
