@@ -82,8 +82,8 @@ impl Stripped {
 pub struct History {
     pub(super) ops: HashMap<String, ops::OpSeen>,
     pub(super) shown: super::shown::Shown,
-    /// The Azure-AsyncOperation URLs handed out (by path), with the caller identity headers
-    /// of the request they answered.
+    /// The Azure-AsyncOperation URLs handed out (as resolved, query included), with the caller
+    /// identity headers of the request they answered.
     pub(super) status_urls: HashMap<String, Identity>,
 }
 
@@ -151,9 +151,7 @@ impl<'r> Judge<'r> {
                 && let Some(a) = r.header("azure-asyncoperation")
                 && let Some(u) = crate::lro::resolve(&ex.url, a)
             {
-                self.history
-                    .status_urls
-                    .insert(crate::lro::path_key(&u), identity(ex));
+                self.history.status_urls.insert(u, identity(ex));
             }
         }
         self.history.shown.observe(ex);
@@ -166,10 +164,8 @@ impl<'r> Judge<'r> {
         if ex.role != Role::Step || ex.method != "GET" {
             return None;
         }
-        let caller = self
-            .history
-            .status_urls
-            .get(&crate::lro::path_key(&ex.url))?;
+        // The whole URL: a query may decide which endpoint answers (`?monitor=true`).
+        let caller = self.history.status_urls.get(&ex.url)?;
         (*caller == identity(ex)).then(|| Exchange {
             role: Role::OperationStatus,
             ..ex.clone()
