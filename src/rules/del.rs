@@ -67,7 +67,9 @@ fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
                 && let Some(p) = spelled.filter(|p| {
                     url::Url::parse(&ex.url).is_ok_and(|u| u.path().trim_end_matches('/') != p)
                 })
-                && let Some(c) = j.ledger.first_failure(&["OPS-12"])
+                && let Some(c) = j
+                    .ledger
+                    .first_failure(&[super::expect::CASE_INSENSITIVE_IDS])
             {
                 j.ledger.blocked(
                     "DEL-01",
@@ -187,8 +189,9 @@ mod causal_tests {
         let body = json!({"id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/abc", "name": "abc", "type": "Microsoft.Contoso/widgets", "properties": {"provisioningState": "Succeeded"}});
         j.exchange(&numbered(exchange("GET", R, 200, &[], body), 1));
         if ops12_failed {
+            let ops12 = crate::rules::expect::CASE_INSENSITIVE_IDS;
             j.ledger
-                .fail("OPS-12", "status 200", "status 404", Some(2), None);
+                .fail(ops12, "status 200", "status 404", Some(2), None);
         }
         j.exchange(&numbered(
             exchange("DELETE", RECASED, 204, &[], json!(null)),
