@@ -5,8 +5,8 @@
 //! - Every fault knob is caught, and a clean run fails nothing: `rpconform run suites
 //!   --fault-matrix` runs the suites once with no fault and once per fault and writes
 //!   `fault-matrix.md`; the test prints the table and fails on any row that is not ✅ (a fault
-//!   whose rules are not all failed, a clean run with a failure, a run that could not be
-//!   judged). A fault that acts only on a kind of type the embedded target does not declare is
+//!   whose rules are not all failed, a fault that fails a rule it does not name — its `extra`
+//!   column —, a clean run with a failure, a run that could not be judged). A fault that acts only on a kind of type the embedded target does not declare is
 //!   reported ⏳ "not observable"; the test checks that no other fault is among them.
 //! - No false failure on any legal behaviour, and no fault hidden by one: `rpconform run suites
 //!   --variant-matrix` runs the suites with no variant, each variant alone and every compatible
@@ -83,6 +83,28 @@ fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
             }
         })
         .collect();
+    // One fault fails only its own rules: the last column (`extra`) is empty on every row.
+    let extra: Vec<&&str> = rows
+        .iter()
+        .filter(|r| {
+            r.trim_end()
+                .trim_end_matches('|')
+                .rsplit('|')
+                .next()
+                .is_some_and(|c| !c.trim().is_empty())
+        })
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "{} fault(s) fail rules they do not name:\n{}\nreports kept in {}",
+        extra.len(),
+        extra
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        dir.path.display()
+    );
     assert!(
         bad.is_empty(),
         "{} row(s) not caught:\n{}\nreports kept in {}",

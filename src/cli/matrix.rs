@@ -3,7 +3,7 @@
 //! one run's trouble never takes the others down), then one Markdown table.
 //!
 //! - Fault matrix (`fault-matrix.md`): a clean run must fail nothing; each fault knob's run must
-//!   fail every rule the knob names (strict, so SHOULD rules count).
+//!   fail every rule the knob names (strict, so SHOULD rules count) and no other (`extra`).
 //! - Variant matrix (`variant-matrix.md`): every variant alone and the combined
 //!   [`Variant::compatible_set`] must give no MUST failure, no runner error and no SHOULD
 //!   failure beyond the ones the variant is documented to cause (`departs_from`); then the fault
@@ -271,8 +271,15 @@ fn fault_row_with(fault: Option<Fault>, f: &Found, note: &str) -> (String, bool)
                 false,
             )
         }
-    } else if named.is_subset(&failed) {
+    } else if named.is_subset(&failed) && extra.is_empty() {
         (format!("✅{note}"), true)
+    } else if named.is_subset(&failed) {
+        // One fault fails only its own rules: a check an earlier failure made impossible is
+        // "not judged", naming it, never a failure of its own.
+        (
+            format!("❌ caught, but also failed {}{note}", join(&extra)),
+            false,
+        )
     } else {
         let missed: Vec<&String> = named.difference(&failed).collect();
         (format!("❌ missed {}", join(missed)), false)
@@ -524,7 +531,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on \
          (`--strict`, `--hold-reads {}`): first only the scenarios that state the fault's rules, then, if that \
          did not catch it, every scenario.\n`named` are the rules the knob claims to break; `caught` says whether \
-         all of them failed; `extra` lists other rules that failed.\n\n{FAULT_HEAD}",
+         all of them failed and nothing else did; `extra` lists other rules that failed (a row with any fails).\n\n{FAULT_HEAD}",
         a.hold_reads
     );
     let _ = writeln!(md, "{clean_row}");

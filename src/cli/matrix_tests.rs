@@ -11,14 +11,21 @@ fn found(must: &[&str], should: &[&str]) -> Found {
 }
 
 #[test]
-fn a_fault_row_needs_every_named_rule() {
+fn a_fault_row_needs_every_named_rule_and_no_other() {
     let (row, ok) = fault_row(Some(Fault::DeleteNoLocation), &found(&["LOC-01"], &[]));
     assert!(!ok && row.contains("missed DEL-01"), "{row}");
     let (_, ok) = fault_row(
         Some(Fault::DeleteNoLocation),
-        &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
+        &found(&["LOC-01", "DEL-01"], &[]),
     );
     assert!(ok);
+    // A fault fails only its own rules: another failed rule fails the row.
+    let (row, ok) = fault_row(
+        Some(Fault::DeleteNoLocation),
+        &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
+    );
+    assert!(!ok && row.contains("also failed ERR-01"), "{row}");
+    assert!(row.ends_with("| ERR-01 |"), "{row}");
     let (row, ok) = fault_row(None, &found(&[], &["HDR-03"]));
     assert!(!ok && row.contains("HDR-03"), "{row}");
     assert!(fault_row(None, &found(&[], &[])).1);

@@ -56,6 +56,17 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     }
     // A 5xx read is one clients retry (OPRES-01, RETRY-01 judge it); any other answer must be
     // the operation resource.
+    if ex.role == Role::OperationStatus && (400..500).contains(&resp.status) {
+        // A read refused with a 4xx is OPRES-01's failure; it shows no body to judge.
+        if let Some(c) = j.ledger.cause_among([ex.seq], &["OPRES-01"]) {
+            j.ledger.blocked(
+                "AAO-02",
+                &c,
+                "the read was refused, so it shows no operation resource to judge",
+            );
+            return;
+        }
+    }
     if ex.role == Role::OperationStatus && (200..500).contains(&resp.status) {
         let body = resp.json.as_ref().filter(|j| j.is_object());
         let status = body.and_then(|b| b.get("status")).and_then(Value::as_str);
@@ -341,5 +352,83 @@ pub(crate) mod tests {
     #[test]
     fn aao_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+}
+
+#[cfg(test)]
+mod causal_tests {
+    use crate::http::{Exchange, Role};
+    use crate::rules::testing::{exchange, target, with_seq};
+    use crate::rules::{Judge, Outcome, Registry, RuleTally};
+    use serde_json::json;
+
+    const OP: &str = "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/1?api-version=1";
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/a?api-version=1";
+
+    fn run(exs: &[Exchange]) -> Vec<RuleTally> {
+        let t = target();
+        let reg = Registry::default();
+        let mut j = Judge::new(&t, &reg);
+        for x in exs {
+            j.exchange(x);
+        }
+        j.ledger.tallies()
+    }
+
+    fn read(role: Role, status: u16, body: serde_json::Value, seq: u64) -> Exchange {
+        let mut x = with_seq(exchange("GET", OP, status, &[], body), seq);
+        x.role = role;
+        x
+    }
+
+    fn get<'a>(t: &'a [RuleTally], rule: &str) -> Option<&'a RuleTally> {
+        t.iter().find(|x| x.rule == rule)
+    }
+
+    #[test]
+    fn a_refused_status_read_is_opres_01s_failure_not_aao_02s() {
+        let t = run(&[read(
+            Role::OperationStatus,
+            404,
+            json!({"error": {"code": "NotFound", "message": "m"}}),
+            3,
+        )]);
+        assert_eq!(get(&t, "OPRES-01").unwrap().outcome, Outcome::Failed);
+        let a = get(&t, "AAO-02").unwrap();
+        assert_eq!(a.outcome, Outcome::NotJudged);
+        assert!(
+            a.not_judged
+                .as_deref()
+                .unwrap()
+                .starts_with("OPRES-01 failed at exchange #3"),
+            "{:?}",
+            a.not_judged
+        );
+        // Without that cause, a read that is no operation resource still fails AAO-02.
+        let t = run(&[read(Role::OperationStatus, 200, json!({"id": "x"}), 4)]);
+        assert_eq!(get(&t, "AAO-02").unwrap().outcome, Outcome::Failed);
+    }
+
+    #[test]
+    fn a_scenarios_read_of_a_handed_out_status_url_is_a_status_read_for_its_caller_only() {
+        let put = with_seq(
+            exchange(
+                "PUT",
+                R,
+                201,
+                &[("Azure-AsyncOperation", OP)],
+                json!({"properties": {"provisioningState": "Accepted"}}),
+            ),
+            1,
+        );
+        let mine = read(Role::Step, 404, json!({"error": {"code": "NotFound"}}), 2);
+        let t = run(&[put.clone(), mine]);
+        assert_eq!(get(&t, "OPRES-01").unwrap().outcome, Outcome::Failed);
+        let mut theirs = read(Role::Step, 404, json!({"error": {"code": "NotFound"}}), 2);
+        theirs
+            .request_headers
+            .push(("x-ms-home-tenant-id".into(), "another".into()));
+        let t = run(&[put, theirs]);
+        assert!(get(&t, "OPRES-01").is_none());
     }
 }

@@ -60,6 +60,26 @@ fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
                 s if (200..300).contains(&s) => Some(s.to_string()),
                 _ => return,
             };
+            // Shown existing under another letter case, answered as missing, in a test where
+            // OPS-12 failed already: the RP matched the name case-sensitively, not DEL-01.
+            let spelled = j.history.shown.spelled(&ex.url).map(str::to_string);
+            if matches!(status, 204 | 404)
+                && let Some(p) = spelled.filter(|p| {
+                    url::Url::parse(&ex.url).is_ok_and(|u| u.path().trim_end_matches('/') != p)
+                })
+                && let Some(c) = j
+                    .ledger
+                    .first_failure(&[super::expect::CASE_INSENSITIVE_IDS])
+            {
+                j.ledger.blocked(
+                    "DEL-01",
+                    &c,
+                    &format!(
+                        "exchange #{at} showed the resource existing at {p}; this DELETE names it in another letter case and was answered {status} (missing), as an RP that matches names case-sensitively answers"
+                    ),
+                );
+                return;
+            }
             match seen {
                 None => j.ledger.pass("DEL-01"),
                 Some(s) => j.ledger.fail("DEL-01", expected, s, seq, None),
@@ -333,5 +353,44 @@ pub(crate) mod tests {
         assert_eq!(after("DEL-01", 200, 409, &[]), Outcome::NotJudged);
         assert_eq!(ambient("DEL-01", &[delete(204, &[])]).0, Outcome::NotJudged);
         assert_eq!(ambient("DEL-05", &[delete(404, &[])]).0, Outcome::NotJudged);
+    }
+}
+
+#[cfg(test)]
+mod causal_tests {
+    use crate::rules::testing::{exchange, target, with_seq};
+    use crate::rules::{Judge, Outcome, Registry};
+    use serde_json::json;
+
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/abc?api-version=1";
+    const RECASED: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/ABC?api-version=1";
+
+    fn del01(ops12_failed: bool) -> (Outcome, Option<String>) {
+        let t = target();
+        let reg = Registry::default();
+        let mut j = Judge::new(&t, &reg);
+        let body = json!({"id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/abc", "name": "abc", "type": "Microsoft.Contoso/widgets", "properties": {"provisioningState": "Succeeded"}});
+        j.exchange(&with_seq(exchange("GET", R, 200, &[], body), 1));
+        if ops12_failed {
+            let ops12 = crate::rules::expect::CASE_INSENSITIVE_IDS;
+            j.ledger
+                .fail(ops12, "status 200", "status 404", Some(2), None);
+        }
+        j.exchange(&with_seq(
+            exchange("DELETE", RECASED, 204, &[], json!(null)),
+            3,
+        ));
+        let t = j.ledger.tallies();
+        let d = t.iter().find(|x| x.rule == "DEL-01").expect("DEL-01");
+        (d.outcome, d.not_judged.clone())
+    }
+
+    #[test]
+    fn a_recased_delete_answered_missing_after_ops_12_failed_is_not_judged() {
+        let (o, why) = del01(true);
+        assert_eq!(o, Outcome::NotJudged);
+        assert!(why.unwrap().starts_with("OPS-12 failed at exchange #2"));
+        // Without OPS-12 failing first, a 204 for a resource shown existing fails DEL-01.
+        assert_eq!(del01(false).0, Outcome::Failed);
     }
 }

@@ -12,7 +12,7 @@ use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
 use super::{
     aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task,
 };
-use crate::http::{Exchange, Surface};
+use crate::http::{Exchange, Role, Surface};
 use crate::target::{Monitor, Target};
 
 /// Values that must be unique across a whole run (or recording set), with the exchange that
@@ -21,6 +21,8 @@ use crate::target::{Monitor, Target};
 pub struct Registry {
     request_ids: Mutex<HashMap<String, u64>>,
     task_ids: Mutex<HashMap<String, u64>>,
+    /// Every exchange that handed out each task id.
+    task_holders: Mutex<HashMap<String, Vec<u64>>>,
 }
 
 fn first_use(m: &Mutex<HashMap<String, u64>>, id: &str, seq: u64) -> Option<u64> {
@@ -44,6 +46,17 @@ impl Registry {
     /// The exchange that handed out this task id first, if another one did.
     pub fn task_id_used(&self, id: &str, seq: u64) -> Option<u64> {
         first_use(&self.task_ids, id, seq)
+    }
+
+    /// Another exchange that handed out this task id, before or after this one (as far as the
+    /// run has seen): the id was not this write's alone.
+    pub fn task_id_shared(&self, id: &str, seq: u64) -> Option<u64> {
+        let mut m = self.task_holders.lock().unwrap_or_else(|e| e.into_inner());
+        let holders = m.entry(id.to_string()).or_default();
+        if !holders.contains(&seq) {
+            holders.push(seq);
+        }
+        holders.iter().copied().find(|s| *s != seq)
     }
 }
 
@@ -69,6 +82,21 @@ impl Stripped {
 pub struct History {
     pub(super) ops: HashMap<String, ops::OpSeen>,
     pub(super) shown: super::shown::Shown,
+    /// The Azure-AsyncOperation URLs handed out (as resolved, query included), with the caller
+    /// identity headers of the request they answered.
+    pub(super) status_urls: HashMap<String, Identity>,
+}
+
+/// The caller identity headers of a request (ARM scopes an operation's status to them).
+type Identity = [Option<String>; 3];
+
+fn identity(ex: &Exchange) -> Identity {
+    [
+        "x-ms-home-tenant-id",
+        "x-ms-client-object-id",
+        "x-ms-client-tenant-id",
+    ]
+    .map(|h| ex.request_header(h).map(str::to_string))
 }
 
 /// Judges one test's (or one recording's) exchanges against the rules of the target's
@@ -115,9 +143,33 @@ impl<'r> Judge<'r> {
             return;
         }
         if ex.surface == Surface::Arm {
-            self.ambient(ex);
+            match self.status_read(ex) {
+                Some(read) => self.ambient(&read),
+                None => self.ambient(ex),
+            }
+            if let Some(r) = &ex.response
+                && let Some(a) = r.header("azure-asyncoperation")
+                && let Some(u) = crate::lro::resolve(&ex.url, a)
+            {
+                self.history.status_urls.insert(u, identity(ex));
+            }
         }
         self.history.shown.observe(ex);
+    }
+
+    /// A scenario's own GET of an Azure-AsyncOperation URL handed out earlier, by the caller
+    /// that started the operation, is a read of the operation resource like the follower's
+    /// (replay and the proxy pair it so): judged as one. Another caller's read is not.
+    fn status_read(&self, ex: &Exchange) -> Option<Exchange> {
+        if ex.role != Role::Step || ex.method != "GET" {
+            return None;
+        }
+        // The whole URL: a query may decide which endpoint answers (`?monitor=true`).
+        let caller = self.history.status_urls.get(&ex.url)?;
+        (*caller == identity(ex)).then(|| Exchange {
+            role: Role::OperationStatus,
+            ..ex.clone()
+        })
     }
 
     fn ambient(&mut self, ex: &Exchange) {
@@ -148,12 +200,13 @@ impl<'r> Judge<'r> {
         if flow.surface != Surface::Arm {
             return;
         }
+        // OPRES-03 first: whether the operation ever ended decides what the others can judge.
+        opres::flow(self, flow, exchanges);
         put::flow(self, flow, exchanges);
         patch::flow(self, flow, exchanges);
         del::flow(self, flow, exchanges);
         loc::flow(self, flow, exchanges);
         aao::flow(self, flow, exchanges);
-        opres::flow(self, flow, exchanges);
         pstate::flow(self, flow, exchanges);
         ops::flow(self, flow, exchanges);
     }

@@ -1,7 +1,9 @@
-//! Evaluating the expectations a scenario states against what a step produced.
+//! Evaluating the expectations a scenario states against what a step produced, and telling
+//! when a miss is an earlier failure's doing ([`cause_of_miss`]).
 
 use serde_json::Value;
 
+use super::{Cause, Ledger};
 use crate::http::Exchange;
 use crate::scenario::{Check, Predicate};
 use crate::template::{Scope, value_to_text};
@@ -217,6 +219,104 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
     }
 }
 
+/// Rules whose failure leaves a followed operation without what a client would have read: its
+/// Location not followed (LOC-01, LOC-02), its status URL not followed or not answering an
+/// operation resource (AAO-01, AAO-02, OPRES-01, OPRES-02), no terminal status in time
+/// (OPRES-03, LOC-08), a task or monitor that cannot be followed (a reused task id, a task
+/// that never ends or names no resource, a resource answered with a task: TASK-01, TASK-02,
+/// TASK-03, TASK-05; no Operation-Location: MON-01).
+const FOLLOWING: &[&str] = &[
+    "LOC-01", "LOC-02", "LOC-08", "AAO-01", "AAO-02", "OPRES-01", "OPRES-02", "OPRES-03",
+    "TASK-01", "TASK-02", "TASK-03", "TASK-05", "MON-01",
+];
+
+/// OPS-12 (ids matched case-insensitively), a rule the suites state: family modules that wait
+/// on its failure name it through this constant, so the engine's own rule list (the IDs its
+/// family sources quote) does not count it among the rules the engine judges.
+pub(crate) const CASE_INSENSITIVE_IDS: &str = "OPS-12";
+
+/// Rules whose failure means an operation never ended: everything the test reads after it
+/// (the resource's state, a collection, a repeated request) waits on an end that never came.
+const NEVER_ENDED: &[&str] = &["OPRES-03", "LOC-08"];
+
+/// Why a stated check that missed is an earlier failure's doing, not the cited rules': a rule
+/// the check depends on failed on the exchanges it reads. `before` are the test's exchanges up
+/// to the end of the step (a followed operation acts on what earlier steps made: a resource
+/// whose reads could not be made is no base for it); the cited rules are never their own
+/// cause, nor is a rule whose statement the cited rule restates (ETAG-18 "answers per DEL-01").
+/// The checks and what they depend on:
+///
+/// - anything read from a followed operation (its outcome, its result): the [`FOLLOWING`]
+///   rules, on any of those exchanges;
+/// - anything at all: an operation of the test that never ended ([`NEVER_ENDED`]);
+/// - a pointer into `/error`: the error envelope (ERR-01, ERR-02) of the answer read;
+/// - `/id`, or a collection listing a resource: the ids the RP answered in the test (RES-02);
+/// - a status: an operation-status read that failed as such (OPRES-01), or a DELETE answered
+///   against DEL-01, on the answer read.
+///
+/// Called only on a miss: a check that passes is judged whatever failed before.
+pub fn cause_of_miss(
+    check: &Check,
+    subject: &Subject<'_>,
+    before: &[&Exchange],
+    ledger: &Ledger,
+    cited: &[&str],
+) -> Option<(Cause, &'static str)> {
+    let causes = |rules: &[&'static str]| -> Vec<&'static str> {
+        rules
+            .iter()
+            .copied()
+            .filter(|r| {
+                !cited.contains(r)
+                    && !cited
+                        .iter()
+                        .any(|c| super::lookup(c).is_some_and(|x| x.rule.contains(*r)))
+            })
+            .collect()
+    };
+    let all = || {
+        before
+            .iter()
+            .map(|x| x.seq)
+            .chain(subject.exchange.map(|x| x.seq))
+    };
+    if subject.outcome.is_some()
+        && let Some(c) = ledger.cause_among(all(), &causes(FOLLOWING))
+    {
+        return Some((
+            c,
+            "the operation could not be followed as a client follows it, so its outcome and result are not the ones this check reads",
+        ));
+    }
+    if let Some(c) = ledger.cause_among(all(), &causes(NEVER_ENDED)) {
+        return Some((
+            c,
+            "an operation of this test never reached a terminal status, so what the test reads after it waits on an end that never came",
+        ));
+    }
+    let read = subject.exchange.map(|x| x.seq);
+    match check {
+        Check::Pointer { pointer, .. } if pointer.starts_with("/error") => ledger
+            .cause_among(read, &causes(&["ERR-01", "ERR-02"]))
+            .map(|c| (c, "the answer has no error envelope to read the field from")),
+        Check::Pointer { pointer, .. } if pointer == "/id" => ledger
+            .cause_among(all(), &causes(&["RES-02"]))
+            .map(|c| (c, "the RP answers ids that are not the resources' paths, so an id cannot be compared")),
+        Check::ListContains(_) | Check::ListOmits(_) => ledger
+            .cause_among(all(), &causes(&["RES-02"]))
+            .map(|c| (c, "the RP answers ids that are not the resources' paths, so a collection cannot be searched for one")),
+        Check::Status(_) | Check::StatusFrom(_) => ledger
+            .cause_among(read, &causes(&["OPRES-01", "DEL-01"]))
+            .map(|c| {
+                (
+                    c,
+                    "the answer already broke that rule, so its status says nothing more about this one",
+                )
+            }),
+        _ => None,
+    }
+}
+
 fn status_of(v: &Value) -> Option<u16> {
     match v {
         Value::Number(n) => n
@@ -357,5 +457,185 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
                 )),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::testing::{exchange, with_seq};
+    use serde_json::json;
+
+    fn outcome() -> Check {
+        Check::Outcome(vec!["Succeeded".into()])
+    }
+
+    fn error_code() -> Check {
+        Check::Pointer {
+            pointer: "/error/code".into(),
+            predicate: Predicate::Present,
+            ignore_case: false,
+        }
+    }
+
+    #[test]
+    fn a_followed_operation_that_could_not_be_followed_names_the_cause() {
+        let start = with_seq(exchange("PUT", "http://h/w/a", 202, &[], json!({})), 3);
+        let last = with_seq(
+            exchange(
+                "GET",
+                "http://h/ops/1",
+                200,
+                &[],
+                json!({"status": "Completed"}),
+            ),
+            9,
+        );
+        let subject = Subject {
+            exchange: Some(&last),
+            items: None,
+            outcome: Some("timed out after 10 s"),
+        };
+        let mut l = Ledger::default();
+        l.step = Some("done".into());
+        // Nothing failed before: the miss is the cited rule's.
+        assert!(cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["ACT-02"]).is_none());
+        l.fail("OPRES-03", "terminal", "Completed", Some(9), None);
+        let (c, why) =
+            cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["ACT-02"]).unwrap();
+        assert_eq!(
+            c.to_string(),
+            "OPRES-03 failed at exchange #9 (step `done`)"
+        );
+        assert!(why.contains("could not be followed"), "{why}");
+        // A rule is never its own cause.
+        assert!(cause_of_miss(&outcome(), &subject, &[&start, &last], &l, &["OPRES-03"]).is_none());
+        // A failure that does not stop following is no cause.
+        let mut other = Ledger::default();
+        other.fail("OPRES-06", "ISO 8601", "11/22/2026", Some(9), None);
+        assert!(
+            cause_of_miss(&outcome(), &subject, &[&start, &last], &other, &["ACT-02"]).is_none()
+        );
+    }
+
+    #[test]
+    fn an_error_field_is_not_judged_past_a_missing_envelope() {
+        let flat = with_seq(
+            exchange(
+                "GET",
+                "http://h/w",
+                400,
+                &[],
+                json!({"code": "X", "message": "m"}),
+            ),
+            4,
+        );
+        let subject = Subject {
+            exchange: Some(&flat),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&error_code(), &subject, &[&flat], &l, &["API-03"]).is_none());
+        l.fail("ERR-01", "an error object", "none", Some(4), None);
+        let (c, _) = cause_of_miss(&error_code(), &subject, &[&flat], &l, &["API-03"]).unwrap();
+        assert_eq!(c.rule, "ERR-01");
+        // A status check does not read the envelope.
+        assert!(
+            cause_of_miss(
+                &Check::Status(vec![400]),
+                &subject,
+                &[&flat],
+                &l,
+                &["API-03"]
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_status_read_that_failed_as_such_decides_a_status_check() {
+        let read = with_seq(exchange("GET", "http://h/ops/1", 404, &[], json!({})), 5);
+        let subject = Subject {
+            exchange: Some(&read),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        let status = Check::Status(vec![200, 202]);
+        assert!(cause_of_miss(&status, &subject, &[&read], &l, &["OPS-05"]).is_none());
+        l.fail("OPRES-01", "200", "404", Some(5), None);
+        let (c, _) = cause_of_miss(&status, &subject, &[&read], &l, &["OPS-05"]).unwrap();
+        assert_eq!(c.rule, "OPRES-01");
+    }
+
+    #[test]
+    fn a_rule_that_restates_the_cause_is_still_judged() {
+        let del = with_seq(exchange("DELETE", "http://h/w/c", 204, &[], json!(null)), 6);
+        let subject = Subject {
+            exchange: Some(&del),
+            ..Default::default()
+        };
+        let mut l = Ledger::default();
+        l.fail("DEL-01", "200 or 202", "204", Some(6), None);
+        let status = Check::Status(vec![200, 202]);
+        // OPS-12 speaks of casing: the DELETE's status is DEL-01's.
+        let (c, _) = cause_of_miss(&status, &subject, &[&del], &l, &["OPS-12"]).unwrap();
+        assert_eq!(c.rule, "DEL-01");
+        // ETAG-18 says "200, or 202 per DEL-01": it restates DEL-01 and fails with it.
+        assert!(cause_of_miss(&status, &subject, &[&del], &l, &["ETAG-18"]).is_none());
+    }
+
+    #[test]
+    fn an_operation_that_never_ended_decides_what_the_test_reads_after_it() {
+        let poll = with_seq(
+            exchange(
+                "GET",
+                "http://h/ops/1",
+                200,
+                &[],
+                json!({"status": "Completed"}),
+            ),
+            2,
+        );
+        let list = with_seq(
+            exchange("GET", "http://h/w", 200, &[], json!({"value": []})),
+            8,
+        );
+        let subject = Subject {
+            exchange: Some(&list),
+            ..Default::default()
+        };
+        let omits = Check::Status(vec![404]);
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&omits, &subject, &[&poll, &list], &l, &["RGDEL-03"]).is_none());
+        l.fail("OPRES-03", "terminal", "Completed", Some(2), None);
+        let (c, why) = cause_of_miss(&omits, &subject, &[&poll, &list], &l, &["RGDEL-03"]).unwrap();
+        assert_eq!(c.rule, "OPRES-03");
+        assert!(why.contains("never reached a terminal status"), "{why}");
+    }
+
+    #[test]
+    fn an_id_is_not_compared_past_wrong_ids() {
+        let put = with_seq(
+            exchange("PUT", "http://h/w/a", 201, &[], json!({"id": "/w/a"})),
+            1,
+        );
+        let get = with_seq(
+            exchange("GET", "http://h/w/A", 200, &[], json!({"id": "/w/a"})),
+            4,
+        );
+        let subject = Subject {
+            exchange: Some(&get),
+            ..Default::default()
+        };
+        let id = Check::Pointer {
+            pointer: "/id".into(),
+            predicate: Predicate::Present,
+            ignore_case: false,
+        };
+        let mut l = Ledger::default();
+        assert!(cause_of_miss(&id, &subject, &[&put, &get], &l, &["OPS-13"]).is_none());
+        l.fail("RES-02", "id = path", "/w/a", Some(1), None);
+        let (c, _) = cause_of_miss(&id, &subject, &[&put, &get], &l, &["OPS-13"]).unwrap();
+        assert_eq!((c.rule, c.seq), ("RES-02", 1));
     }
 }

@@ -187,12 +187,22 @@ pub(crate) fn judge_during(
     ok: impl Fn(&Exchange) -> bool,
 ) {
     let (during, unsure) = resource_watches(flow, exs);
+    // Polls that never showed a terminal status (OPRES-03) place nothing inside the operation.
+    let never_ended = j
+        .ledger
+        .cause_among(flow.polls().map(|(i, _)| exs[i].seq), &["OPRES-03"]);
     let mut judged = false;
     for i in during.iter().chain(&unsure) {
         let x = &exs[*i];
         if ok(x) {
             j.ledger.pass(rule);
             judged = true;
+        } else if let (true, Some(c)) = (during.contains(i), &never_ended) {
+            j.ledger.blocked(
+                rule,
+                c,
+                "its status never showed a terminal value, so no read can be placed while it ran",
+            );
         } else if during.contains(i) {
             let seen = match &x.response {
                 Some(r) => format!(

@@ -6,6 +6,11 @@
 //! repeated with the same expectation in the same step (every poll of one operation, say) is
 //! kept once, with a count and its first and last exchange. Rules of profiles the target does
 //! not declare are not applicable: the ledger ignores them.
+//!
+//! The ledger also remembers which rules failed on which exchange, so a later check that reads
+//! that exchange can tell when an earlier failure made it impossible: it is then not judged,
+//! naming that failure ([`Cause`], [`Ledger::cause_among`], [`Ledger::blocked`]), never a
+//! failure of its own.
 
 use std::collections::BTreeMap;
 
@@ -65,6 +70,25 @@ pub struct RuleTally {
 /// Keep this many distinct failures per rule; counts go on.
 const KEEP: usize = 5;
 
+/// An earlier failure that made a later check impossible: the rule that failed, the exchange
+/// it failed on and the step that exchange belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    pub rule: &'static str,
+    pub seq: u64,
+    pub step: Option<String>,
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed at exchange #{}", self.rule, self.seq)?;
+        if let Some(s) = &self.step {
+            write!(f, " (step `{s}`)")?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Ledger {
     tallies: BTreeMap<&'static str, RuleTally>,
@@ -73,6 +97,8 @@ pub struct Ledger {
     /// The step now running (findings name it).
     pub step: Option<String>,
     profiles: Vec<Profile>,
+    /// The rules that failed on each exchange (by `seq`), with the step then running.
+    failed_on: BTreeMap<u64, Vec<(&'static str, Option<String>)>>,
 }
 
 impl Default for Ledger {
@@ -89,6 +115,7 @@ impl Ledger {
             exempt: Vec::new(),
             step: None,
             profiles,
+            failed_on: BTreeMap::new(),
         }
     }
 
@@ -152,6 +179,12 @@ impl Ledger {
             return;
         }
         let step = self.step.clone();
+        if let Some(seq) = exchange {
+            let on = self.failed_on.entry(seq).or_default();
+            if !on.iter().any(|(r, _)| *r == rule) {
+                on.push((rule, step.clone()));
+            }
+        }
         let expected = expected.into();
         let at = at.map(Pos::shown);
         let t = self.tally(rule);
@@ -210,10 +243,52 @@ impl Ledger {
         }
     }
 
+    /// The first of these exchanges (by `seq`) on which one of `rules` failed: the earlier
+    /// failure a check that reads them cannot be judged past.
+    pub fn cause_among(
+        &self,
+        seqs: impl IntoIterator<Item = u64>,
+        rules: &[&str],
+    ) -> Option<Cause> {
+        let mut seqs: Vec<u64> = seqs.into_iter().collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        seqs.into_iter().find_map(|seq| {
+            self.failed_on.get(&seq).and_then(|on| {
+                on.iter()
+                    .find(|(r, _)| rules.contains(r))
+                    .map(|(rule, step)| Cause {
+                        rule,
+                        seq,
+                        step: step.clone(),
+                    })
+            })
+        })
+    }
+
+    /// The first exchange of this test on which one of `rules` failed.
+    pub fn first_failure(&self, rules: &[&str]) -> Option<Cause> {
+        self.cause_among(self.failed_on.keys().copied().collect::<Vec<_>>(), rules)
+    }
+
+    /// `rule` could not be judged because of an earlier failure: not judged, naming the
+    /// failure and what it took away (`why`).
+    pub fn blocked(&mut self, rule: &'static str, cause: &Cause, why: &str) {
+        self.not_judged(rule, format!("{cause}: {why}"));
+    }
+
     /// Add what another ledger of the same test recorded (steps that ran concurrently, each
     /// with a ledger of its own): counts add up, a failure anywhere is a failure, distinct
     /// failures are kept up to the same bound.
     pub fn absorb(&mut self, other: Ledger) {
+        for (seq, on) in other.failed_on {
+            let mine = self.failed_on.entry(seq).or_default();
+            for (rule, step) in on {
+                if !mine.iter().any(|(r, _)| *r == rule) {
+                    mine.push((rule, step));
+                }
+            }
+        }
         for (rule, t) in other.tallies {
             let Some(mine) = self.tallies.get_mut(rule) else {
                 self.tallies.insert(rule, t);
@@ -333,6 +408,37 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].rule, "OPS-07");
         assert!(!l.failed_at(true));
+    }
+
+    #[test]
+    fn a_failure_is_found_again_as_the_cause_of_a_later_check() {
+        let mut l = Ledger {
+            step: Some("act".into()),
+            ..Default::default()
+        };
+        l.fail("LOC-02", "absolute", "/ops/1", Some(12), None);
+        l.step = Some("done".into());
+        l.pass("OPRES-01");
+        assert_eq!(l.cause_among([13, 14], &["LOC-02"]), None);
+        assert_eq!(l.cause_among([14, 12], &["OPRES-03"]), None);
+        let c = l.cause_among([14, 12], &["OPRES-03", "LOC-02"]).unwrap();
+        assert_eq!(c.to_string(), "LOC-02 failed at exchange #12 (step `act`)");
+        l.blocked("ACT-02", &c, "its Location was not followed");
+        let t = l.tallies();
+        let act = t.iter().find(|t| t.rule == "ACT-02").unwrap();
+        assert_eq!(act.outcome, Outcome::NotJudged);
+        assert_eq!(
+            act.not_judged.as_deref(),
+            Some("LOC-02 failed at exchange #12 (step `act`): its Location was not followed")
+        );
+        // An exempted failure is no cause; a failure in an absorbed ledger is.
+        let mut e = Ledger::default();
+        e.set_exempt(vec![("OPRES-01", "deliberate".into())]);
+        e.fail("OPRES-01", "200", "404", Some(20), None);
+        e.fail("OPRES-03", "terminal", "Completed", Some(21), None);
+        l.absorb(e);
+        assert_eq!(l.cause_among([20], &["OPRES-01"]), None);
+        assert_eq!(l.cause_among([20, 21], &["OPRES-03"]).unwrap().seq, 21);
     }
 
     #[test]

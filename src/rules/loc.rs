@@ -134,7 +134,41 @@ fn final_location_answer(flow: &Flow) -> Option<usize> {
     }
 }
 
+/// The rules judged on a Location's answers, not judged when that Location was never read
+/// because it is not an absolute URI (LOC-02 failed on the answer that gave it).
+fn location_unread(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    let read = flow.channel == Some(Channel::Location)
+        || flow.events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Side {
+                    channel: Channel::Location,
+                    ..
+                } | Event::After {
+                    what: AfterRead::Location,
+                    ..
+                }
+            )
+        });
+    if read {
+        return;
+    }
+    let Some(initial) = exs.get(flow.initial) else {
+        return;
+    };
+    if let Some(cause) = j.ledger.cause_among([initial.seq], &["LOC-02"]) {
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            j.ledger.blocked(
+                rule,
+                &cause,
+                "a Location that is not an absolute URI is not followed, so none of its answers was read",
+            );
+        }
+    }
+}
+
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    location_unread(j, flow, exs);
     // LOC-05: every running answer of a Location poll is 202 with Location again.
     for e in &flow.events {
         if let Event::Poll {
@@ -175,6 +209,19 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     }
                     let x = &exs[i];
                     let st = x.status();
+                    // A status that never reached a terminal value (OPRES-03) may have ended.
+                    if st != Some(202)
+                        && let Some(c) = j
+                            .ledger
+                            .cause_among(flow.polls().map(|(p, _)| exs[p].seq), &["OPRES-03"])
+                    {
+                        j.ledger.blocked(
+                            "LOC-05",
+                            &c,
+                            "the operation status never showed a terminal value, so it cannot say the operation was still running",
+                        );
+                        continue;
+                    }
                     j.ledger.check("LOC-05", st == Some(202), Some(x.seq), || {
                         (
                             "202 from Location while the operation status says it is still running"
@@ -248,6 +295,23 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
             let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
+            // A wrong id is RES-02's failure, on the resource's answers in this operation.
+            if matches!(st, 200 | 201)
+                && body_id.as_deref().is_some_and(|b| path_key(b) != want)
+                && let Some(c) = j.ledger.cause_among(
+                    std::iter::once(flow.initial)
+                        .chain(flow.events.iter().map(Event::ex))
+                        .filter_map(|i| exs.get(i).map(|e| e.seq)),
+                    &["RES-02"],
+                )
+            {
+                j.ledger.blocked(
+                    "LOC-06",
+                    &c,
+                    "the final answer is the resource, but its id is not the resource's path",
+                );
+                return;
+            }
             let ok =
                 matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| path_key(b) == want);
             j.ledger.check("LOC-06", ok, seq, || {
@@ -269,6 +333,18 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .as_ref()
                 .and_then(|r| r.pointer("/error/code"))
                 .is_some_and(|c| c.as_str().is_some_and(|c| !c.is_empty()));
+            // A 4xx/5xx whose envelope is missing is ERR-01's (or ERR-02's) failure.
+            if st >= 400
+                && !envelope
+                && let Some(c) = j.ledger.cause_among([x.seq], &["ERR-01", "ERR-02"])
+            {
+                j.ledger.blocked(
+                    "LOC-06",
+                    &c,
+                    "the final answer has the failure's status, but its error envelope is broken",
+                );
+                return;
+            }
             j.ledger.check("LOC-06", st >= 400 && envelope, seq, || {
                 (
                     format!("the {outcome} operation's 4xx/5xx with the error envelope"),
@@ -650,5 +726,90 @@ pub(crate) mod tests {
     #[test]
     fn loc_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+}
+
+#[cfg(test)]
+mod causal_tests {
+    use super::*;
+    use crate::lro::State;
+    use crate::rules::flow::End;
+    use crate::rules::testing::{arm_flow as a_flow, exchange, target, with_seq};
+    use crate::rules::{Outcome as Verdict, Registry};
+    use serde_json::json;
+
+    const R: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/a?api-version=1";
+
+    /// A PUT answered 202 with this Location and an operation resource, followed to Succeeded
+    /// through the operation resource, its Location never read.
+    fn judged(location: &str) -> Vec<crate::rules::RuleTally> {
+        let t = target();
+        let reg = Registry::default();
+        let mut j = Judge::new(&t, &reg);
+        let put = with_seq(
+            exchange(
+                "PUT",
+                R,
+                202,
+                &[
+                    ("Location", location),
+                    ("Azure-AsyncOperation", "http://h/ops/1?api-version=1"),
+                    ("Retry-After", "10"),
+                ],
+                json!({}),
+            ),
+            7,
+        );
+        let poll = with_seq(
+            exchange(
+                "GET",
+                "http://h/ops/1?api-version=1",
+                200,
+                &[],
+                json!({"status": "Succeeded"}),
+            ),
+            8,
+        );
+        j.ledger.step = Some("put".into());
+        j.exchange(&put);
+        let f = a_flow(
+            "PUT",
+            R,
+            Some(Channel::AzureAsyncOperation),
+            vec![Event::Poll {
+                ex: 1,
+                channel: Channel::AzureAsyncOperation,
+                state: State::Done(Outcome::Succeeded, "Succeeded".into()),
+            }],
+            End::Finished(Outcome::Succeeded),
+        );
+        flow(&mut j, &f, &[put, poll]);
+        j.ledger.tallies()
+    }
+
+    #[test]
+    fn an_unread_relative_location_leaves_its_rules_not_judged_naming_loc_02() {
+        let t = judged("/subscriptions/s/operationResults/1");
+        let get = |r: &str| t.iter().find(|x| x.rule == r);
+        assert_eq!(get("LOC-02").unwrap().outcome, Verdict::Failed);
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            let x = get(rule).unwrap_or_else(|| panic!("{rule} has no tally"));
+            assert_eq!(x.outcome, Verdict::NotJudged, "{rule}");
+            let why = x.not_judged.as_deref().unwrap_or_default();
+            assert!(
+                why.starts_with("LOC-02 failed at exchange #7 (step `put`)"),
+                "{rule}: {why}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_location_left_unread_is_no_cause() {
+        let t = judged("http://h/operationResults/1?api-version=1");
+        let get = |r: &str| t.iter().find(|x| x.rule == r);
+        assert_eq!(get("LOC-02").unwrap().outcome, Verdict::Passed);
+        for rule in ["LOC-05", "LOC-06", "LOC-08"] {
+            assert!(get(rule).is_none(), "{rule}");
+        }
     }
 }

@@ -104,7 +104,18 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
         return;
     };
     let outcome = mon.vocabulary().outcome_of(st);
-    if let Some(rf) = &mon.result_field {
+    // A default terminal name on a monitor that declares custom ones is MON-03's failure:
+    // which field that status should carry cannot be told.
+    let misnamed = outcome.is_none() && Outcome::of_arm(st).is_some();
+    if misnamed && mon.result_field.is_some() {
+        j.ledger.not_judged(
+            "MON-04",
+            format!(
+                "MON-03 is broken at exchange #{}: status `{st}` is a default terminal name, not one monitor `{}` declares, so whether it is the success value cannot be told",
+                x.seq, mon.name
+            ),
+        );
+    } else if let Some(rf) = &mon.result_field {
         let has = b.get(rf).is_some_and(|v| !v.is_null());
         if outcome == Some(Outcome::Succeeded) {
             j.ledger.check("MON-04", has, seq, || {
@@ -191,6 +202,15 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
         && init.status().is_some_and(|s| (200..300).contains(&s))
         && flow.polls().next().is_none()
     {
+        // No usable Operation-Location is MON-01's failure: the monitor was never read.
+        if let Some(c) = j.ledger.cause_among([init.seq], &["MON-01"]) {
+            j.ledger.blocked(
+                "MON-02",
+                &c,
+                "the initial answer gave no usable link, so the monitor was never read",
+            );
+            return;
+        }
         j.ledger.fail(
             "MON-02",
             format!("a {} link to the status monitor", mon.link.header()),
@@ -634,5 +654,87 @@ pub(crate) mod tests {
     #[test]
     fn mon_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+}
+
+#[cfg(test)]
+mod causal_tests {
+    use crate::rules::flow::End;
+    use crate::rules::testing::{arm_flow as flow, exchange, target, with_seq};
+    use crate::rules::{Judge, MonitorRecord, Outcome, Registry, RuleTally};
+    use serde_json::json;
+
+    fn get<'a>(t: &'a [RuleTally], rule: &str) -> &'a RuleTally {
+        t.iter()
+            .find(|x| x.rule == rule)
+            .unwrap_or_else(|| panic!("{rule}"))
+    }
+
+    #[test]
+    fn a_default_terminal_name_on_a_custom_monitor_is_not_judged_for_its_result() {
+        let t = target();
+        let reg = Registry::default();
+        let mon = t.monitor_named("widget-export").unwrap();
+        assert!(mon.result_field.is_some());
+        let mut j = Judge::new(&t, &reg);
+        let read = |status: &str, seq| {
+            with_seq(
+                exchange(
+                    "GET",
+                    "http://h/dataplane/ops/1",
+                    200,
+                    &[],
+                    json!({"status": status, "result": {"x": 1}}),
+                ),
+                seq,
+            )
+        };
+        j.monitor_read(mon, &read("Succeeded", 4));
+        let tl = j.ledger.tallies();
+        let m4 = get(&tl, "MON-04");
+        assert_eq!(m4.outcome, Outcome::NotJudged);
+        assert!(
+            m4.not_judged.as_deref().unwrap().contains("MON-03"),
+            "{m4:?}"
+        );
+        // A running status with the result field still fails MON-04.
+        j.monitor_read(mon, &read("Running", 5));
+        assert_eq!(get(&j.ledger.tallies(), "MON-04").outcome, Outcome::Failed);
+    }
+
+    #[test]
+    fn a_monitor_never_read_for_want_of_operation_location_is_mon_01s_failure() {
+        let t = target();
+        let reg = Registry::default();
+        let mon = t.monitor_named("widget-put").unwrap();
+        let init = with_seq(
+            exchange("PUT", "http://h/dataplane/widgets/a", 201, &[], json!({})),
+            3,
+        );
+        let rec = MonitorRecord {
+            flow: flow(
+                "PUT",
+                "http://h/dataplane/widgets/a",
+                None,
+                Vec::new(),
+                End::Unfollowable("no operation-location link in the initial answer".into()),
+            ),
+        };
+        let mut j = Judge::new(&t, &reg);
+        j.monitor_flow(mon, &rec, std::slice::from_ref(&init));
+        assert_eq!(get(&j.ledger.tallies(), "MON-02").outcome, Outcome::Failed);
+        let mut j = Judge::new(&t, &reg);
+        j.monitor_started(mon, &init, None);
+        j.monitor_flow(mon, &rec, &[init]);
+        let tl = j.ledger.tallies();
+        assert_eq!(get(&tl, "MON-01").outcome, Outcome::Failed);
+        let m2 = get(&tl, "MON-02");
+        assert_eq!(m2.outcome, Outcome::NotJudged);
+        assert!(
+            m2.not_judged
+                .as_deref()
+                .unwrap()
+                .starts_with("MON-01 failed at exchange #3")
+        );
     }
 }

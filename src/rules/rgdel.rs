@@ -27,7 +27,17 @@ pub(super) fn sweep(j: &mut Judge<'_>, rec: &SweepRecord, exs: &[Exchange]) {
         .filter(|(_, i)| exs[*i].status() != Some(404))
         .map(|(u, _)| u.as_str())
         .collect();
-    if !left.is_empty() {
+    // A DELETE whose operation never ended (OPRES-03, LOC-08) leaves its resource undecided.
+    let never_ended = j
+        .ledger
+        .cause_among(exs.iter().map(|x| x.seq), &["OPRES-03", "LOC-08"]);
+    if let (false, Some(c)) = (left.is_empty(), &never_ended) {
+        j.ledger.blocked(
+            "RGDEL-03",
+            c,
+            "an operation of the sweep never reached a terminal status, so what is left may still be going",
+        );
+    } else if !left.is_empty() {
         j.ledger.fail(
             "RGDEL-03",
             "no resource left once a sweep pass makes no progress",

@@ -39,6 +39,15 @@ pub struct Shown {
     known: HashMap<String, (Known, u64)>,
     /// Operations started on a path and not yet seen to end.
     running: HashMap<String, u32>,
+    /// The path (as sent, any case) of the request whose answer is the latest evidence.
+    spelled: HashMap<String, String>,
+}
+
+/// A URL's path as sent, letter case kept, no query.
+fn exact_path(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.path().trim_end_matches('/').to_string())
+        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
 }
 
 fn arm_path(url: &str) -> Option<String> {
@@ -66,6 +75,13 @@ impl Shown {
             return None;
         }
         self.known.get(&key).copied()
+    }
+
+    /// The path, as its request spelled it, of the exchange that showed what [`Shown::of`]
+    /// says: a path that differs from it only in case names the same resource only on an RP
+    /// that matches ids case-insensitively (OPS-12).
+    pub fn spelled(&self, url: &str) -> Option<&str> {
+        self.spelled.get(&arm_path(url)?).map(String::as_str)
     }
 
     /// Is an ancestor of this resource (a parent, its group) shown absent or being deleted?
@@ -104,6 +120,7 @@ impl Shown {
         let method = ex.method.to_ascii_uppercase();
         let running = self.running.contains_key(&key);
         let seq = ex.seq;
+        let evidence = key.clone();
         match method.as_str() {
             "GET" if running => {}
             "GET" => match r.status {
@@ -133,6 +150,9 @@ impl Shown {
                 }
             }
             _ => {}
+        }
+        if self.known.get(&evidence).is_some_and(|(_, at)| *at == seq) {
+            self.spelled.insert(evidence, exact_path(&ex.url));
         }
     }
 
@@ -183,6 +203,13 @@ impl Shown {
         };
         if method == "DELETE" {
             self.forget_under(&key);
+        }
+        if shown.is_some() {
+            let at = exs
+                .iter()
+                .find(|x| x.seq == seq)
+                .unwrap_or(&exs[flow.initial]);
+            self.spelled.insert(key.clone(), exact_path(&at.url));
         }
         match shown {
             Some(k) => self.known.insert(key, (k, seq)),

@@ -433,3 +433,36 @@ pub(crate) fn monitor(
         poll_api_version_append: false,
     }
 }
+
+/// The same exchange with its own `seq` (flows and causes tell exchanges apart by it).
+pub(crate) fn with_seq(mut x: Exchange, seq: u64) -> Exchange {
+    x.seq = seq;
+    x
+}
+
+/// A followed ARM operation started by `exs[0]` (`method url`), read through `channel`,
+/// ended `end`.
+pub(crate) fn arm_flow(
+    method: &str,
+    url: &str,
+    channel: Option<crate::lro::Channel>,
+    events: Vec<crate::rules::flow::Event>,
+    end: crate::rules::flow::End,
+) -> crate::rules::flow::Flow {
+    crate::rules::flow::Flow {
+        surface: Surface::Arm,
+        method: method.into(),
+        request_url: url.into(),
+        resource: Some(url.split('?').next().unwrap_or(url).into()),
+        initial: 0,
+        initial_state: crate::lro::State::Running(None),
+        channel,
+        declared: None,
+        final_state_via: None,
+        events,
+        end,
+        deadline_secs: 10,
+        elapsed_ms: 100,
+        result: None,
+    }
+}

@@ -40,6 +40,9 @@ pub(super) struct StepOut {
     pub extra: serde_json::Map<String, Value>,
     /// How `poll` follows this step.
     pub follow: Follow,
+    /// The exchanges the step itself made (an `inspect` keeps the inspected step's): what
+    /// its expectations read, for the judge to tell an earlier failure that decided them.
+    pub made: std::ops::Range<usize>,
 }
 
 /// A request as sent: method, URL, headers, body.
@@ -317,6 +320,7 @@ impl<'a> Exec<'a> {
         // What the step judges is dropped if the run's interruption cuts it short: a poll
         // cut off, a request never sent, are not the target's doing.
         let before = (!self.ctx.cancel.is_cancelled()).then(|| self.judge.ledger.clone());
+        let first = self.exchanges.len();
         let out = match &step.action {
             Action::During(d) => Box::pin(self.during(d)).await,
             _ => self.run_action(step).await,
@@ -328,7 +332,10 @@ impl<'a> Exec<'a> {
             }
             return Err(INTERRUPTED.into());
         }
-        let out = out?;
+        let mut out = out?;
+        if !matches!(step.action, Action::Inspect(_)) && out.made.is_empty() {
+            out.made = first..self.exchanges.len();
+        }
         self.finish(step, out)
     }
 

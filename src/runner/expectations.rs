@@ -4,7 +4,7 @@
 
 use super::exec::{Exec, StepOut, StepResult};
 use crate::http::Exchange;
-use crate::rules::expect::{Miss, Subject, evaluate};
+use crate::rules::expect::{Miss, Subject, cause_of_miss, evaluate};
 use crate::scenario::{Expectation, Step};
 use serde_json::Value;
 
@@ -56,7 +56,22 @@ impl Exec<'_> {
                 continue;
             }
             let seq = subject.exchange.map(|x| x.seq);
-            for rule in self.rules_of(e) {
+            let rules = self.rules_of(e);
+            // A miss an earlier failure decided is that failure's, named: not judged here.
+            if res.is_err() {
+                // What the test did up to the end of this step.
+                let end = out.made.end.max(out.initial.map_or(0, |i| i + 1));
+                let from: Vec<&Exchange> = self.exchanges.iter().take(end).collect();
+                if let Some((cause, why)) =
+                    cause_of_miss(&e.check, &subject, &from, &self.judge.ledger, &rules)
+                {
+                    for rule in rules {
+                        self.judge.ledger.blocked(rule, &cause, why);
+                    }
+                    continue;
+                }
+            }
+            for rule in rules {
                 match &res {
                     Ok(()) => self.judge.ledger.pass(rule),
                     Err(Miss::Failed(exp, seen)) => {

@@ -72,6 +72,7 @@ impl<'a> Exec<'a> {
         let off = self.exchanges.len();
         out.exchange = out.exchange.map(|i| i + off);
         out.initial = out.initial.map(|i| i + off);
+        out.made = off..off + sub.exchanges.len();
         self.exchanges.extend(sub.exchanges);
         self.polls.extend(sub.polls);
         self.notes.extend(sub.notes);

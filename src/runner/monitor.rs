@@ -116,6 +116,8 @@ impl<'a> Exec<'a> {
                     Some(Surface::DataPlane),
                 )
                 .await?;
+            // The prerequisite is a monitor operation too: its initial answer is judged as one.
+            self.judge.monitor_started(pre, &self.exchanges[i], None);
             let out = self.follow_monitor(i, pre, self.ctx.target.deadline).await;
             if out.outcome != "Succeeded" {
                 return Err(format!("prerequisite `{p}` ended {}", out.outcome));

@@ -32,7 +32,7 @@ pub enum Fault {
     FailedWithoutError,
     /// OPRES-08, OPS-03: a Canceled operation resource has no `error`.
     CanceledWithoutError,
-    /// OPRES-03: a finished operation reports status `Completed` instead of `Succeeded`.
+    /// OPRES-03, OPRES-07: a finished operation reports status `Completed` instead of `Succeeded`.
     UnknownTerminalStatus,
     /// OPRES-05: the operation resource's `name` is the resource name, not the operation id.
     OpStatusNameMismatch,
@@ -146,7 +146,7 @@ pub enum Fault {
     FailedUpdateChildrenStale,
     /// LOC-01: PATCH answers 202 without Location.
     Patch202NoLocation,
-    /// DEL-01: DELETE of an existing nested resource answers 204.
+    /// DEL-01, ETAG-18, ETAG-20, ETAG-22, NEST-03: DELETE of an existing nested resource answers 204.
     ChildDeleteSync204,
     /// NEST-05, OPS-04: deleting a widget leaves its gadgets readable.
     ParentDeleteOrphans,

@@ -61,7 +61,10 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::UnknownTerminalStatus,
         "unknown-terminal-status",
-        &["OPRES-03"],
+        // OPRES-07 too: an action's finished operation carries `properties` under the status
+        // Completed, and `properties` belongs to status Succeeded only (OPRES-03 counts
+        // Completed as running).
+        &["OPRES-03", "OPRES-07"],
         "a finished operation says Completed instead of Succeeded",
     ),
     (
@@ -408,7 +411,9 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::ChildDeleteSync204,
         "child-delete-sync-204",
-        &["DEL-01"],
+        // ETAG-18, ETAG-20, ETAG-22 and NEST-03 too: each says a DELETE of an existing child
+        // answers 200, or 202 per DEL-01, never 204.
+        &["DEL-01", "ETAG-18", "ETAG-20", "ETAG-22", "NEST-03"],
         "DELETE of an existing nested resource deletes it at once and answers 204",
     ),
     (
