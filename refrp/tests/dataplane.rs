@@ -548,6 +548,33 @@ async fn mon_result_while_running() {
 }
 
 #[tokio::test]
+async fn mon_terminal_flips() {
+    let rp = rp_fault(Fault::MonTerminalFlips).await;
+    let r = rp.dp_put("w1", &json!({"size": 1}), &[]).await;
+    let ol = r.h("operation-location").unwrap_or("").to_string();
+    let (done, _) = rp.poll(&ol, STANDARD_TERMINAL).await;
+    assert_eq!(done["status"], "Succeeded");
+    // The read that confirms the end says Failed, then Succeeded again.
+    let again = rp.get(&ol).await.body;
+    assert_eq!(again["status"], "Failed");
+    assert!(again.get("error").is_some());
+    assert_eq!(rp.get(&ol).await.body["status"], "Succeeded");
+}
+
+#[tokio::test]
+async fn mon_link_no_api_version() {
+    let rp = rp_fault(Fault::MonLinkNoApiVersion).await;
+    let r = rp.dp_put("w1", &json!({"size": 1}), &[]).await;
+    let ol = r.h("operation-location").unwrap_or("").to_string();
+    assert!(!ol.is_empty() && !ol.contains("api-version"), "{ol}");
+    // Read with the api-version a client adds, the monitor works as ever.
+    let (done, _) = rp
+        .poll(&format!("{ol}?api-version=2024-05-01"), STANDARD_TERMINAL)
+        .await;
+    assert_eq!(done["status"], "Succeeded");
+}
+
+#[tokio::test]
 async fn mon_failed_without_error() {
     let rp = rp_fault(Fault::MonFailedWithoutError).await;
     let r = rp

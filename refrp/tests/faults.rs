@@ -456,6 +456,25 @@ async fn tags_dropped() {
 }
 
 #[tokio::test]
+async fn patch_merges_tags() {
+    let rp = rp_fault(Fault::PatchMergesTags).await;
+    let w = rp.with_widget().await;
+    for tags in [json!({"a": "1"}), json!({"b": "2"})] {
+        let r = rp.patch(&w, &json!({ "tags": tags })).await;
+        assert!([200, 202].contains(&r.status), "{}", r.body);
+        if r.status == 202 {
+            rp.wait(&r.aao()).await;
+        }
+    }
+    // The contract replaces the map whole ({"b"}); the fault keeps the old tags too.
+    let tags = rp.get(&w).await.body["tags"].clone();
+    assert_eq!(
+        (tags["a"].as_str(), tags["b"].as_str()),
+        (Some("1"), Some("2"))
+    );
+}
+
+#[tokio::test]
 async fn system_data_ignored() {
     let rp = rp_fault(Fault::SystemDataIgnored).await;
     rp.make_rg("rg1").await;

@@ -123,10 +123,9 @@ mod tests {
         let re = regex::Regex::new(r#""([A-Z]{2,6})-(\d\d)""#).unwrap();
         // A verdict recorded on the ledger names the rule first; other rules a family cites
         // are causes (`cause_among(…, &["LOC-02"])`: not judged because that one failed).
-        let judging = regex::Regex::new(
-            r#"\.(check|fail|pass|not_judged)\(\s*"([A-Z]{2,6})-(\d\d)""#,
-        )
-        .unwrap();
+        let judging =
+            regex::Regex::new(r#"\.(check|fail|pass|not_judged)\(\s*"([A-Z]{2,6})-(\d\d)""#)
+                .unwrap();
         let mut cited = 0;
         for (family, src) in super::FAMILY_SOURCES {
             for c in re.captures_iter(super::judging_code(src)) {
