@@ -460,6 +460,7 @@ async fn patch_merges_tags() {
     let rp = rp_fault(Fault::PatchMergesTags).await;
     let w = rp.with_widget().await;
     for tags in [json!({"a": "1"}), json!({"b": "2"})] {
+        rp.poll_resource(&w).await;
         let r = rp.patch(&w, &json!({ "tags": tags })).await;
         assert!([200, 202].contains(&r.status), "{}", r.body);
         if r.status == 202 {
@@ -467,7 +468,7 @@ async fn patch_merges_tags() {
         }
     }
     // The contract replaces the map whole ({"b"}); the fault keeps the old tags too.
-    let tags = rp.get(&w).await.body["tags"].clone();
+    let tags = rp.poll_resource(&w).await.body["tags"].clone();
     assert_eq!(
         (tags["a"].as_str(), tags["b"].as_str()),
         (Some("1"), Some("2"))
