@@ -83,7 +83,9 @@ fn run(s: &Scratch, target: &Path, dir: &str, har: Option<&str>) {
     );
 }
 
-fn three_ways(label: &str, faults: &[Fault]) -> Vec<String> {
+/// The three front ends' verdicts compared, rule by rule: the differences, and the live
+/// outcomes (which every front end agreed on when there is no difference).
+fn three_ways(label: &str, faults: &[Fault]) -> (Vec<String>, BTreeMap<String, &'static str>) {
     let s = Scratch::new(label);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let settings = Settings {
@@ -172,12 +174,20 @@ fn three_ways(label: &str, faults: &[Fault]) -> Vec<String> {
         eprintln!("kept for inspection: {}", s.path.display());
         std::mem::forget(s);
     }
-    diffs
+    (diffs, l)
 }
 
 #[test]
 fn live_replayed_and_proxied_traffic_get_the_same_verdicts() {
-    let mut diffs = three_ways("agree-clean", &[]);
+    let (mut diffs, clean) = three_ways("agree-clean", &[]);
+    // Agreement alone could hide three front ends equally blind: the clean run fails no
+    // compared rule, and the faulted run fails every compared rule its knobs name.
+    let failed_clean: Vec<&String> = clean
+        .iter()
+        .filter(|(_, o)| **o == "failed")
+        .map(|(r, _)| r)
+        .collect();
+    assert!(failed_clean.is_empty(), "clean run failed {failed_clean:?}");
     let faulted = [
         "retry-after-out-of-range",
         "replace-answers-201",
@@ -187,6 +197,20 @@ fn live_replayed_and_proxied_traffic_get_the_same_verdicts() {
         "no-request-id",
     ]
     .map(|n| Fault::from_name(n).unwrap_or_else(|| panic!("no fault {n}")));
-    diffs.extend(three_ways("agree-faults", &faulted));
+    let (d, broken) = three_ways("agree-faults", &faulted);
+    diffs.extend(d);
+    let named: BTreeSet<String> = faulted
+        .iter()
+        .flat_map(|f| f.rules().iter().map(|r| r.to_string()))
+        .filter(|r| compared().contains(r))
+        .collect();
+    assert!(!named.is_empty(), "the knobs name no compared rule");
+    for rule in &named {
+        assert_eq!(
+            broken.get(rule).copied(),
+            Some("failed"),
+            "{rule}, named by a knob, did not fail live"
+        );
+    }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

@@ -32,6 +32,30 @@ fn a_fault_row_needs_every_named_rule_and_no_other() {
 }
 
 #[test]
+fn under_the_combined_variants_their_departures_are_no_extra_and_others_are_shown() {
+    let shown = Extras::Shown {
+        departs: ["OPRES-09".to_string()].into_iter().collect(),
+    };
+    let f = found(&["LOC-01", "DEL-01"], &["OPRES-09"]);
+    let (row, ok) = fault_row_with(Some(Fault::DeleteNoLocation), &f, "", &shown);
+    assert!(ok && row.ends_with("|  |"), "{row}");
+    let f = found(&["LOC-01", "DEL-01", "DEL-04"], &["OPRES-09"]);
+    let (row, ok) = fault_row_with(Some(Fault::DeleteNoLocation), &f, "", &shown);
+    assert!(
+        ok && row.contains("also failed under the variants: DEL-04"),
+        "{row}"
+    );
+    // A fault the variants hide is still a failure.
+    let (_, ok) = fault_row_with(
+        Some(Fault::DeleteNoLocation),
+        &found(&["LOC-01"], &[]),
+        "",
+        &shown,
+    );
+    assert!(!ok);
+}
+
+#[test]
 fn a_variant_row_allows_only_documented_should_failures() {
     let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
     assert!(variant_row("no-retry-after", &departs, &found(&[], &["DEL-02"])).1);

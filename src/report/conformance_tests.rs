@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::fixtures::{faulty_run, info};
+use crate::report::fixtures::{faulty_run, info, not_judged};
 
 #[test]
 fn an_ambient_failure_is_one_failed_rule_with_counts_and_first_evidence() {
@@ -115,16 +115,10 @@ fn positions_and_durations_parse() {
 fn a_failure_that_left_others_unjudged_ranks_first() {
     let mut run = faulty_run();
     // A rule left unjudged because LOC-02 failed: LOC-02 is the root cause.
-    run[0].verdicts.push(crate::report::Verdict {
-        rule: "LOC-06".into(),
-        level: "MUST".into(),
-        outcome: "not-judged".into(),
-        passed: 0,
-        failed: 0,
-        failures: Vec::new(),
-        exempt_reason: None,
-        not_judged: Some("not judged: LOC-02 failed at step `create`".into()),
-    });
+    run[0].verdicts.push(not_judged(
+        "LOC-06",
+        "not judged: LOC-02 failed at step `create`",
+    ));
     let c = conformance(&info(), &run);
     assert_eq!(c.rules[0].id, "LOC-02", "the root cause first");
     assert_eq!(c.rules[1].id, "ETAG-07");
@@ -136,16 +130,7 @@ fn a_failure_that_left_others_unjudged_ranks_first() {
 #[test]
 fn a_rule_every_test_found_inapplicable_is_not_applicable_not_unjudged() {
     let mut run = faulty_run();
-    let na = |why: &str| crate::report::Verdict {
-        rule: "MON-07".into(),
-        level: "MUST".into(),
-        outcome: "not-judged".into(),
-        passed: 0,
-        failed: 0,
-        failures: Vec::new(),
-        exempt_reason: None,
-        not_judged: Some(why.into()),
-    };
+    let na = |why: &str| not_judged("MON-07", why);
     run[0].verdicts.push(na(
         "not applicable: monitor `m` declares no operation-id header",
     ));
