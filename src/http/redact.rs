@@ -26,7 +26,8 @@
 //!
 //! Encodings whose subset of escaped characters is the target's choice (percent-encoding, JSON
 //! and HTML escapes) cannot be precomputed. For those, a text that holds `%`, `\` or `&` is
-//! also decoded into a *view* (up to three rounds, for nested encodings) that records, for
+//! also decoded into a *view* (up to eight rounds, for nested encodings; NUL characters, raw or
+//! escaped, dropped, so a token echoed as UTF-16 is found) that records, for
 //! every decoded byte, the span of the original text it came from. The view is searched like
 //! the original; a hit in the view is mapped back through those spans and the mask is applied
 //! to the original text, so the escaped form (`\u0065\u0079…`, `%2E`) is what gets replaced
@@ -59,7 +60,7 @@ pub const SHORT_SECRET: usize = 6;
 const MIN_BASE64_CORE: usize = 16;
 
 /// Rounds of decoding for nested encodings (a JSON-escaped, percent-encoded value).
-const DECODE_ROUNDS: usize = 3;
+const DECODE_ROUNDS: usize = 8;
 /// Text decoded into a view at once (see [`Redactor::find`]).
 const VIEW_WINDOW: usize = 256 * 1024;
 /// How far before its window a view starts decoding, to be in step with the text.
@@ -601,12 +602,16 @@ fn escape_at(h: &[u8], i: usize) -> Option<(Vec<u8>, usize)> {
             };
             Some((push_char(c), end + 1))
         }
+        // A NUL carries nothing a reader keeps (UTF-16 text read as bytes, or written through
+        // `\u0000` escapes, is the secret with a NUL between its letters; an XML writer drops
+        // them): it decodes to nothing.
+        0 => Some((Vec::new(), 1)),
         _ => None,
     }
 }
 
 fn is_escape_start(b: &u8) -> bool {
-    matches!(b, b'%' | b'\\' | b'&')
+    matches!(b, b'%' | b'\\' | b'&' | 0)
 }
 
 /// One round of decoding; `None` when nothing in `h` decodes. Runs of plain bytes are copied
@@ -635,7 +640,7 @@ fn decode_once(h: &[u8]) -> Option<View> {
         copy(&mut bytes, &mut from, &mut to, done, at);
         match next.take() {
             Some((dec, len)) => {
-                for d in dec {
+                for d in dec.into_iter().filter(|&d| d != 0) {
                     bytes.push(d);
                     from.push(at as u32);
                     to.push((at + len) as u32);

@@ -149,3 +149,36 @@ fn merge_and_view_spans() {
     assert_eq!(v.span(1, 3), (1, 10));
     assert!(View::decode(b"plain").is_none());
 }
+
+#[test]
+fn utf16_and_deeply_nested_echoes_are_masked() {
+    let r = Redactor::new(&[]);
+    r.register("opaque-secret-42");
+    // UTF-16LE through JSON escapes: a NUL after every letter.
+    let utf16: String = "opaque-secret-42"
+        .chars()
+        .map(|c| format!("{c}\\u0000"))
+        .collect();
+    let out = r.text(&format!("{{\"echo\":\"{utf16}\"}}"));
+    assert!(!out.contains("\\u0000p\\u0000a"), "{out}");
+    assert!(out.contains(MASK), "{out}");
+    // The same with raw NULs (UTF-16BE read as bytes): what an XML writer that drops NULs
+    // would otherwise print in clear.
+    let raw: String = "opaque-secret-42".chars().flat_map(|c| ['\0', c]).collect();
+    let out = r.text(&format!("x {raw} y"));
+    assert!(out.contains(MASK), "{out:?}");
+    assert!(
+        !out.replace('\0', "").contains("opaque-secret-42"),
+        "{out:?}"
+    );
+    // Percent-encoding five rounds deep.
+    let mut deep = "opaque-secret-42".to_string();
+    for _ in 0..5 {
+        deep = deep
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect::<String>();
+    }
+    let out = r.text(&format!("v={deep}&n=1"));
+    assert_eq!(out, format!("v={MASK}&n=1"));
+}
