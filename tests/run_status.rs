@@ -126,6 +126,18 @@ fn leftovers_fail_every_headline_and_junit_lists_them() {
     let last = out.stdout.lines().last().unwrap_or_default();
     assert!(last.starts_with("rpconform: FAILED"), "{last}");
     assert!(last.contains("left behind"), "{last}");
+    // libtest's line agrees: the cleanup is a failure of its own, as in JUnit.
+    let result = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("test result:"))
+        .unwrap_or_default();
+    assert!(result.starts_with("test result: FAILED."), "{result}");
+    assert!(
+        out.stdout.contains("---- cleanup ----"),
+        "{}",
+        out.tail(2000)
+    );
     for file in ["conformance.md", "summary.md"] {
         let md = text(&reports, file);
         let head = md.lines().next().unwrap();

@@ -425,13 +425,27 @@ impl Console {
         self.line(&line);
     }
 
-    /// The failures section and `test result:`.
+    /// The failures section and `test result:`, once cleanup is over: resources left behind
+    /// are a failed `cleanup` (as in JUnit), and a run interrupted during cleanup says so.
     pub fn summary(
         &self,
         failures: &[(String, String)],
         c: &crate::report::Counts,
         filtered: usize,
+        left_behind: &[String],
+        interrupted: bool,
     ) {
+        let cleanup = (!left_behind.is_empty()).then(|| {
+            (
+                "cleanup".to_string(),
+                format!(
+                    "{} resource(s) the run created left behind (not confirmed deleted):\n{}",
+                    left_behind.len(),
+                    left_behind.join("\n")
+                ),
+            )
+        });
+        let failures: Vec<&(String, String)> = failures.iter().chain(&cleanup).collect();
         if !failures.is_empty() {
             self.line("");
             self.line("failures:");
@@ -456,8 +470,8 @@ impl Console {
                 self.line(&format!("    {name}"));
             }
         }
-        let bad = c.failed + c.errors;
-        let word = if c.interrupted > 0 {
+        let bad = c.failed + c.errors + usize::from(cleanup.is_some());
+        let word = if c.interrupted > 0 || interrupted {
             self.paint("INTERRUPTED", "33")
         } else if bad > 0 {
             self.paint("FAILED", "31")

@@ -209,6 +209,9 @@ pub struct Outcome {
     /// then never started.
     pub stopped_after: Option<String>,
     pub not_run: usize,
+    /// The failed tests with their failure text, by name, for libtest's `failures:` section
+    /// (printed once the run's cleanup is over: a resource left behind fails the run too).
+    pub failures: Vec<(String, String)>,
 }
 
 /// Limits of the scheduler.
@@ -478,11 +481,7 @@ pub async fn run(
     lag_watch.abort();
     console.done();
     failures.sort();
-    console.summary(
-        &failures,
-        &outcome.counts,
-        outcome.filtered_out + limits.selected_out,
-    );
+    outcome.failures = failures;
     outcome
 }
 

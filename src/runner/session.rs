@@ -514,6 +514,13 @@ pub fn run(
     // URLs shown on the console and in reports: without userinfo or echoed secrets.
     let left: Vec<String> = left.iter().map(|l| redactor.text(l)).collect();
     let interrupted = ctx.cancel.is_cancelled();
+    console.summary(
+        &outcome.failures,
+        &outcome.counts,
+        info.selected_out,
+        &left,
+        interrupted,
+    );
     if let Some(j) = ctx.cleanup.journal() {
         j.end(left.len(), interrupted);
         if let Some(why) = j.failure() {
