@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::args::CleanupArgs;
 use super::common::{runtime, usage};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{Http, HttpOptions, Limits, OutRequest, Redactor, Role, Surface, TokenSource};
+use crate::http::{Http, HttpOptions, OutRequest, Role, Surface};
 use crate::runner::cleanup::{
     CREATED_BY, TAG_CREATED_AT, TAG_CREATED_BY, TAG_RUN, delete_group, remove_all,
 };
@@ -68,28 +68,16 @@ pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
 }
 
 fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
-    let redactor = Arc::new(Redactor::new(&target.secret_headers));
-    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
     let opts = HttpOptions {
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),
         insecure: a.insecure,
         // Cleanup only ever talks to the target's own origin.
         follow_foreign: false,
-        limits: if crate::runner::session::is_local(&target.base_url) {
-            Limits::default()
-        } else {
-            Limits::ARM
-        },
+        limits: target.limits(None),
         throttle_budget: Duration::from_secs(a.deadline.max(1)),
         ..Default::default()
     };
-    Http::new(
-        target.base_url.clone(),
-        tokens,
-        redactor,
-        opts,
-        target.headers.clone(),
-    )
+    target.connect(opts).map(|c| c.http)
 }
 
 fn origin_of(url: &str) -> Option<String> {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::args::DoctorArgs;
 use super::common::{runtime, usage};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{Http, HttpOptions, Redactor, TokenSource};
+use crate::http::HttpOptions;
 use crate::preflight::{Options, preflight_with};
 use crate::target::{embedded_target_yaml, load_target, parse_target};
 
@@ -54,22 +54,18 @@ async fn doctor_async(a: &DoctorArgs) -> u8 {
         );
     }
     let timeout = Duration::from_secs(a.timeout.clamp(1, 300));
-    let redactor = Arc::new(Redactor::new(&target.secret_headers));
-    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
     let opts = HttpOptions {
         connect_timeout: timeout,
         request_timeout: timeout,
         insecure: a.insecure,
         ..Default::default()
     };
-    let http = match Http::new(
-        target.base_url.clone(),
-        tokens.clone(),
-        redactor.clone(),
-        opts,
-        target.headers.clone(),
-    ) {
-        Ok(h) => h,
+    let crate::target::Connection {
+        http,
+        redactor,
+        tokens,
+    } = match target.connect(opts) {
+        Ok(c) => c,
         Err(e) => return usage(e),
     };
     println!(

@@ -23,7 +23,7 @@ use super::common::{runtime, usage};
 use super::embedded::parse_faults;
 use super::signals::wait_for_signal;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{Http, HttpOptions, Redactor, TokenSource, cut};
+use crate::http::{HttpOptions, Redactor, cut};
 use crate::report::{self, RunInfo, ScenarioResult, Status};
 use crate::runner::{self, ProbeRequest, RunCtx};
 use crate::target::{Target, embedded_target_yaml, is_guid, load_target, parse_target};
@@ -227,8 +227,6 @@ async fn run(
         format!("{}{}", target.base(), a.url)
     };
     let run_id = runner::ids::run_id();
-    let redactor = Arc::new(Redactor::new(&target.secret_headers));
-    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
     let opts = HttpOptions {
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),
         body_cap: a.body_cap,
@@ -236,14 +234,8 @@ async fn run(
         follow_foreign: !a.no_foreign,
         ..Default::default()
     };
-    let http = match Http::new(
-        target.base_url.clone(),
-        tokens,
-        redactor.clone(),
-        opts,
-        target.headers.clone(),
-    ) {
-        Ok(h) => h,
+    let crate::target::Connection { http, redactor, .. } = match target.connect(opts) {
+        Ok(c) => c,
         Err(e) => return usage(e),
     };
     let label = target.label.clone();

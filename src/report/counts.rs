@@ -188,7 +188,8 @@ pub fn unstated_failures(r: &ScenarioResult) -> Vec<String> {
     v.into_iter().map(|x| x.rule.clone()).collect()
 }
 
-fn list(ids: &[String], max: usize) -> String {
+/// At most `max` IDs, comma-separated, then "and N more".
+pub(super) fn list(ids: &[String], max: usize) -> String {
     let mut s = ids.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
     if ids.len() > max {
         s.push_str(&format!(" and {} more", ids.len() - max));

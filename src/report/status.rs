@@ -21,6 +21,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::conformance::{Conformance, RuleVerdict};
+use super::counts::list;
 use super::{Counts, RunInfo};
 
 /// Exit codes: the run passed (or is incomplete without `--certify`).
@@ -98,14 +99,6 @@ pub struct RunStatus {
     /// Present when the run was asked to certify (`--certify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certification: Option<Certification>,
-}
-
-fn list(ids: &[String], max: usize) -> String {
-    let mut s = ids.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
-    if ids.len() > max {
-        s.push_str(&format!(" and {} more", ids.len() - max));
-    }
-    s
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

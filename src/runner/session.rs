@@ -21,14 +21,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::http::{Http, HttpOptions, Limits, Redactor, TokenSource};
+use crate::http::{HttpOptions, Redactor};
 use crate::report::{self, ResultsWriter, RunInfo, RunStatus, Throttling, Transcripts};
 use crate::runner::console::Console;
 use crate::runner::harness::{self, Durations};
 use crate::runner::journal::{self, Journal};
 use crate::runner::{self, RunCtx, partition::Partition};
 use crate::scenario::{Instance, Selection, Suite, expand, select};
-use crate::target::{Target, embedded_target_yaml_for, load_target, parse_target};
+use crate::target::{Connection, Target, embedded_target_yaml_for, load_target, parse_target};
 
 /// Where the target comes from.
 pub enum TargetSpec {
@@ -148,33 +148,6 @@ fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Start
     }
 }
 
-/// Is this a local endpoint (the embedded RP, a server on this machine)?
-pub fn is_local(base: &url::Url) -> bool {
-    match base.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
-/// The rate limits: what `--max-rps` says, else none for a local endpoint (the embedded RP)
-/// and ARM's for a real one.
-fn limits(max_rps: Option<f64>, base: &url::Url) -> Limits {
-    match (max_rps, is_local(base)) {
-        (Some(r), true) => Limits {
-            max_rps: Some(r),
-            max_write_rps: None,
-        },
-        (Some(r), false) => Limits {
-            max_rps: Some(r),
-            max_write_rps: Limits::ARM.max_write_rps.map(|w| w.min(r)),
-        },
-        (None, true) => Limits::default(),
-        (None, false) => Limits::ARM,
-    }
-}
-
 /// Deletes at once in cleanup against an endpoint without rate limits (the embedded RP, a
 /// local server): cleanup is then bound by the RP's operation time, not by the tester.
 const LOCAL_DELETE_SLOTS: usize = 256;
@@ -291,28 +264,24 @@ pub fn run(
     if target.resource_group.create {
         target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);
     }
-    let redactor = Arc::new(Redactor::new(&target.secret_headers));
-    let tokens = TokenSource::new(target.auth.clone(), redactor.clone());
-    let local = is_local(&target.base_url);
+    let local = target.is_local();
     let opts = HttpOptions {
         request_timeout: Duration::from_secs(s.request_timeout.max(1)),
         body_cap: s.body_cap,
         insecure: s.insecure,
         follow_foreign: !s.no_foreign,
-        limits: limits(s.max_rps, &target.base_url),
+        limits: target.limits(s.max_rps),
         throttle_budget: target.deadline,
         time_scale: s.time_scale,
         retries: s.retries,
         ..Default::default()
     };
-    let http = match Http::new(
-        target.base_url.clone(),
-        tokens.clone(),
-        redactor.clone(),
-        opts,
-        target.headers.clone(),
-    ) {
-        Ok(h) => h,
+    let Connection {
+        http,
+        redactor,
+        tokens,
+    } = match target.connect(opts) {
+        Ok(c) => c,
         Err(e) => {
             shutdown(server);
             return Ended::Usage(e);

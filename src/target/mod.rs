@@ -12,11 +12,13 @@
 //! and tells which declaration a URL addresses; `embedded` is the file of the reference RP.
 
 mod address;
+mod client;
 mod embedded;
 mod parse;
 mod surfaces;
 
 pub use address::{Addressed, is_guid};
+pub use client::Connection;
 pub use embedded::{embedded_target_yaml, embedded_target_yaml_for};
 pub use parse::{load_target, parse_target};
 pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};

@@ -18,9 +18,7 @@ pub fn script(name: &str) -> PathBuf {
 
 /// Under CI (`CI` true, or `RPCONFORM_REQUIRE_THIRD_PARTY=1`) a missing server fails the test.
 fn required() -> bool {
-    std::env::var("RPCONFORM_REQUIRE_THIRD_PARTY").is_ok_and(|v| v == "1")
-        || std::env::var("CI")
-            .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
+    std::env::var("RPCONFORM_REQUIRE_THIRD_PARTY").is_ok_and(|v| v == "1") || crate::common::in_ci()
 }
 
 /// Skip (or, in CI, fail) with a message nobody can miss.

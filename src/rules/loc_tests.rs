@@ -1,0 +1,366 @@
+//! Tests of `loc`: a failing and a passing case per rule (the catalogue walk runs
+//! `CASES`).
+
+use crate::http::Role;
+use crate::lro::{Channel, Outcome as Op};
+use crate::rules::Outcome;
+use crate::rules::flow::{AfterRead, End, Event};
+use crate::rules::testing::{
+    Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome, passing,
+    poll, run_cases, widget, with_role,
+};
+use serde_json::{Value, json};
+
+/// A 202 to `method` on the widget with these headers (after x-ms-request-id).
+fn accepted(method: &str, headers: &[(&str, &str)]) -> crate::http::Exchange {
+    let mut h = vec![("x-ms-request-id", "r-1")];
+    h.extend_from_slice(headers);
+    exchange(method, WIDGET, 202, &h, Value::Null)
+}
+
+fn one(rule: &str, method: &str, headers: &[(&str, &str)]) -> Outcome {
+    ambient(rule, &[accepted(method, headers)]).0
+}
+
+/// A Location poll answered `status` with these headers.
+fn location_poll(status: u16, headers: &[(&str, &str)], body: Value) -> crate::http::Exchange {
+    with_role(
+        exchange("GET", OP_RESULT, status, headers, body),
+        Role::LocationPoll,
+    )
+}
+
+/// PUT answered 202 with Location, a poll of it answered `running` (202), then `last`.
+fn location_flow(
+    rule: &str,
+    running: crate::http::Exchange,
+    last: crate::http::Exchange,
+    end: End,
+) -> Outcome {
+    let put = accepted("PUT", &[("Location", OP_RESULT), ("Retry-After", "10")]);
+    flow_outcome(rule, vec![put, running, last], |exs| {
+        flow(
+            exs,
+            Some(Channel::Location),
+            vec![
+                poll(1, Channel::Location, true),
+                poll(2, Channel::Location, !matches!(end, End::Finished(_))),
+            ],
+            end,
+        )
+    })
+}
+
+fn still_202() -> crate::http::Exchange {
+    location_poll(
+        202,
+        &[("Location", OP_RESULT), ("Retry-After", "10")],
+        Value::Null,
+    )
+}
+
+/// LOC-06 on the final answer of a PUT's Location.
+fn final_answer(outcome: Op, status: u16, body: Value) -> Outcome {
+    location_flow(
+        "LOC-06",
+        still_202(),
+        location_poll(status, &[], body),
+        End::Finished(outcome),
+    )
+}
+
+/// LOC-08 on an Azure-AsyncOperation flow whose Location was read after the end.
+fn location_after_status(status: u16) -> Outcome {
+    let put = exchange(
+        "PUT",
+        WIDGET,
+        201,
+        &[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_RESULT)],
+        widget("Creating"),
+    );
+    let op = with_role(
+        exchange(
+            "GET",
+            OP_STATUS,
+            200,
+            &[],
+            crate::rules::testing::op_status("Succeeded"),
+        ),
+        Role::OperationStatus,
+    );
+    let loc = location_poll(status, &[], widget("Succeeded"));
+    flow_outcome("LOC-08", vec![put, op, loc], |exs| {
+        flow(
+            exs,
+            Some(Channel::AzureAsyncOperation),
+            vec![
+                poll(1, Channel::AzureAsyncOperation, false),
+                Event::After {
+                    ex: 2,
+                    what: AfterRead::Location,
+                },
+            ],
+            End::Finished(Op::Succeeded),
+        )
+    })
+}
+
+/// LOC-05 on a Location read beside a running operation resource.
+fn side_read(status: u16) -> Outcome {
+    let put = exchange(
+        "PUT",
+        WIDGET,
+        201,
+        &[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_RESULT)],
+        widget("Creating"),
+    );
+    let op = |s: &str| {
+        with_role(
+            exchange(
+                "GET",
+                OP_STATUS,
+                200,
+                &[],
+                crate::rules::testing::op_status(s),
+            ),
+            Role::OperationStatus,
+        )
+    };
+    let side = location_poll(status, &[("Location", OP_RESULT)], widget("Creating"));
+    flow_outcome(
+        "LOC-05",
+        vec![
+            put,
+            op("InProgress"),
+            side,
+            op("InProgress"),
+            op("Succeeded"),
+        ],
+        |exs| {
+            flow(
+                exs,
+                Some(Channel::AzureAsyncOperation),
+                vec![
+                    poll(1, Channel::AzureAsyncOperation, true),
+                    Event::Side {
+                        ex: 2,
+                        channel: Channel::Location,
+                        state: crate::lro::State::Running(None),
+                    },
+                    poll(3, Channel::AzureAsyncOperation, true),
+                    poll(4, Channel::AzureAsyncOperation, false),
+                ],
+                End::Finished(Op::Succeeded),
+            )
+        },
+    )
+}
+
+const DATE: &str = "Wed, 21 Oct 2026 07:28:00 GMT";
+const UNDER: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w/operationResults/op1?api-version=2024-05-01";
+
+/// LOC-01..09, each shown failing and passing (LOC-07 is stated by the suites).
+pub(crate) const CASES: &[Case] = &[
+    failing("LOC-01", "a 202 without Location", || {
+        one("LOC-01", "DELETE", &[])
+    }),
+    failing("LOC-01", "a 202 with only Azure-AsyncOperation", || {
+        one("LOC-01", "PUT", &[("Azure-AsyncOperation", OP_STATUS)])
+    }),
+    passing("LOC-01", "a 202 with Location", || {
+        one("LOC-01", "DELETE", &[("Location", OP_RESULT)])
+    }),
+    failing("LOC-02", "a bare-path Location", || {
+        one(
+            "LOC-02",
+            "DELETE",
+            &[(
+                "Location",
+                "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationResults/op1?api-version=2024-05-01",
+            )],
+        )
+    }),
+    passing("LOC-02", "an absolute Location", || {
+        one("LOC-02", "DELETE", &[("Location", OP_RESULT)])
+    }),
+    failing("LOC-03", "Retry-After as an HTTP-date", || {
+        one(
+            "LOC-03",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", DATE)],
+        )
+    }),
+    failing("LOC-03", "Retry-After with a fraction", || {
+        one(
+            "LOC-03",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "1.5")],
+        )
+    }),
+    passing("LOC-03", "Retry-After in seconds", || {
+        one(
+            "LOC-03",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "10")],
+        )
+    }),
+    failing("LOC-04", "Retry-After: 5 on a 202", || {
+        one(
+            "LOC-04",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "5")],
+        )
+    }),
+    failing("LOC-04", "Retry-After: 601 on a 202", || {
+        one(
+            "LOC-04",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "601")],
+        )
+    }),
+    passing("LOC-04", "Retry-After: 10 on a 202", || {
+        one(
+            "LOC-04",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "10")],
+        )
+    }),
+    passing("LOC-04", "Retry-After: 600 on a 202", || {
+        one(
+            "LOC-04",
+            "DELETE",
+            &[("Location", OP_RESULT), ("Retry-After", "600")],
+        )
+    }),
+    failing(
+        "LOC-05",
+        "a running Location poll answered 202 without Location",
+        || {
+            location_flow(
+                "LOC-05",
+                location_poll(202, &[], Value::Null),
+                location_poll(204, &[], Value::Null),
+                End::Finished(Op::Succeeded),
+            )
+        },
+    ),
+    passing(
+        "LOC-05",
+        "a running Location poll answered 202 with Location",
+        || {
+            location_flow(
+                "LOC-05",
+                still_202(),
+                location_poll(204, &[], Value::Null),
+                End::Finished(Op::Succeeded),
+            )
+        },
+    ),
+    failing(
+        "LOC-05",
+        "Location answered 200 while the operation resource ran",
+        || side_read(200),
+    ),
+    passing(
+        "LOC-05",
+        "Location answered 202 while the operation resource ran",
+        || side_read(202),
+    ),
+    failing(
+        "LOC-06",
+        "a PUT's final answer with another resource",
+        || {
+            let mut b = widget("Succeeded");
+            b["id"] = json!(
+                "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/other"
+            );
+            final_answer(Op::Succeeded, 200, b)
+        },
+    ),
+    failing(
+        "LOC-06",
+        "a PUT's final answer 204 without the resource",
+        || final_answer(Op::Succeeded, 204, Value::Null),
+    ),
+    failing("LOC-06", "a failed operation's final answer 200", || {
+        final_answer(Op::Failed, 200, widget("Failed"))
+    }),
+    passing("LOC-06", "a PUT's final answer with the resource", || {
+        final_answer(Op::Succeeded, 200, widget("Succeeded"))
+    }),
+    passing(
+        "LOC-06",
+        "a failed operation's final answer with the error envelope",
+        || {
+            final_answer(
+                Op::Failed,
+                400,
+                json!({"error": {"code": "Boom", "message": "it failed"}}),
+            )
+        },
+    ),
+    failing("LOC-08", "Location still 202 at the deadline", || {
+        location_flow("LOC-08", still_202(), still_202(), End::TimedOut)
+    }),
+    failing(
+        "LOC-08",
+        "Location still 202 after the operation resource ended",
+        || location_after_status(202),
+    ),
+    passing("LOC-08", "Location stopped answering 202", || {
+        location_flow(
+            "LOC-08",
+            still_202(),
+            location_poll(200, &[], widget("Succeeded")),
+            End::Finished(Op::Succeeded),
+        )
+    }),
+    passing(
+        "LOC-08",
+        "Location done once the operation resource ended",
+        || location_after_status(200),
+    ),
+    failing("LOC-09", "a Location on another host", || {
+        one(
+            "LOC-09",
+            "DELETE",
+            &[(
+                "Location",
+                "http://elsewhere/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationResults/op1?api-version=2024-05-01",
+            )],
+        )
+    }),
+    failing("LOC-09", "a Location without api-version", || {
+        one(
+            "LOC-09",
+            "DELETE",
+            &[(
+                "Location",
+                "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationResults/op1",
+            )],
+        )
+    }),
+    failing("LOC-09", "a Location under another provider's path", || {
+        one(
+            "LOC-09",
+            "DELETE",
+            &[(
+                "Location",
+                "http://h/subscriptions/s/providers/Microsoft.Other/operationResults/op1?api-version=1",
+            )],
+        )
+    }),
+    passing(
+        "LOC-09",
+        "a Location under the subscription's provider URL",
+        || one("LOC-09", "DELETE", &[("Location", OP_RESULT)]),
+    ),
+    passing("LOC-09", "a Location under the request URL", || {
+        one("LOC-09", "DELETE", &[("Location", UNDER)])
+    }),
+];
+
+#[test]
+fn loc_cases_show_what_they_say() {
+    run_cases(CASES);
+}
