@@ -8,14 +8,16 @@
 mod auth;
 mod client;
 mod exchange;
+mod pace;
 mod redact;
 
 pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
 };
-pub use client::{Http, HttpOptions, HttpStats, Limits, OutRequest};
+pub use client::{Http, HttpOptions, HttpStats, OutRequest};
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
 pub use exchange::{Exchange, Response, Retried, Role, Surface, Throttled, cut};
+pub use pace::Limits;
 pub use redact::{MASK, Redactor};
 
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,
