@@ -20,8 +20,9 @@ use crate::target::{Monitor, Target};
 #[derive(Debug, Default)]
 pub struct Registry {
     request_ids: Mutex<HashMap<String, u64>>,
-    task_ids: Mutex<HashMap<String, u64>>,
-    /// Every exchange that handed out each task id.
+    /// Every exchange that handed out each task id, noted as its answer arrives: a write is
+    /// judged when its task and resource have been followed, which in a parallel run can be
+    /// after a later write that got the same id was judged.
     task_holders: Mutex<HashMap<String, Vec<u64>>>,
 }
 
@@ -43,20 +44,28 @@ impl Registry {
         first_use(&self.request_ids, id, seq)
     }
 
-    /// The exchange that handed out this task id first, if another one did.
-    pub fn task_id_used(&self, id: &str, seq: u64) -> Option<u64> {
-        first_use(&self.task_ids, id, seq)
-    }
-
-    /// Another exchange that handed out this task id, before or after this one (as far as the
-    /// run has seen): the id was not this write's alone.
-    pub fn task_id_shared(&self, id: &str, seq: u64) -> Option<u64> {
+    /// Notes that exchange `seq` handed out this task id (at once, as the answer arrives).
+    pub fn task_id_handed(&self, id: &str, seq: u64) {
         let mut m = self.task_holders.lock().unwrap_or_else(|e| e.into_inner());
         let holders = m.entry(id.to_string()).or_default();
         if !holders.contains(&seq) {
             holders.push(seq);
         }
-        holders.iter().copied().find(|s| *s != seq)
+    }
+
+    /// The earliest exchange before `seq` that handed out this task id, if one did.
+    pub fn task_id_used(&self, id: &str, seq: u64) -> Option<u64> {
+        self.task_id_handed(id, seq);
+        let m = self.task_holders.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(id)?.iter().copied().filter(|s| *s < seq).min()
+    }
+
+    /// Another exchange that handed out this task id, before or after this one (as far as the
+    /// run has seen): the id was not this write's alone.
+    pub fn task_id_shared(&self, id: &str, seq: u64) -> Option<u64> {
+        self.task_id_handed(id, seq);
+        let m = self.task_holders.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(id)?.iter().copied().find(|s| *s != seq)
     }
 }
 

@@ -140,3 +140,36 @@ fn a_task_id_another_write_got_leaves_the_task_unjudged_naming_task_01() {
     );
     assert_eq!(get(&c.tallies(), "TASK-01").outcome, Outcome::Failed);
 }
+
+#[test]
+fn a_later_write_judged_first_still_sees_the_id_an_earlier_answer_handed_out() {
+    // A parallel run: the write at #3 got the id first, but its test is still following its
+    // task when the write at #7 (same id) is judged. The id was noted as #3's answer arrived.
+    let t = target();
+    let api = t.tasks.as_ref().unwrap();
+    let reg = Registry::default();
+    reg.task_id_handed("t-1", 3);
+    let later = with_seq(
+        exchange("POST", "http://h/v1/s", 202, &[], json!({"taskId": "t-1"})),
+        7,
+    );
+    let mut l = Ledger::default();
+    judge(
+        &mut l,
+        &reg,
+        api,
+        &record(TaskWrite::Create, vec![], End::TimedOut),
+        &[later],
+    );
+    let tl = l.tallies();
+    assert_eq!(get(&tl, "TASK-01").outcome, Outcome::Failed);
+    assert!(
+        get(&tl, "TASK-01")
+            .failures
+            .iter()
+            .any(|f| f.seen.contains("exchange #3")),
+        "{:?}",
+        get(&tl, "TASK-01")
+    );
+    assert_eq!(get(&tl, "TASK-06").outcome, Outcome::NotJudged);
+}

@@ -103,6 +103,11 @@ impl<'a> Exec<'a> {
             .and_then(Value::as_str)
             .filter(|t| !t.trim().is_empty())
             .map(str::to_string);
+        if let Some(id) = &task_id {
+            self.judge
+                .registry
+                .task_id_handed(id, self.exchanges[i].seq);
+        }
         let mut rec = TaskRecord {
             write,
             initial: i,
