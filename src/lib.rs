@@ -16,6 +16,7 @@ pub mod fingerprint;
 pub mod http;
 pub mod init;
 pub mod lro;
+pub mod plan;
 pub mod preflight;
 pub mod proxy;
 pub mod replay;

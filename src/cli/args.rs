@@ -21,6 +21,9 @@ pub struct Cli {
 pub enum Command {
     /// Run suites against a target and write reports.
     Run(Box<RunArgs>),
+    /// What `run` with the same options would send, before anything is sent: tests, PUTs per
+    /// type, requests, the longest chain of waits, the expected duration, resource-minutes.
+    Plan(Box<RunArgs>),
     /// Check suites (and a target file) without sending a request.
     Check(CheckArgs),
     /// Print the rule catalogue.
@@ -213,9 +216,19 @@ pub struct RunArgs {
     /// others), or none.
     #[arg(long, default_value = "failures", value_parser = ["all", "failures", "none"])]
     pub transcripts: String,
-    /// Output format of --list.
+    /// Output format of --list and of `plan`.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// `full` runs every selected test; `min` only the fewest (cheapest first) that give every
+    /// rule they judge, per type, the same chance of a verdict (a rule a test states only by a
+    /// test that states it); the reports say which tests stood in for which.
+    #[arg(long, default_value = "full", value_parser = ["full", "min"])]
+    pub coverage: String,
+    /// With --rule, --family or --profile: send only what those rules need (the fewest tests
+    /// that judge them, per type), not every test that can show them. Same as --coverage min
+    /// with a rule selection.
+    #[arg(long)]
+    pub rule_only: bool,
     /// Filters match whole test names, not parts of them.
     #[arg(long)]
     pub exact: bool,

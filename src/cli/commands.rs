@@ -14,6 +14,7 @@ pub fn dispatch(cli: Cli) -> u8 {
                 super::run::run(a)
             }
         }
+        Command::Plan(a) => super::run::plan_command(*a),
         Command::Check(a) => super::check::check(a),
         Command::Rules(a) => super::rules::rules(a),
         Command::Init(a) => super::init::init(a),

@@ -59,6 +59,17 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
     if a.test_threads == Some(0) {
         return Err(usage("--test-threads must be at least 1"));
     }
+    if a.rule_only && a.rules.is_empty() && a.families.is_empty() && a.profiles.is_empty() {
+        return Err(usage(
+            "--rule-only needs a rule selection (--rule, --family or --profile)",
+        ));
+    }
+    let mut selection = selection;
+    if a.coverage == "min" {
+        selection.minimal("--coverage min");
+    } else if a.rule_only {
+        selection.minimal("--rule-only");
+    }
     let partition = match &a.partition {
         Some(p) => Some(p.parse::<Partition>().map_err(usage)?),
         None => None,
@@ -69,6 +80,47 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
         partition,
         transcripts: a.transcripts.parse().map_err(usage)?,
     })
+}
+
+/// `rpconform plan`: the selection `run` would make with these options, costed.
+pub(super) fn plan_command(a: RunArgs) -> u8 {
+    let plan = match plan(&a) {
+        Ok(p) => p,
+        Err(c) => return c,
+    };
+    let suites = match load(&plan.paths, &a.schemas) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let settings = match settings_of(&a, plan) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    let rt = runtime();
+    let code = match session::plan(&rt, &settings, &suites) {
+        Ok((p, chosen)) => {
+            if a.format == "json" {
+                let mut v = serde_json::to_value(&p).unwrap_or_default();
+                v["selected_out"] = serde_json::json!(chosen.out);
+                if let Some(c) = &chosen.coverage {
+                    v["coverage"] = serde_json::to_value(c).unwrap_or_default();
+                }
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                print!("{}", p.text());
+                if let Some(c) = &chosen.coverage {
+                    println!(
+                        "--coverage min: {} of {} tests cover the {} (rule, type) pairs the selection judges",
+                        c.kept, c.of, c.pairs
+                    );
+                }
+            }
+            EXIT_OK
+        }
+        Err(e) => usage(e),
+    };
+    rt.shutdown_timeout(Duration::from_secs(1));
+    code
 }
 
 pub(super) fn run(a: RunArgs) -> u8 {

@@ -54,6 +54,7 @@ impl Default for HttpOptions {
 #[derive(Debug, Default)]
 struct Counters {
     requests: AtomicU64,
+    puts: AtomicU64,
     throttled: AtomicU64,
     throttle_wait_ms: AtomicU64,
     retried: AtomicU64,
@@ -64,6 +65,8 @@ struct Counters {
 pub struct HttpStats {
     /// Requests that left the client (throttled attempts included).
     pub requests: u64,
+    /// PUTs among them.
+    pub puts: u64,
     /// Answers that were throttling (429, 503 with Retry-After) and were retried.
     pub throttled: u64,
     /// Time spent waiting them out, in milliseconds.
@@ -182,6 +185,7 @@ impl Http {
     pub fn stats(&self) -> HttpStats {
         HttpStats {
             requests: self.counters.requests.load(Ordering::Relaxed),
+            puts: self.counters.puts.load(Ordering::Relaxed),
             throttled: self.counters.throttled.load(Ordering::Relaxed),
             throttle_wait_ms: self.counters.throttle_wait_ms.load(Ordering::Relaxed),
             retried: self.counters.retried.load(Ordering::Relaxed),
@@ -272,6 +276,9 @@ impl Http {
                 return ex;
             }
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            if req.method.eq_ignore_ascii_case("PUT") {
+                self.counters.puts.fetch_add(1, Ordering::Relaxed);
+            }
             let (mut ex, transport) = self.send_once(&req, role).await;
             let Some(wait) = self.throttle_wait(&ex, times as usize) else {
                 if let Some(outcome) = no_answer(&ex, transport)

@@ -427,6 +427,7 @@ impl Inference {
                     invalid_bodies: Vec::new(),
                     echoes: None,
                     actions: Vec::new(),
+                    cost: Default::default(),
                 }
             })
             .collect();

@@ -228,6 +228,35 @@ pub struct RunInfo {
     pub merged_from: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_partitions: Vec<String>,
+    /// PUTs the run sent (its requests are `requests`).
+    #[serde(default)]
+    pub puts: u64,
+    /// What the plan said the run would send, before it sent anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned: Option<Planned>,
+    /// `--coverage min`: what it kept and which tests stood in for which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::plan::Coverage>,
+}
+
+/// A run's plan, as its reports set it against what the run sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    pub tests: u64,
+    pub puts: u64,
+    pub requests: u64,
+    pub estimated_seconds: f64,
+}
+
+impl Planned {
+    pub fn of(p: &crate::plan::Plan) -> Planned {
+        Planned {
+            tests: p.tests,
+            puts: p.puts,
+            requests: p.requests,
+            estimated_seconds: p.estimated_seconds,
+        }
+    }
 }
 
 /// How much the target throttled the run.

@@ -17,18 +17,7 @@ use crate::template::JsonTemplate;
 
 impl<'a> Exec<'a> {
     pub(super) fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
-        let t = self.ctx.target.types.as_slice();
-        let named = |n: &str| t.iter().find(|x| x.name == n);
-        let child_of = |m: &ResourceType| t.iter().find(|x| x.parent.as_deref() == Some(&m.name));
-        let me = self.ty;
-        let found = match r {
-            TypeRef::SelfType => me,
-            TypeRef::Parent => me.and_then(|m| m.parent.as_deref()).and_then(named),
-            TypeRef::Child => me.and_then(child_of),
-            TypeRef::Grandchild => me.and_then(child_of).and_then(child_of),
-            TypeRef::Dependency => me.and_then(|m| m.depends_on.as_deref()).and_then(named),
-            TypeRef::Named(n) => named(n),
-        };
+        let found = r.resolve(&self.ctx.target, self.ty);
         found.ok_or_else(|| format!("the target has no {r:?} type for this scenario"))
     }
 

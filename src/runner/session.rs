@@ -19,6 +19,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use crate::plan::Coverage;
 use std::time::{Duration, Instant};
 
 use crate::http::{HttpOptions, Redactor};
@@ -71,6 +73,25 @@ pub struct Settings {
     pub verbose: bool,
     /// Fault knobs of the embedded RP, by name, for the reports.
     pub faults: Vec<String>,
+}
+
+impl Settings {
+    /// What the plan assumes of the RP's timing: the embedded RP's own knobs, else a real
+    /// RP's (types may declare their own operation time).
+    pub fn timing(&self) -> crate::plan::Timing {
+        match &self.target {
+            TargetSpec::Embedded { settings, .. } => crate::plan::Timing {
+                operation_seconds: settings.op_duration.as_secs_f64(),
+                retry_after_seconds: settings.retry_after_secs as f64,
+                min_reads: settings.complete_after_reads,
+                time_scale: self.time_scale,
+            },
+            TargetSpec::File(_) => crate::plan::Timing {
+                time_scale: self.time_scale,
+                ..crate::plan::Timing::ARM
+            },
+        }
+    }
 }
 
 /// How a run ended.
@@ -152,20 +173,65 @@ fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Start
 /// local server): cleanup is then bound by the RP's operation time, not by the tester.
 const LOCAL_DELETE_SLOTS: usize = 256;
 
-/// The tests a run selects from the suites, for `--list` and for the run: (selected, how many
-/// the selection left out).
-pub fn selected(
-    suites: &[Arc<Suite>],
-    target: &Target,
-    selection: &Selection,
-    partition: Option<Partition>,
-) -> Result<(Vec<Instance>, usize), String> {
+/// The tests a run selects from the suites, for `--list`, `plan` and the run.
+pub struct Chosen {
+    pub tests: Vec<Instance>,
+    /// How many tests the selection left out.
+    pub out: usize,
+    /// What `--coverage min` kept and which tests stood in for which.
+    pub coverage: Option<Coverage>,
+}
+
+/// The tests a run selects from the suites: by name and rule, then (`--coverage min`) the
+/// fewest that judge what those judge, then one partition of them.
+pub fn selected(suites: &[Arc<Suite>], target: &Target, s: &Settings) -> Result<Chosen, String> {
     let all = expand(suites, target);
     let total = all.len();
-    let chosen = select(all, selection, target)?;
-    let kept = harness::partitioned(chosen, partition);
+    let mut chosen = select(all, &s.selection, target)?;
+    let mut coverage = None;
+    if s.selection.minimal {
+        let t = s.timing();
+        let (kept, c) = crate::plan::minimal(chosen, target, &s.selection.rules, |i| {
+            crate::plan::estimate(i, target, &t).puts
+        });
+        chosen = kept;
+        coverage = Some(c);
+    }
+    let kept = harness::partitioned(chosen, s.partition);
     let out = total - kept.len();
-    Ok((kept, out))
+    Ok(Chosen {
+        tests: kept,
+        out,
+        coverage,
+    })
+}
+
+/// What a run with these settings would send, before anything is sent (`rpconform plan`).
+pub fn plan(
+    rt: &tokio::runtime::Runtime,
+    s: &Settings,
+    suites: &[Arc<Suite>],
+) -> Result<(crate::plan::Plan, Chosen), String> {
+    let started = start_target(rt, &s.target)?;
+    let r = selected(suites, &started.target, s).map(|c| {
+        let p = planned(&started.target, s, &c.tests);
+        (p, c)
+    });
+    if let Some(server) = started.server {
+        rt.block_on(server.shutdown());
+    }
+    r
+}
+
+fn planned(target: &Target, s: &Settings, tests: &[Instance]) -> crate::plan::Plan {
+    crate::plan::plan(
+        tests,
+        target,
+        &s.timing(),
+        &target.limits(s.max_rps),
+        s.test_threads,
+        s.libtest.include_ignored || s.libtest.ignored,
+    )
 }
 
 /// Load the target and list the tests the run would select (`run --list`).
@@ -175,11 +241,11 @@ pub fn list(
     suites: &[Arc<Suite>],
 ) -> Result<(Vec<Instance>, Target), String> {
     let started = start_target(rt, &s.target)?;
-    let r = selected(suites, &started.target, &s.selection, s.partition);
+    let r = selected(suites, &started.target, s);
     if let Some(server) = started.server {
         rt.block_on(server.shutdown());
     }
-    r.map(|(i, _)| (i, started.target))
+    r.map(|c| (c.tests, started.target))
 }
 
 /// The run's settings for the reports, before anything ran.
@@ -287,7 +353,11 @@ pub fn run(
             return Ended::Usage(e);
         }
     };
-    let (instances, selected_out) = match selected(&suites, &target, &s.selection, s.partition) {
+    let Chosen {
+        tests: instances,
+        out: selected_out,
+        coverage,
+    } = match selected(&suites, &target, s) {
         Ok(x) => x,
         Err(e) => {
             shutdown(server);
@@ -412,6 +482,12 @@ pub fn run(
     on_signal(ctx.clone());
     let mut info = prov.info(s, selected_out);
     info.journal = journal_path;
+    info.coverage = coverage;
+    info.planned = Some(crate::report::Planned::of(&planned(
+        &ctx.target,
+        s,
+        &instances,
+    )));
     // A run that cannot journal must not create what it could lose.
     if let Some(why) = journal_blocked {
         let why = format!("{why}; no test was run");
@@ -523,6 +599,7 @@ pub fn run(
     info.left_behind = left.clone();
     info.interrupted = interrupted;
     info.requests = stats.requests;
+    info.puts = stats.puts;
     info.request_rate = rate(stats.requests, duration_ms);
     info.throttling = Throttling {
         count: stats.throttled,

@@ -171,6 +171,29 @@ pub enum TypeRef {
     Named(String),
 }
 
+impl TypeRef {
+    /// The type this names, relative to the scenario's type `me`, on this target.
+    pub fn resolve<'t>(
+        &self,
+        target: &'t crate::target::Target,
+        me: Option<&'t crate::target::ResourceType>,
+    ) -> Option<&'t crate::target::ResourceType> {
+        let t = target.types.as_slice();
+        let named = |n: &str| t.iter().find(|x| x.name == n);
+        let child_of = |m: &crate::target::ResourceType| {
+            t.iter().find(|x| x.parent.as_deref() == Some(&m.name))
+        };
+        match self {
+            TypeRef::SelfType => me,
+            TypeRef::Parent => me.and_then(|m| m.parent.as_deref()).and_then(named),
+            TypeRef::Child => me.and_then(child_of),
+            TypeRef::Grandchild => me.and_then(child_of).and_then(child_of),
+            TypeRef::Dependency => me.and_then(|m| m.depends_on.as_deref()).and_then(named),
+            TypeRef::Named(n) => named(n),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CreateSpec {
     pub bind: String,

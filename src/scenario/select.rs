@@ -50,6 +50,9 @@ pub struct Selection {
     pub given: Vec<String>,
     /// `--rerun-failed`: only tests of exactly these names.
     pub only: Option<BTreeSet<String>>,
+    /// `--coverage min` (or `--rule-only`): of the tests selected, the fewest that judge
+    /// what they all judge ([`crate::plan::minimal`]).
+    pub minimal: bool,
 }
 
 impl Selection {
@@ -113,6 +116,7 @@ impl Selection {
             rules: rules.into_iter().collect(),
             given,
             only: None,
+            minimal: false,
         })
     }
 
@@ -120,6 +124,12 @@ impl Selection {
     pub fn only(&mut self, names: BTreeSet<String>, how: String) {
         self.only = Some(names);
         self.given.push(how);
+    }
+
+    /// `--coverage min`: keep only the fewest tests that judge what the selection judges.
+    pub fn minimal(&mut self, how: &str) {
+        self.minimal = true;
+        self.given.push(how.to_string());
     }
 
     fn name_matches(&self, name: &str) -> bool {

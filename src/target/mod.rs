@@ -265,6 +265,16 @@ pub struct ResourceType {
     /// Top-level fields the RP echoes back as sent (None: not declared).
     pub echoes: Option<Vec<String>>,
     pub actions: Vec<Action>,
+    pub cost: TypeCost,
+}
+
+/// What a run's plan assumes of a type (`cost:` in the target file).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TypeCost {
+    /// How long a write's operation runs; else the plan's default.
+    pub operation_seconds: Option<f64>,
+    /// What one resource costs per hour, for resource-minute prices.
+    pub price_per_hour: Option<f64>,
 }
 
 /// A namespace the target serves, with its api-version.

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::api_version;
 use crate::lro::FinalStateVia;
 use crate::target::{
-    Action, Extends, Kind, Lro, Namespace, OpDecl, OpPattern, ResourceType, Scope,
+    Action, Extends, Kind, Lro, Namespace, OpDecl, OpPattern, ResourceType, Scope, TypeCost,
 };
 use crate::yaml::{Reader, to_json};
 
@@ -39,6 +39,7 @@ const TYPE_KEYS: &[&str] = &[
     "invalid_bodies",
     "echoes",
     "actions",
+    "cost",
 ];
 
 /// What types inherit from the top level.
@@ -185,6 +186,7 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
     let scope = read_scope(r, &m, n, name, parent.is_some())?;
     let names = read_names(r, &m, n, name)?;
     let lro = read_lro(r, &m)?;
+    let cost = read_cost(r, &m)?;
     let invalid_bodies = m
         .get("invalid_bodies")
         .and_then(|x| r.seq(x, "invalid_bodies"))
@@ -234,7 +236,30 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
         invalid_bodies,
         echoes,
         actions,
+        cost,
     })
+}
+
+/// `cost: {operation_seconds, price_per_hour}`: what `plan` assumes of a type (how long its
+/// writes run, what one resource costs per hour).
+fn read_cost(r: &mut Reader, m: &crate::yaml::Map<'_>) -> Option<TypeCost> {
+    let mut cost = TypeCost::default();
+    if let Some(x) = m.get("cost") {
+        let cm = r.map(x, "cost", &["operation_seconds", "price_per_hour"])?;
+        for (key, slot) in [
+            ("operation_seconds", &mut cost.operation_seconds),
+            ("price_per_hour", &mut cost.price_per_hour),
+        ] {
+            if let Some(v) = cm.get(key) {
+                match r.f64(v, &format!("cost.{key}")) {
+                    Some(f) if f >= 0.0 => *slot = Some(f),
+                    Some(_) => r.error(v, format!("cost.{key} must not be negative"), None),
+                    None => {}
+                }
+            }
+        }
+    }
+    Some(cost)
 }
 
 fn read_scope(
