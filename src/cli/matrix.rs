@@ -110,6 +110,9 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
     for r in &job.rules {
         v.extend(["--rule".into(), r.clone()]);
     }
+    if a.coverage == "min" {
+        v.extend(["--coverage".into(), "min".into()]);
+    }
     v
 }
 
@@ -455,9 +458,11 @@ fn fault_rows(
         .into_iter()
         .filter(|f| !skip.contains(f))
         .collect();
+    // Under --coverage min every row runs the one minimal set: it must catch every fault.
+    let minimal = a.coverage == "min";
     let job = |f: Fault, targeted: bool| {
         let named: Vec<String> = f.rules().iter().map(|r| r.to_string()).collect();
-        let targeted = targeted && named.iter().all(|r| p.stated.contains(r));
+        let targeted = targeted && !minimal && named.iter().all(|r| p.stated.contains(r));
         Job {
             key: format!(
                 "{prefix}{}{}",
@@ -509,6 +514,7 @@ fn fault_rows(
         let (x, note) = match again.iter().position(|j| j.faults.first() == Some(f)) {
             Some(k) => (&found_again[k], " (all scenarios)"),
             None if !first[i].rules.is_empty() => (&found[i], " (scenarios stating its rules)"),
+            None if minimal => (&found[i], " (--coverage min)"),
             None => (&found[i], " (all scenarios)"),
         };
         let (row, good) = fault_row_with(Some(*f), x, note, extras);
@@ -555,10 +561,14 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
     ok &= faults_ok;
     let mut md = format!(
         "# Fault matrix\n\nEach row runs the suites against the embedded reference RP with one fault knob on \
-         (`--strict`, `--hold-reads {}`): first only the scenarios that state the fault's rules, then, if that \
-         did not catch it, every scenario.\n`named` are the rules the knob claims to break; `caught` says whether \
+         (`--strict`, `--hold-reads {}`): {}.\n`named` are the rules the knob claims to break; `caught` says whether \
          all of them failed and nothing else did; `extra` lists other rules that failed (a row with any fails).\n\n{FAULT_HEAD}",
-        a.hold_reads
+        a.hold_reads,
+        if a.coverage == "min" {
+            "only the tests `--coverage min` keeps, the same minimal set on every row"
+        } else {
+            "first only the scenarios that state the fault's rules, then, if that did not catch it, every scenario"
+        }
     );
     let _ = writeln!(md, "{clean_row}");
     for row in rows {

@@ -110,7 +110,7 @@ pub(super) fn plan_command(a: RunArgs) -> u8 {
                 print!("{}", p.text());
                 if let Some(c) = &chosen.coverage {
                     println!(
-                        "--coverage min: {} of {} tests cover the {} (rule, type) pairs the selection judges",
+                        "--coverage min: {} of {} tests cover the {} (rule, type shape) pairs the selection judges",
                         c.kept, c.of, c.pairs
                     );
                 }

@@ -1,19 +1,44 @@
 //! `--coverage min`: the fewest tests (cheapest first) that give every rule the selection can
-//! judge the same chance of a verdict as the whole selection, per resource type. A rule a
-//! scenario states is covered only by a test that states it (the engine's own reach is a
-//! "can show", a stated expectation a "will judge"); an engine rule by any test that can show
-//! it. Greedy weighted set cover: each round keeps the test with the most uncovered
-//! (rule, type) pairs per PUT.
+//! judge the same chance of a verdict as the whole selection. What a test covers is what it is
+//! written to judge ([`aims`]): the rules its expectations and actions aim at, and the
+//! engine's rules on operations its type may run long. A rule some test states is covered
+//! only by a test that states it (a stated expectation will judge; the engine's reach only
+//! may); a rule whose verdict depends on the type's declared shape (its LRO patterns) is
+//! covered once per such shape. Greedy weighted set cover: each round keeps the test with the
+//! most uncovered pairs per PUT.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::scenario::{Instance, judges, stated_rules};
+use super::{known_before, skipped_before};
+use crate::scenario::{Instance, aims, stated_rules};
 use crate::target::Target;
 
-/// One (rule, type) pair to cover; `stated`: some test of the selection states it.
-type Pair = (&'static str, Option<String>);
+/// One (rule, shape) pair to cover: the shape is the type's declared LRO patterns for a
+/// rule judged on a write's operation, else empty.
+type Pair = (&'static str, String);
+
+/// The part of a type's declaration a rule's verdict depends on.
+fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
+    let per_shape = matches!(
+        crate::rules::family_of(rule),
+        "LOC" | "AAO" | "OPRES" | "PUT" | "PATCH" | "DEL" | "PSTATE"
+    );
+    // A status monitor's rules read its own declaration (final link, result field, names).
+    if crate::rules::family_of(rule) == "MON" {
+        return inst.monitor.clone().unwrap_or_default();
+    }
+    match inst.type_name.as_deref().and_then(|n| target.type_named(n)) {
+        Some(t) if per_shape => format!(
+            "{}/{}/{}",
+            t.lro.put.pattern.name(),
+            t.lro.patch.pattern.name(),
+            t.lro.delete.pattern.name()
+        ),
+        _ => String::new(),
+    }
+}
 
 /// What `--coverage min` kept, and which tests each kept one stands in for.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
@@ -22,7 +47,7 @@ pub struct Coverage {
     pub kept: usize,
     /// Tests the selection held before.
     pub of: usize,
-    /// (rule, type) pairs covered, as in the full selection.
+    /// (rule, shape) pairs covered, as in the full selection.
     pub pairs: usize,
     /// Each kept test, with the left-out tests whose pairs it covers most of.
     pub stand_ins: Vec<StandIn>,
@@ -35,43 +60,38 @@ pub struct StandIn {
 }
 
 /// Keeps the fewest, cheapest tests that cover every pair the selection covers; `rules`
-/// (non-empty) limits the pairs to the rules selected. `cost` is each test's weight (its PUTs).
+/// (non-empty) limits the pairs to the rules selected. `cost` is each test's weight (its PUTs),
+/// `None` for a test known before the run to end not applicable (it judges nothing).
 pub fn minimal(
     instances: Vec<Instance>,
     target: &Target,
     rules: &[&'static str],
-    cost: impl Fn(&Instance) -> u64,
+    cost: impl Fn(&Instance) -> Option<u64>,
 ) -> (Vec<Instance>, Coverage) {
     let of = instances.len();
     let wanted = |r: &str| rules.is_empty() || rules.contains(&r);
     // Per test: the pairs it covers, split by strength.
     let mut strong: Vec<BTreeSet<Pair>> = Vec::new();
     let mut weak: Vec<BTreeSet<Pair>> = Vec::new();
-    for inst in &instances {
-        let ty = inst.type_name.clone();
-        let stated: BTreeSet<&'static str> = if inst.not_applicable.is_some() {
-            BTreeSet::new()
-        } else {
-            stated_rules(inst).into_iter().collect()
-        };
-        let can = judges(inst, target);
-        let pairs = |f: &dyn Fn(&str) -> bool| -> BTreeSet<Pair> {
-            can.iter()
-                .copied()
-                .filter(|r| wanted(r) && f(r))
-                .map(|r| (r, ty.clone()))
-                .collect()
-        };
-        let mut s = pairs(&|r| stated.contains(r));
-        if inst.not_applicable.is_some() {
-            s.clear();
-        }
-        strong.push(s);
-        weak.push(if inst.not_applicable.is_some() {
-            BTreeSet::new()
-        } else {
-            pairs(&|_| true)
-        });
+    let costs: Vec<Option<u64>> = instances.iter().map(&cost).collect();
+    for (inst, c) in instances.iter().zip(&costs) {
+        let me = inst.type_name.as_deref().and_then(|n| target.type_named(n));
+        let mon = inst.monitor.as_deref().and_then(|m| target.monitor_named(m));
+        let scope = known_before(inst, target, me, mon);
+        let aimed: BTreeSet<&'static str> = aims(inst, target, &|s| skipped_before(s, &scope))
+            .into_iter()
+            .filter(|r| wanted(r) && c.is_some())
+            .collect();
+        let stated: BTreeSet<&'static str> = stated_rules(inst).into_iter().collect();
+        let pair = |r: &&'static str| (*r, shape(r, inst, target));
+        strong.push(
+            aimed
+                .iter()
+                .filter(|r| stated.contains(*r))
+                .map(pair)
+                .collect(),
+        );
+        weak.push(aimed.iter().map(pair).collect());
     }
     let stated_anywhere: BTreeSet<Pair> = strong.iter().flatten().cloned().collect();
     // What each test covers: pairs stated anywhere only where it states them.
@@ -85,7 +105,7 @@ pub fn minimal(
         })
         .collect();
     let universe: BTreeSet<Pair> = covers.iter().flatten().cloned().collect();
-    let weights: Vec<u64> = instances.iter().map(|i| cost(i).max(1)).collect();
+    let weights: Vec<u64> = costs.iter().map(|c| c.unwrap_or(0).max(1)).collect();
     let mut left = universe.clone();
     let mut keep: BTreeSet<usize> = instances
         .iter()

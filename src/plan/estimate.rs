@@ -139,8 +139,27 @@ pub fn estimate(inst: &Instance, target: &Target, t: &Timing) -> TestCost {
     c
 }
 
+/// Whether a step is known before the run not to run: its condition reads only what
+/// [`known_before`] holds, and does not hold.
+pub fn skipped_before(step: &Step, scope: &Scope) -> bool {
+    condition_now(step, scope) == Some(false)
+}
+
+/// Whether a step runs, when that is known before the run: `None` when its condition reads an
+/// answer (only the run knows).
+fn condition_now(s: &Step, scope: &Scope) -> Option<bool> {
+    let Some(c) = &s.condition else {
+        return Some(true);
+    };
+    let mut all = true;
+    for t in &c.templates {
+        all &= truthy(&t.render_value(scope).ok()?);
+    }
+    Some(all != c.negate)
+}
+
 /// What a test's templates can read before anything is sent.
-fn known_before(
+pub fn known_before(
     inst: &Instance,
     target: &Target,
     me: Option<&ResourceType>,
@@ -174,17 +193,8 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Whether the step runs, when that is known before the run: `None` when its condition
-    /// reads an answer (only the run knows).
     fn taken(&self, s: &Step) -> Option<bool> {
-        let Some(c) = &s.condition else {
-            return Some(true);
-        };
-        let mut all = true;
-        for t in &c.templates {
-            all &= truthy(&t.render_value(&self.scope).ok()?);
-        }
-        Some(all != c.negate)
+        condition_now(s, &self.scope)
     }
 
     /// A monitor operation's request, after its prerequisite's.

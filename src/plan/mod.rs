@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use cover::{Coverage, StandIn, minimal};
-pub use estimate::{TestCost, Timing, estimate};
+pub use estimate::{TestCost, Timing, estimate, known_before, skipped_before};
 
 use crate::http::Limits;
 use crate::scenario::Instance;

@@ -192,7 +192,8 @@ pub fn selected(suites: &[Arc<Suite>], target: &Target, s: &Settings) -> Result<
     if s.selection.minimal {
         let t = s.timing();
         let (kept, c) = crate::plan::minimal(chosen, target, &s.selection.rules, |i| {
-            crate::plan::estimate(i, target, &t).puts
+            let c = crate::plan::estimate(i, target, &t);
+            (!c.not_applicable).then_some(c.puts)
         });
         chosen = kept;
         coverage = Some(c);

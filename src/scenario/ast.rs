@@ -115,6 +115,38 @@ impl Step {
         }
     }
 
+    /// The rules a built-in action is written to exercise: narrower than
+    /// [`Step::implied_rules`] (what it may show), for `--coverage min`, which must keep a test
+    /// that will judge a rule, not one that only might.
+    pub fn aimed_rules(&self) -> Vec<&'static str> {
+        match &self.action {
+            Action::Sweep(_) => vec!["RGDEL-03"],
+            Action::Start(s) => {
+                let mut v = vec!["MON-01", "MON-02", "MON-03", "MON-09", "MON-10"];
+                if s.failing {
+                    v.push("MON-05");
+                } else {
+                    v.extend(["MON-04", "MON-06"]);
+                }
+                if s.operation_id.is_some() || s.repeat.is_some() {
+                    v.extend(["MON-07", "MON-08"]);
+                }
+                v
+            }
+            Action::Task(t) => {
+                let mut v = vec!["TASK-01", "TASK-02", "TASK-04", "TASK-05"];
+                match (t.op, t.body.as_str()) {
+                    (_, "failing_processing") => v.push("TASK-03"),
+                    (_, "failing_provisioning") => v.extend(["TASK-06", "TASK-07"]),
+                    (TaskOp::Delete, _) => v.push("TASK-08"),
+                    _ => v.extend(["TASK-03", "TASK-06"]),
+                }
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
     pub fn label(&self) -> String {
         match &self.name {
             Some(n) => n.clone(),

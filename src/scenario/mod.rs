@@ -16,4 +16,4 @@ pub use ast::{StartSpec, TaskOp, TaskSpec};
 pub use files::{MAX_DEPTH, MAX_DIRS, MAX_SUITE_FILES, MAX_TOTAL_BYTES, suite_files};
 pub use parse::{LoadOptions, load_suites, parse_suite};
 pub use plan::{Instance, expand};
-pub use select::{Selection, judges, select, stated_rules};
+pub use select::{Selection, aims, judges, select, stated_rules};

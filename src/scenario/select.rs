@@ -177,6 +177,77 @@ pub fn stated_rules(inst: &Instance) -> Vec<&'static str> {
     out.into_iter().collect()
 }
 
+/// The rules a test is written to judge, for `--coverage min` (which must keep a test that
+/// will judge each rule, not one that only may): the rules its expectations state, what its
+/// actions aim at ([`Step::aimed_rules`]), and the engine's rules its steps show on a type
+/// whose declared operations can show them (a write's LRO rules only where the type's
+/// operation for that method may run asynchronously).
+/// `skipped` says which steps are known before the run not to run (their condition reads only
+/// the type, the row, the target): what they state is not aimed at.
+pub fn aims(
+    inst: &Instance,
+    target: &Target,
+    skipped: &dyn Fn(&Step) -> bool,
+) -> Vec<&'static str> {
+    fn walk(
+        inst: &Instance,
+        s: &Step,
+        skipped: &dyn Fn(&Step) -> bool,
+        out: &mut BTreeSet<&'static str>,
+    ) {
+        if skipped(s) {
+            return;
+        }
+        for e in &s.expect {
+            match (&e.row_rule, &inst.row) {
+                (Some(field), Some(row)) => out.extend(
+                    row.values
+                        .get(field)
+                        .and_then(Value::as_str)
+                        .and_then(rules::lookup)
+                        .map(|r| r.id),
+                ),
+                _ => out.extend(e.rules.iter().copied()),
+            }
+        }
+        out.extend(s.aimed_rules());
+        if let Action::During(d) = &s.action {
+            for inner in &d.steps {
+                walk(inst, inner, skipped, out);
+            }
+        }
+    }
+    if inst.not_applicable.is_some() {
+        return Vec::new();
+    }
+    let sc = inst.scenario();
+    let mut out = BTreeSet::new();
+    for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
+        walk(inst, s, skipped, &mut out);
+    }
+    let declared = |id: &str| rules::lookup(id).is_some_and(|r| target.declares(r.profile));
+    out.retain(|id| declared(id));
+    let ty = inst.type_name.as_deref().and_then(|n| target.type_named(n));
+    let may_run_long = |m: Option<&str>| match (ty, m) {
+        (None, _) => true,
+        (Some(t), None) => t.lro.any_async(),
+        (Some(t), Some(m)) => t.lro.for_method(m).is_some_and(|d| d.pattern.is_async()),
+    };
+    let r = reach(inst);
+    for id in rules::engine_rules().iter().filter(|id| declared(id)) {
+        let can = match shows(id) {
+            Shows::Any => r.arm,
+            Shows::Write(m) => Reach::has(&r.writes, m) && may_run_long(m),
+            Shows::Follow(m) => Reach::has(&r.follows, m) && may_run_long(m),
+            Shows::Stated => false,
+        };
+        if can {
+            out.insert(id);
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// When the engine judges a rule by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shows {
