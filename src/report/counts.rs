@@ -240,7 +240,8 @@ pub fn console_summary(
     let mut out = format!(
         "rpconform: {}. tests: {tests} (of {}); rules: {rules}; reports in {}",
         status.headline(),
-        c.tests(),
+        // The tests of the suites: those the selection left out count too.
+        c.tests() + info.selected_out,
         dir.display()
     );
     if info.accelerated {
