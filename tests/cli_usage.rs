@@ -335,3 +335,22 @@ fn every_option_of_every_subcommand_has_a_help_line() {
     }
     assert!(bare.is_empty(), "options without a help line: {bare:#?}");
 }
+
+/// The README's `--version` line says what the binary says (the suite set's hash aside, which
+/// changes with every suite edit): the suite and schema counts cannot drift.
+#[test]
+fn the_readme_version_line_is_the_binarys() {
+    let out = rpconform(&["--version"], QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "{}", out.tail(2000));
+    let line = out.stdout.trim();
+    let (head, rest) = line
+        .split_once("(suite set ")
+        .expect("a suite set in --version");
+    let counts = rest.split_once(": ").map(|x| x.1).unwrap_or_default();
+    let want = format!("# {head}(suite set <its hash>: {counts}");
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&want),
+        "README.md should show `{want}` (from `rpconform --version`: {line})"
+    );
+}

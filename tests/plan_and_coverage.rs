@@ -39,6 +39,19 @@ fn verdicts(report: &Value) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// 1102 as the README writes it: "1 102".
+fn spaced(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn plan(extra: &[&str]) -> Value {
     let mut args = vec!["plan", "suites", "--format", "json"];
     args.extend_from_slice(ARGS);
@@ -109,6 +122,34 @@ fn plan_predicts_the_puts_and_coverage_min_judges_every_rule_for_a_quarter_of_th
         "{cov}"
     );
     assert_eq!(min["status"]["state"], "incomplete", "{}", min["status"]);
+    // The README's figures are the plan's and the run's, so they cannot drift.
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    for claim in [
+        format!(
+            "it plans {} tests and {} PUTs",
+            spaced(full_plan["tests"].as_u64().unwrap()),
+            spaced(predicted)
+        ),
+        format!(
+            "it keeps {} tests and {} of\nthe {} PUTs",
+            spaced(min_plan["tests"].as_u64().unwrap()),
+            spaced(min_plan["puts"].as_u64().unwrap()),
+            spaced(predicted)
+        ),
+    ] {
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat(&readme).contains(&flat(&claim)),
+            "README.md does not say \"{claim}\" (update its cost paragraphs)"
+        );
+    }
+    let size = std::fs::metadata(dir.join("full").join("report.json"))
+        .unwrap()
+        .len();
+    assert!(
+        readme.contains("writes a report.json under 4 MB") && size < 4 * 1024 * 1024,
+        "report.json is {size} bytes; README.md promises under 4 MB"
+    );
     // --rule-only needs a rule selection, and keeps fewer tests than --rule alone.
     let bare = rpconform(&["plan", "suites", "--rule-only"], QUICK_TIMEOUT);
     assert_eq!(bare.code(), 2, "{}", bare.tail(2000));

@@ -172,7 +172,7 @@ impl Plan {
     /// The plan for a person: a few lines and a table per type.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "{} tests; {} PUTs ({} resources created and deleted), {} requests ({} writes)\n",
+            "{} tests; {} PUTs ({} resource(s) created and deleted), {} requests ({} writes)\n",
             self.tests,
             self.puts,
             self.resources_by_type
