@@ -7,7 +7,8 @@
 //!   `fault-matrix.md`; the test prints the table and fails on any row that is not ✅ (a fault
 //!   whose rules are not all failed, a fault that fails a rule it does not name — its `extra`
 //!   column —, a clean run with a failure, a run that could not be judged). A fault that acts only on a kind of type the embedded target does not declare is
-//!   reported ⏳ "not observable"; the test checks that no other fault is among them.
+//!   reported ⏳ "not observable"; the test checks that no other fault is among them. Each
+//!   row runs first the one set `--coverage min` keeps: every fault must be caught by it.
 //! - No false failure on any legal behaviour, and no fault hidden by one: `rpconform run suites
 //!   --variant-matrix` runs the suites with no variant, each variant alone and every compatible
 //!   variant at once (no MUST failure, no runner error, no SHOULD failure beyond the ones the
@@ -114,6 +115,22 @@ fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
             .collect::<Vec<_>>()
             .join("\n"),
         dir.path.display()
+    );
+    // `--coverage min` is the proof that the cheapest run still catches every fault: each row
+    // was caught by the one minimal set, none needed every test.
+    let needed_all: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.contains("✅") && !r.contains("✅ clean") && !r.contains("(--coverage min)"))
+        .collect();
+    assert!(
+        needed_all.is_empty(),
+        "{} fault(s) the --coverage min set did not catch:\n{}",
+        needed_all.len(),
+        needed_all
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert_eq!(out.code(), 0, "{}", out.tail(3000));
 }

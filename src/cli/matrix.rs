@@ -40,8 +40,8 @@ struct Job {
     key: String,
     faults: Vec<Fault>,
     variants: Vec<Variant>,
-    /// Run only the scenarios stating these rules (empty: every scenario).
-    rules: Vec<String>,
+    /// Run only the tests `--coverage min` keeps (else every test).
+    minimal: bool,
     dir: PathBuf,
 }
 
@@ -107,10 +107,7 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
     for x in &job.variants {
         v.extend(["--variant".into(), x.name().into()]);
     }
-    for r in &job.rules {
-        v.extend(["--rule".into(), r.clone()]);
-    }
-    if a.coverage == "min" {
+    if job.minimal || a.coverage == "min" {
         v.extend(["--coverage".into(), "min".into()]);
     }
     v
@@ -262,7 +259,7 @@ fn fault_row(fault: Option<Fault>, f: &Found) -> (String, bool) {
     fault_row_with(fault, f, "", &Extras::Fail)
 }
 
-/// A fault row with a note on how it was run (targeted, or why it could not be observed).
+/// A fault row with a note on how it was run (the minimal set or every test, or why it could not be observed).
 fn fault_row_with(fault: Option<Fault>, f: &Found, note: &str, extras: &Extras) -> (String, bool) {
     let failed = f.failed();
     let (name, named): (&str, BTreeSet<String>) = match fault {
@@ -365,8 +362,6 @@ fn variant_row(key: &str, departs: &BTreeSet<String>, f: &Found) -> (String, boo
 struct Prepared {
     paths: Vec<PathBuf>,
     filters: Vec<String>,
-    /// Every rule some scenario states.
-    stated: BTreeSet<String>,
     /// The embedded target's declarations (default variants).
     target: crate::target::Target,
 }
@@ -420,12 +415,8 @@ fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
         a.hold_reads = MATRIX_HOLD_READS;
     }
     let plan = plan(a)?;
-    let suites = load(&plan.paths, &a.schemas)?;
-    let stated = suites
-        .iter()
-        .flat_map(|s| s.scenarios.iter().flat_map(|sc| sc.rules()))
-        .map(str::to_string)
-        .collect();
+    // Bad suites are one clear error here, not one per row.
+    load(&plan.paths, &a.schemas)?;
     let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
     let target = match crate::target::parse_target(Path::new("embedded.yaml"), &yaml, "embedded") {
         Ok(t) => t,
@@ -437,14 +428,14 @@ fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
     Ok(Prepared {
         paths: plan.paths,
         filters: plan.selection.names,
-        stated,
         target,
     })
 }
 
-/// The fault rows of one matrix: every fault that can be observed, first run on the scenarios
-/// that state its rules (when each of them is stated somewhere), and again on every scenario
-/// when that targeted run did not catch it. Returns the rows and whether all were caught.
+/// The fault rows of one matrix: every fault that can be observed, first run on the tests
+/// `--coverage min` keeps (one set for every row: it must catch them all), and again on every
+/// test when that run did not catch it (not under `--coverage min`). Returns the rows and
+/// whether all were caught.
 fn fault_rows(
     a: &RunArgs,
     p: &Prepared,
@@ -458,26 +449,22 @@ fn fault_rows(
         .into_iter()
         .filter(|f| !skip.contains(f))
         .collect();
-    // Under --coverage min every row runs the one minimal set: it must catch every fault.
-    let minimal = a.coverage == "min";
-    let job = |f: Fault, targeted: bool| {
-        let named: Vec<String> = f.rules().iter().map(|r| r.to_string()).collect();
-        let targeted = targeted && !minimal && named.iter().all(|r| p.stated.contains(r));
-        Job {
-            key: format!(
-                "{prefix}{}{}",
-                f.name(),
-                if targeted { " (targeted)" } else { "" }
-            ),
-            faults: vec![f],
-            variants: with.to_vec(),
-            rules: if targeted { named } else { Vec::new() },
-            dir: dir.join(if targeted {
-                format!("{}-targeted", f.name())
-            } else {
-                f.name().to_string()
-            }),
-        }
+    // Under --coverage min every row runs the one minimal set, and that is all.
+    let only_min = a.coverage == "min";
+    let job = |f: Fault, first: bool| Job {
+        key: format!(
+            "{prefix}{}{}",
+            f.name(),
+            if first { " (minimal)" } else { "" }
+        ),
+        faults: vec![f],
+        variants: with.to_vec(),
+        minimal: first,
+        dir: dir.join(if first {
+            format!("{}-minimal", f.name())
+        } else {
+            f.name().to_string()
+        }),
     };
     let observable: Vec<Fault> = faults
         .iter()
@@ -489,13 +476,13 @@ fn fault_rows(
     let caught = |f: Fault, x: &Found| {
         x.broken.is_none() && f.rules().iter().all(|r| x.failed().contains(*r))
     };
-    // A targeted run that missed: the whole suites decide.
+    // The minimal set missed it: every test decides (not under --coverage min, where the
+    // minimal set is the run).
     let again: Vec<Job> = observable
         .iter()
-        .zip(&first)
         .zip(&found)
-        .filter(|((f, j), x)| !j.rules.is_empty() && !caught(**f, x))
-        .map(|((f, _), _)| job(*f, false))
+        .filter(|(f, x)| !only_min && !caught(**f, x))
+        .map(|(f, _)| job(*f, false))
         .collect();
     let found_again = run_all(a, &p.paths, &p.filters, &again);
     let mut rows = Vec::new();
@@ -513,9 +500,7 @@ fn fault_rows(
         let i = observable.iter().position(|x| x == f).unwrap_or(0);
         let (x, note) = match again.iter().position(|j| j.faults.first() == Some(f)) {
             Some(k) => (&found_again[k], " (all scenarios)"),
-            None if !first[i].rules.is_empty() => (&found[i], " (scenarios stating its rules)"),
-            None if minimal => (&found[i], " (--coverage min)"),
-            None => (&found[i], " (all scenarios)"),
+            None => (&found[i], " (--coverage min)"),
         };
         let (row, good) = fault_row_with(Some(*f), x, note, extras);
         ok &= good;
@@ -552,7 +537,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         key: "none".into(),
         faults: Vec::new(),
         variants: Vec::new(),
-        rules: Vec::new(),
+        minimal: false,
         dir: dir.join("none"),
     };
     let found = run_all(&a, &p.paths, &p.filters, std::slice::from_ref(&clean));
@@ -567,7 +552,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         if a.coverage == "min" {
             "only the tests `--coverage min` keeps, the same minimal set on every row"
         } else {
-            "first only the scenarios that state the fault's rules, then, if that did not catch it, every scenario"
+            "first only the tests `--coverage min` keeps (one minimal set for every row), then, if that did not catch it, every scenario"
         }
     );
     let _ = writeln!(md, "{clean_row}");
@@ -596,21 +581,21 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         key: "none".into(),
         faults: Vec::new(),
         variants: Vec::new(),
-        rules: Vec::new(),
+        minimal: false,
         dir: dir.join("none"),
     }];
     jobs.extend(Variant::all().into_iter().map(|v| Job {
         key: v.name().into(),
         faults: Vec::new(),
         variants: vec![v],
-        rules: Vec::new(),
+        minimal: false,
         dir: dir.join(v.name()),
     }));
     jobs.push(Job {
         key: "compatible-set".into(),
         faults: Vec::new(),
         variants: combined.clone(),
-        rules: Vec::new(),
+        minimal: false,
         dir: dir.join("compatible-set"),
     });
     let found = run_all(&a, &p.paths, &p.filters, &jobs);
@@ -637,7 +622,7 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
     let _ = writeln!(
         md,
         "\n`compatible-set` = {}.\n\n## The fault matrix with the compatible set on\n\n\
-         Each fault must still fail every rule it names (first on the scenarios stating its rules, then, if \
+         Each fault must still fail every rule it names (first on the tests `--coverage min` keeps, then, if \
          needed, on all): no legal variant may hide it. The SHOULD rules the variants depart from are no \
          extra here; other rules that fail only with the variants on are listed, and are the fault matrix's \
          business without variants, where any extra fails the row.\n\n{FAULT_HEAD}",

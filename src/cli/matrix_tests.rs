@@ -119,7 +119,7 @@ fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
         key: "k".into(),
         faults: vec![Fault::FlatError],
         variants: vec![Variant::SyncPatch, Variant::WeakEtags],
-        rules: vec!["ETAG-07".into()],
+        minimal: true,
         dir: "r/x".into(),
     };
     let v = child_args(&a, &[PathBuf::from("suites")], &[], &job).join(" ");
@@ -136,6 +136,6 @@ fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
         v.contains("--hold-reads 3") && v.contains("--deadline 10"),
         "{v}"
     );
-    assert!(v.contains("--rule ETAG-07"), "{v}");
+    assert!(v.contains("--coverage min"), "{v}");
     assert!(!v.contains("matrix"), "{v}");
 }

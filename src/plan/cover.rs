@@ -36,17 +36,25 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
         // A task API's rules read what the write asked for (a failing body shows what a
         // succeeding one cannot).
         ("TASK", _) => inst.name.clone(),
-        // Conditional requests read the type's ETag support and how its writes answer.
-        ("ETAG", Some(t)) => format!("etag={} {}", t.etag, lro(t)),
+        // Conditional requests read the type's ETag support and where it lives (a nested
+        // resource's writes go through its parent).
+        ("ETAG", Some(t)) => format!("etag={} nested={}", t.etag, t.parent.is_some()),
         // An operation's rules read how the type's writes run.
         (
             "LOC" | "AAO" | "OPRES" | "PUT" | "PATCH" | "DEL" | "PSTATE" | "RETRY" | "ACT",
             Some(t),
         ) => lro(t),
         // Ids, nesting and the operations API read where the type lives: its scope and depth.
-        ("RES" | "OPS" | "NEST", Some(t)) => format!("{:?}/{}", t.scope, depth(t, target)),
-        // An api-version is the namespace's.
-        ("API", Some(t)) => t.namespace.clone(),
+        ("RES" | "OPS", Some(t)) => format!("{:?} nested={}", t.scope, t.parent.is_some()),
+        // Nesting rules are about nested types only; each scenario exercises a case of its own
+        // (a list per parent, a parent's delete).
+        // A singleton child (fixed names) lives and goes with its parent unlike a named one.
+        ("NEST", Some(t)) => format!("{} fixed={}", inst.scenario().name, t.names.is_some()),
+        // An api-version is the namespace's; each scenario sends a different wrong one.
+        ("API", Some(t)) => format!("{}/{}", t.namespace, inst.scenario().name),
+        // Propagation reads what the scenario changes (an update, a failed one, a delete)
+        // and how far up it must reach (a grandparent's state is PROP-03's and PROP-05's).
+        ("PROP", Some(t)) => format!("{} depth={}", inst.scenario().name, depth(t, target)),
         // SKU lists read the type's SKU declaration.
         ("SKU", Some(t)) => format!("skus={} empty={}", t.skus, t.skus_empty),
         // Headers, errors and throttling are the RP front end's, whatever the type.
