@@ -5,7 +5,11 @@
 #       process), and the ratio to Hurl 8.0.1 doing the same requests and checks, both reusing
 #       connections (when `hurl` is installed; the bench says when it is not);
 #   (3) scale: CPU ms per scenario and peak RSS at 500, 5 000 and 50 000 scenarios (a create
-#       and a read each, waits scaled to ~0), and the growth of CPU per scenario.
+#       and a read each, waits scaled to ~0), and the growth of CPU per scenario;
+#   (4) cost: `plan`'s PUTs and requests against what the README run sends (its HAR),
+#       `--coverage min` against the full run (tests, PUTs, requests, rules judged), and the
+#       accelerated run's wall (×0.05) against the certification run's (time scale 1, the same
+#       `--hold-reads 3`) × 0.05 — when (1) runs, it is the certification run.
 # Builds --release once (BENCH_SKIP_BUILD=1 reuses the binary). Every run is bounded.
 #
 # Usage: bench/bench.sh   (needs python3; GNU time at /usr/bin/time for CPU and RSS)
@@ -157,3 +161,24 @@ EOF
     echo "(3) $n scenarios: CPU $MS ms per scenario ($(python3 -c "print(f'{$MS / $FIRST_MS:.2f}')")x the first size), $(python3 -c "print(f'{$CPU_S / $SREQ * 1e6:.0f}')") µs per request (runner + in-process RP), peak RSS $(python3 -c "print(f'{$PEAK_KB / 1024:.0f}')") MiB, wall ${WALL_S} s [$SREQ requests; $SCOUNTS]"
     rm -rf "$WORK/scale$n" "$WORK/scale$n.yaml"
 done
+
+# (4) Cost: the plan against what the run sends; the minimal run against the full one.
+# har_counts FILE: the PUTs and the requests a HAR holds.
+har_counts() {
+    python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["log"]["entries"]; print(sum(1 for x in e if x["request"]["method"] == "PUT"), len(e))' "$1"
+}
+for mode in full min; do
+    "$BIN" plan suites --time-scale 0.05 --hold-reads 3 --coverage "$mode" --format json >"$WORK/plan-$mode.json" 2>/dev/null
+    measure "acc-$mode" "$BIN" run suites -q --time-scale 0.05 --hold-reads 3 --coverage "$mode" --har "$WORK/$mode.har" --report-dir "$WORK/acc-$mode"
+    eval "ACC_WALL_$mode=$WALL_S"
+    read -r SENT_PUTS SENT_REQS <<<"$(har_counts "$WORK/$mode.har")"
+    read -r PLAN_PUTS PLAN_REQS PLAN_TESTS <<<"$(python3 -c "import json; p=json.load(open('$WORK/plan-$mode.json')); print(p['puts'], p['requests'], p['tests'])")"
+    JUDGED=$(report "$WORK/acc-$mode" 'sum(1 for x in r["conformance"]["rules"] if x["verdict"] in ("passed", "failed", "warned"))')
+    eval "PUTS_$mode=$SENT_PUTS REQS_$mode=$SENT_REQS JUDGED_$mode=$JUDGED TESTS_$mode=$PLAN_TESTS"
+    echo "(4) plan, --coverage $mode: $PLAN_PUTS PUTs planned / $SENT_PUTS sent = $(python3 -c "print(f'{$PLAN_PUTS / $SENT_PUTS:.3f}')"), $PLAN_REQS requests planned / $SENT_REQS sent = $(python3 -c "print(f'{$PLAN_REQS / $SENT_REQS:.3f}')") [$PLAN_TESTS tests planned, $JUDGED rules judged, wall $WALL_S s]"
+done
+echo "(4) --coverage min / full: tests $TESTS_min / $TESTS_full = $(python3 -c "print(f'{$TESTS_min / $TESTS_full:.3f}')"), PUTs $PUTS_min / $PUTS_full = $(python3 -c "print(f'{$PUTS_min / $PUTS_full:.3f}')"), requests $REQS_min / $REQS_full = $(python3 -c "print(f'{$REQS_min / $REQS_full:.3f}')"), rules judged $JUDGED_min / $JUDGED_full"
+if [ "${BENCH_SKIP_REAL:-0}" != 1 ]; then
+    measure cert "$BIN" run suites -q --hold-reads 3 --report-dir "$WORK/cert"
+    echo "(4) accelerated wall / (certification wall × 0.05): $ACC_WALL_full s / ($WALL_S s × 0.05) = $(python3 -c "print(f'{$ACC_WALL_full / ($WALL_S * 0.05):.2f}')") (at most 4 is the target)"
+fi

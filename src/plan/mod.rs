@@ -241,3 +241,6 @@ fn secs(s: f64) -> String {
         format!("{s:.1} s")
     }
 }
+
+#[cfg(test)]
+mod tests;
