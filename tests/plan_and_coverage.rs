@@ -95,6 +95,18 @@ fn plan_predicts_the_puts_and_coverage_min_judges_every_rule_for_a_quarter_of_th
         off <= 0.15,
         "plan said {predicted} PUTs, the run sent {full_puts}"
     );
+    // Each test that ran reports its cleanup's time apart from its own.
+    let ran: Vec<&Value> = common::results(&full)
+        .iter()
+        .filter(|r| r["status"] == "passed")
+        .collect();
+    assert!(!ran.is_empty());
+    let without: Vec<&str> = ran
+        .iter()
+        .filter(|r| r["cleanup_ms"].as_u64().is_none())
+        .map(|r| r["name"].as_str().unwrap_or_default())
+        .collect();
+    assert!(without.is_empty(), "no cleanup_ms: {without:?}");
     // The run's reports hold both.
     assert_eq!(full["run"]["planned"]["puts"].as_u64(), Some(predicted));
     assert_eq!(full["run"]["puts"].as_u64(), Some(full_puts));

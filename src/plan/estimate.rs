@@ -71,6 +71,8 @@ pub struct TestCost {
     pub wait_seconds: f64,
     /// A `not_applicable` step ends the test on this target, known before the run.
     pub not_applicable: bool,
+    /// Seconds its cleanup takes once it ended (its resources' DELETEs, followed), scaled.
+    pub cleanup_seconds: f64,
 }
 
 impl TestCost {
@@ -117,10 +119,12 @@ pub fn estimate(inst: &Instance, target: &Target, t: &Timing) -> TestCost {
         mon,
         scope: known_before(inst, target, me, mon),
         c: &mut c,
+        group: 0.0,
     };
     for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
         w.step(s);
     }
+    w.end_group();
     // Cleanup deletes what the test created (and follows each DELETE).
     let created: Vec<(String, u64)> = c.by_type.iter().map(|(k, v)| (k.clone(), *v)).collect();
     for (name, n) in created {
@@ -135,6 +139,10 @@ pub fn estimate(inst: &Instance, target: &Target, t: &Timing) -> TestCost {
             t.polls(ty) + 1
         };
         c.requests += n * polls;
+        // The DELETEs go at once: the slowest decides.
+        if polls > 0 {
+            c.cleanup_seconds = c.cleanup_seconds.max(t.wait(ty));
+        }
     }
     c
 }
@@ -190,9 +198,18 @@ struct Walk<'a> {
     mon: Option<&'a crate::target::Monitor>,
     scope: Scope,
     c: &'a mut TestCost,
+    /// The longest wait among the creates in a row so far: the runner starts creates that do
+    /// not read each other at once, so their waits overlap.
+    group: f64,
 }
 
 impl Walk<'_> {
+    /// A step other than a create: the creates before it have all been waited for.
+    fn end_group(&mut self) {
+        self.c.wait_seconds += self.group;
+        self.group = 0.0;
+    }
+
     fn taken(&self, s: &Step) -> Option<bool> {
         condition_now(s, &self.scope)
     }
@@ -259,9 +276,19 @@ impl Walk<'_> {
         if taken == Some(false) {
             return;
         }
+        if let Action::Create(spec) | Action::Fresh(spec) = &s.action {
+            // A create's chain (its parents, then itself) waits in a row; creates in a row
+            // overlap.
+            let before = self.c.wait_seconds;
+            self.create(spec, matches!(s.action, Action::Create(_)));
+            let chain = self.c.wait_seconds - before;
+            self.c.wait_seconds = before;
+            self.group = self.group.max(chain);
+            return;
+        }
+        self.end_group();
         match &s.action {
-            Action::Create(spec) => self.create(spec, true),
-            Action::Fresh(spec) => self.create(spec, false),
+            Action::Create(_) | Action::Fresh(_) => {}
             Action::Request(r) => {
                 let method = r
                     .method

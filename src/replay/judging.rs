@@ -255,6 +255,7 @@ pub fn result(
         row: None,
         status,
         duration_ms,
+        cleanup_ms: None,
         verdicts: verdicts(tallies),
         polls: Vec::new(),
         notes,

@@ -314,6 +314,7 @@ mod tests {
             at: "suites/s.yaml:3:5".into(),
             status: Status::Skipped("not applicable: no type".into()),
             duration_ms: 0,
+            cleanup_ms: None,
             verdicts: Vec::new(),
             polls: Vec::new(),
             notes: Vec::new(),

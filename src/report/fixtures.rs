@@ -106,6 +106,7 @@ pub fn result(suite: &str, name: &str, line: usize, status: Status) -> ScenarioR
         at: format!("suites/{suite}.yaml:{line}:5"),
         status,
         duration_ms: 40,
+        cleanup_ms: None,
         verdicts: Vec::new(),
         polls: Vec::new(),
         notes: Vec::new(),

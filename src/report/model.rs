@@ -48,7 +48,11 @@ pub struct ScenarioResult {
     pub at: String,
     #[serde(flatten)]
     pub status: Status,
+    /// The test's own time: its steps, not its cleanup.
     pub duration_ms: u64,
+    /// Its cleanup's time (its resources' DELETEs, confirmed), after `duration_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cleanup_ms: Option<u64>,
     #[serde(default)]
     pub verdicts: Vec<Verdict>,
     #[serde(default)]

@@ -135,6 +135,7 @@ pub fn skipped_result(inst: &Instance, reason: String) -> ScenarioResult {
         at: sc.pos.shown(),
         status: Status::Skipped(reason),
         duration_ms: 0,
+        cleanup_ms: None,
         verdicts: Vec::new(),
         polls: Vec::new(),
         notes: Vec::new(),

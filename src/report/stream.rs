@@ -85,6 +85,7 @@ pub fn apply_policy(r: &ScenarioResult, policy: Transcripts) -> ScenarioResult {
         at: r.at.clone(),
         status: r.status.clone(),
         duration_ms: r.duration_ms,
+        cleanup_ms: r.cleanup_ms,
         verdicts: r.verdicts.clone(),
         polls: r.polls.clone(),
         notes: r.notes.clone(),

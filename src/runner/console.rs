@@ -107,6 +107,8 @@ struct Progress {
     /// Estimated work of the tests not started yet, and how many may run at once.
     queued: Duration,
     slots: usize,
+    /// Resources the ended tests' cleanups are still deleting.
+    deleting: usize,
 }
 
 pub struct Console {
@@ -310,6 +312,15 @@ impl Console {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .queued = work;
+    }
+
+    /// How many resources the ended tests' cleanups are still deleting (shown once every
+    /// test has reported: the run is not over until they are gone).
+    pub fn deleting(&self, n: usize) {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .deleting = n;
     }
 
     pub fn started(&self, name: &str, estimate: Duration) {
@@ -529,6 +540,8 @@ impl Console {
             let eta = running_left.max(p.queued / p.slots.max(1) as u32);
             let eta = if p.done < p.total && !eta.is_zero() {
                 format!(", ETA ~{}", human(eta))
+            } else if p.done >= p.total && p.deleting > 0 {
+                format!(", deleting {} resource(s) they created", p.deleting)
             } else {
                 String::new()
             };

@@ -53,6 +53,7 @@ fn result(name: &str, status: Status) -> ScenarioResult {
         at: "suites/s.yaml:1:1".into(),
         status,
         duration_ms: 0,
+        cleanup_ms: None,
         verdicts: Vec::new(),
         polls: Vec::new(),
         notes: Vec::new(),

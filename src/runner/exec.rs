@@ -194,6 +194,7 @@ impl<'a> Exec<'a> {
             at: sc.pos.shown(),
             status,
             duration_ms: start.elapsed().as_millis() as u64,
+            cleanup_ms: None,
             verdicts,
             polls: self.polls,
             notes,

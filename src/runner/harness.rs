@@ -22,8 +22,9 @@ use super::console::Console;
 use super::context::RunCtx;
 use super::exec::run_instance;
 use super::partition::Partition;
+use crate::plan::Timing;
 use crate::report::{Counts, ResultsWriter, ScenarioResult, Status, render};
-use crate::scenario::{Action, Instance, Step, TypeRef};
+use crate::scenario::Instance;
 
 /// Tests in flight at once when nothing else caps them: a bound on memory (each running test
 /// holds its exchanges), far above what a suite needs to overlap all its waits.
@@ -131,69 +132,16 @@ impl Durations {
     }
 }
 
-/// Operations a list of steps waits for, one after another (a group of independent creates
-/// counts once).
-fn waits(ctx: &RunCtx, inst: &Instance, steps: &[Step]) -> f64 {
-    let depth = |name: Option<&str>| -> f64 {
-        let mut d = 0.0;
-        let mut cur = name.and_then(|n| ctx.target.type_named(n));
-        while let Some(t) = cur {
-            d += 1.0;
-            if t.depends_on.is_some() {
-                d += 1.0;
-            }
-            cur = t.parent.as_deref().and_then(|p| ctx.target.type_named(p));
-            if d > 10.0 {
-                break;
-            }
-        }
-        d
-    };
-    let mut total = 0.0;
-    let mut group: f64 = 0.0;
-    for s in steps {
-        let w = match &s.action {
-            Action::Create(c) | Action::Fresh(c) => {
-                let d = match &c.type_ref {
-                    TypeRef::SelfType => depth(inst.type_name.as_deref()),
-                    TypeRef::Named(n) => depth(Some(n)),
-                    _ => 2.0,
-                };
-                let own = if matches!(s.action, Action::Fresh(_)) {
-                    1.0
-                } else {
-                    0.0
-                };
-                group = group.max(d - own);
-                continue;
-            }
-            Action::Poll(_) | Action::Settle(_) | Action::Inspect(_) => 1.0,
-            Action::During(d) => 1.0 + waits(ctx, inst, &d.steps),
-            Action::Sleep(secs) => secs / 10.0,
-            Action::Sweep(sw) => sw.resources.len() as f64,
-            Action::Start(_) => 2.0,
-            Action::Task(_) => 3.0,
-            Action::Request(r) if r.all_pages => 0.2,
-            Action::Request(_) => 0.05,
-            Action::NotApplicable(_) => 0.0,
-        };
-        total += group + w;
-        group = 0.0;
-    }
-    total + group
-}
-
-/// What a test is expected to take: the last run's duration, or its waits (an operation
-/// waits the 10 s Retry-After ARM suggests, scaled).
-pub fn estimate(ctx: &RunCtx, inst: &Instance, last: &Durations) -> Duration {
-    if let Some(ms) = last.tests.get(&inst.name) {
+/// What a test is expected to take, its cleanup included: the last run's duration (and the
+/// plan's cleanup), or the plan's waits ([`crate::plan::estimate`]).
+pub fn estimate(ctx: &RunCtx, inst: &Instance, last: &Durations, timing: &Timing) -> Duration {
+    let plan = crate::plan::estimate(inst, &ctx.target, timing);
+    let secs = match last.tests.get(&inst.name) {
         // A hand-edited file cannot make the sum of the estimates overflow.
-        return Duration::from_millis((*ms).min(1_000_000_000));
-    }
-    let sc = inst.scenario();
-    let ops =
-        waits(ctx, inst, &sc.setup) + waits(ctx, inst, &sc.steps) + waits(ctx, inst, &sc.teardown);
-    Duration::from_secs_f64((ops * 11.0 * ctx.time_scale).clamp(0.0, 1e6))
+        Some(ms) => (*ms).min(1_000_000_000) as f64 / 1000.0,
+        None => plan.wait_seconds,
+    };
+    Duration::from_secs_f64((secs + plan.cleanup_seconds).clamp(0.0, 1e6))
 }
 
 /// How a run of the harness went.
@@ -225,6 +173,8 @@ pub struct Limits {
     /// `--fail-fast`: after the first test that fails (or errors), start no other; those
     /// running end as usual.
     pub fail_fast: bool,
+    /// What the run assumes of the RP's timing, for the estimates (ETA, longest first).
+    pub timing: Timing,
 }
 
 /// The reason of a test `--fail-fast` did not start.
@@ -280,7 +230,32 @@ fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
     r
 }
 
-/// Run the selected tests; every result goes to `sink` as it comes.
+/// What a test's task tells the harness.
+enum Msg {
+    /// A test is over (its verdict); `true` when its cleanup is too (or it had none to do).
+    Ended(ScenarioResult, bool),
+    /// A test's cleanup is over, after this many milliseconds.
+    Cleaned(String, u64),
+}
+
+impl Msg {
+    /// A test that did not run: nothing to clean up.
+    fn over(r: ScenarioResult) -> Msg {
+        Msg::Ended(r, true)
+    }
+}
+
+/// A result for a test that never started (interrupted or stopped before it).
+fn is_not_started(r: &ScenarioResult) -> bool {
+    match &r.status {
+        Status::Interrupted(why) => why.starts_with("not started"),
+        Status::Skipped(why) => why.starts_with("not run: --fail-fast"),
+        _ => false,
+    }
+}
+
+/// Run the selected tests; every result goes to `sink` once its cleanup is over (its verdict
+/// to the console at once).
 pub async fn run(
     ctx: Arc<RunCtx>,
     instances: Vec<Instance>,
@@ -306,7 +281,6 @@ pub async fn run(
     let slots = limits.in_flight.max(1);
     console.title(ignored.len() + runnable.len(), slots);
     let mut push = |r: &ScenarioResult, outcome: &mut Outcome| {
-        outcome.counts.add(r);
         if let Err(e) = sink.push(r)
             && outcome.write_error.is_none()
         {
@@ -316,13 +290,14 @@ pub async fn run(
     for inst in &ignored {
         let r = render::skipped_result(inst, ignored_reason(inst).unwrap_or_default());
         console.finished(&r);
+        outcome.counts.add(&r);
         push(&r, &mut outcome);
     }
     console.skipped_summary();
     // Longest first (stable: declaration order among equals).
     let mut order: Vec<(Duration, Instance)> = runnable
         .into_iter()
-        .map(|i| (estimate(&ctx, &i, last), i))
+        .map(|i| (estimate(&ctx, &i, last, &limits.timing), i))
         .collect();
     order.sort_by_key(|o| std::cmp::Reverse(o.0));
     console.queued(order.iter().map(|(d, _)| *d).sum());
@@ -332,7 +307,7 @@ pub async fn run(
         .iter()
         .map(|(_, i)| (i.name.clone(), i.clone()))
         .collect();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(ScenarioResult, bool)>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     // `--fail-fast`: the first test that failed; once set, nothing more starts.
     let stop: Arc<std::sync::OnceLock<String>> = Arc::default();
     let sem = Arc::new(tokio::sync::Semaphore::new(slots));
@@ -372,24 +347,24 @@ pub async fn run(
                 let permit = tokio::select! {
                     p = sem.clone().acquire_owned() => p,
                     _ = ctx.cancel.cancelled() => {
-                        let _ = tx.send((interrupted_result(&inst, "not started: the run was interrupted"), false));
+                        let _ = tx.send(Msg::over(interrupted_result(&inst, "not started: the run was interrupted")));
                         break;
                     }
                 };
                 let Ok(permit) = permit else { break };
                 if let Some(failed) = stop.get() {
                     let why = not_run_reason(failed);
-                    let _ = tx.send((render::skipped_result(&inst, why.clone()), false));
+                    let _ = tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
                     for (_, inst) in queue.by_ref() {
-                        let _ = tx.send((render::skipped_result(&inst, why.clone()), false));
+                        let _ = tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
                     }
                     break;
                 }
                 if ctx.cancel.is_cancelled() {
-                    let _ = tx.send((
-                        interrupted_result(&inst, "not started: the run was interrupted"),
-                        false,
-                    ));
+                    let _ = tx.send(Msg::over(interrupted_result(
+                        &inst,
+                        "not started: the run was interrupted",
+                    )));
                     break;
                 }
                 left = left.saturating_sub(est);
@@ -401,27 +376,34 @@ pub async fn run(
                     let mut res = run_one(ctx.clone(), inst.clone()).await;
                     // Its resources go as it ends (the slot is held until they are gone, so
                     // cleanup counts against the tests in flight). A verdict is reported at
-                    // once; an interrupted test says what its cleanup did.
+                    // once, its cleanup time when it is over; an interrupted test says what its
+                    // cleanup did.
+                    let cleaning = std::time::Instant::now();
                     if let Status::Interrupted(why) = &mut res.status {
                         let done = super::cleanup::after_test(&ctx, &inst.name).await;
                         why.push_str(&format!("; {}", done.describe()));
-                        let _ = tx.send((res, true));
+                        res.cleanup_ms = Some(cleaning.elapsed().as_millis() as u64);
+                        let _ = tx.send(Msg::Ended(res, true));
                     } else {
-                        let _ = tx.send((res, true));
+                        let name = res.name.clone();
+                        let _ = tx.send(Msg::Ended(res, false));
                         super::cleanup::after_test(&ctx, &inst.name).await;
+                        let _ = tx.send(Msg::Cleaned(name, cleaning.elapsed().as_millis() as u64));
                     }
                     drop(permit);
                 });
             }
             for (_, inst) in queue {
-                let _ = tx.send((
-                    interrupted_result(&inst, "not started: the run was interrupted"),
-                    false,
-                ));
+                let _ = tx.send(Msg::over(interrupted_result(
+                    &inst,
+                    "not started: the run was interrupted",
+                )));
             }
         })
     };
     drop(tx);
+    // Results whose test ended and whose cleanup has not: written once it is over.
+    let mut cleaning: HashMap<String, ScenarioResult> = HashMap::new();
     let mut failures: Vec<(String, String)> = Vec::new();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -434,8 +416,19 @@ pub async fn run(
     loop {
         tokio::select! {
             got = rx.recv() => {
-                let Some((res, ran)) = got else { break };
-                pending.remove(&res.name);
+                let Some(msg) = got else { break };
+                let (res, cleaned) = match msg {
+                    Msg::Ended(res, cleaned) => (res, cleaned),
+                    // A test's cleanup is over: its result, with the time it took, is written.
+                    Msg::Cleaned(name, ms) => {
+                        if let Some(mut r) = cleaning.remove(&name) {
+                            r.cleanup_ms = Some(ms);
+                            push(&r, &mut outcome);
+                        }
+                        continue;
+                    }
+                };
+                let ran = pending.remove(&res.name).is_some() && !is_not_started(&res);
                 if ran {
                     outcome.durations.push((res.name.clone(), res.duration_ms));
                 }
@@ -453,7 +446,12 @@ pub async fn run(
                     outcome.not_run += 1;
                 }
                 console.finished(&res);
-                push(&res, &mut outcome);
+                outcome.counts.add(&res);
+                if cleaned {
+                    push(&res, &mut outcome);
+                } else {
+                    cleaning.insert(res.name.clone(), res);
+                }
             }
             _ = tick.tick() => {
                 // Interrupted, every test over: what is left is their cleanup; say so.
@@ -461,6 +459,7 @@ pub async fn run(
                 if ctx.cancel.is_cancelled() && pending.is_empty() && deleting > 0 {
                     console.status(&super::cleanup::deleting_line(deleting));
                 } else {
+                    console.deleting(deleting);
                     console.tick();
                 }
             }
@@ -470,12 +469,19 @@ pub async fn run(
                 for inst in rest {
                     let r = interrupted_result(&inst, "still running when the run was forced to stop");
                     console.finished(&r);
+                    outcome.counts.add(&r);
                     push(&r, &mut outcome);
                 }
                 feeder.abort();
                 break;
             }
         }
+    }
+    // Forced to stop while some were still cleaning up: their results, without a cleanup time.
+    let mut left: Vec<ScenarioResult> = cleaning.into_values().collect();
+    left.sort_by(|a, b| a.name.cmp(&b.name));
+    for r in &left {
+        push(r, &mut outcome);
     }
     let _ = feeder.await;
     lag_watch.abort();
