@@ -233,7 +233,7 @@ fn interrupted_result(inst: &Instance, why: &str) -> ScenarioResult {
 /// What a test's task tells the harness.
 enum Msg {
     /// A test is over (its verdict); `true` when its cleanup is too (or it had none to do).
-    Ended(ScenarioResult, bool),
+    Ended(Box<ScenarioResult>, bool),
     /// A test's cleanup is over, after this many milliseconds.
     Cleaned(String, u64),
 }
@@ -241,7 +241,7 @@ enum Msg {
 impl Msg {
     /// A test that did not run: nothing to clean up.
     fn over(r: ScenarioResult) -> Msg {
-        Msg::Ended(r, true)
+        Msg::Ended(Box::new(r), true)
     }
 }
 
@@ -383,10 +383,10 @@ pub async fn run(
                         let done = super::cleanup::after_test(&ctx, &inst.name).await;
                         why.push_str(&format!("; {}", done.describe()));
                         res.cleanup_ms = Some(cleaning.elapsed().as_millis() as u64);
-                        let _ = tx.send(Msg::Ended(res, true));
+                        let _ = tx.send(Msg::Ended(Box::new(res), true));
                     } else {
                         let name = res.name.clone();
-                        let _ = tx.send(Msg::Ended(res, false));
+                        let _ = tx.send(Msg::Ended(Box::new(res), false));
                         super::cleanup::after_test(&ctx, &inst.name).await;
                         let _ = tx.send(Msg::Cleaned(name, cleaning.elapsed().as_millis() as u64));
                     }
@@ -418,7 +418,7 @@ pub async fn run(
             got = rx.recv() => {
                 let Some(msg) = got else { break };
                 let (res, cleaned) = match msg {
-                    Msg::Ended(res, cleaned) => (res, cleaned),
+                    Msg::Ended(res, cleaned) => (*res, cleaned),
                     // A test's cleanup is over: its result, with the time it took, is written.
                     Msg::Cleaned(name, ms) => {
                         if let Some(mut r) = cleaning.remove(&name) {
