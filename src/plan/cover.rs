@@ -3,9 +3,11 @@
 //! written to judge ([`aims`]): the rules its expectations and actions aim at, and the
 //! engine's rules on operations its type may run long. A rule some test states is covered
 //! only by a test that states it (a stated expectation will judge; the engine's reach only
-//! may); a rule whose verdict depends on the type's declared shape (its LRO patterns) is
-//! covered once per such shape. Greedy weighted set cover: each round keeps the test with the
-//! most uncovered pairs per PUT.
+//! may); a rule is covered once per part of a type it reads ([`shape`]: the LRO patterns for
+//! an operation's rules, the scope for ids, the namespace for api-versions...) and, where each
+//! scenario stating it exercises a case of its own, per scenario. Greedy weighted set cover:
+//! each round keeps the test with the most uncovered pairs per PUT; then picks that later ones
+//! made redundant are dropped, costliest first.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,8 +17,7 @@ use super::{known_before, skipped_before};
 use crate::scenario::{Instance, aims, stated_rules};
 use crate::target::Target;
 
-/// One (rule, shape) pair to cover: the shape is the type's declared LRO patterns for a
-/// rule judged on a write's operation, else empty.
+/// One (rule, shape) pair to cover: the shape is what [`shape`] says the rule reads.
 type Pair = (&'static str, String);
 
 /// The part of a type's declaration a rule's verdict depends on.
@@ -44,7 +45,7 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
             "LOC" | "AAO" | "OPRES" | "PUT" | "PATCH" | "DEL" | "PSTATE" | "RETRY" | "ACT",
             Some(t),
         ) => lro(t),
-        // Ids, nesting and the operations API read where the type lives: its scope and depth.
+        // Ids and the operations API read where the type lives: its scope, nested or not.
         ("RES" | "OPS", Some(t)) => format!("{:?} nested={}", t.scope, t.parent.is_some()),
         // Nesting rules are about nested types only; each scenario exercises a case of its own
         // (a list per parent, a parent's delete).
@@ -59,7 +60,7 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
         ("SKU", Some(t)) => format!("skus={} empty={}", t.skus, t.skus_empty),
         // Headers, errors and throttling are the RP front end's, whatever the type.
         ("HDR" | "ERR", _) => String::new(),
-        // The rest (propagation, actions, sweeps) read the type itself.
+        // The rest (sweeps, and any family not named above) read the type itself.
         _ => inst.type_name.clone().unwrap_or_default(),
     }
 }
