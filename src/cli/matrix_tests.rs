@@ -73,25 +73,45 @@ fn a_variant_row_allows_only_documented_should_failures() {
 
 #[test]
 fn only_faults_on_undeclared_shapes_are_unobservable() {
+    use crate::target::Scope;
     let yaml = crate::target::embedded_target_yaml("http://127.0.0.1:1");
     let t = crate::target::parse_target(Path::new("e.yaml"), &yaml, "embedded").unwrap();
-    for f in Fault::all() {
-        let shape_fault = matches!(
-            f,
-            Fault::SubscriptionLevelWrongId
-                | Fault::ExtensionWrongType
-                | Fault::LocationTypeNoRequestId
-                | Fault::NamespaceApiVersionMixup
-        );
-        if let Some(why) = unobservable(f, &t) {
-            assert!(shape_fault && why.contains("declares no"), "{f}: {why}");
-        }
+    // The embedded target declares every kind of type a knob acts on.
+    let missed: Vec<String> = Fault::all()
+        .into_iter()
+        .filter_map(|f| unobservable(f, &t).map(|why| format!("{f}: {why}")))
+        .collect();
+    assert!(missed.is_empty(), "{missed:?}");
+    // Each shape knob becomes unobservable once its kind of type is gone, and says why.
+    let without = |keep: &dyn Fn(&crate::target::ResourceType) -> bool| {
+        let mut x = t.clone();
+        x.types.retain(|ty| keep(ty));
+        x
+    };
+    let cases: [(Fault, crate::target::Target); 4] = [
+        (
+            Fault::SubscriptionLevelWrongId,
+            without(&|ty| ty.scope != Scope::Subscription),
+        ),
+        (
+            Fault::ExtensionWrongType,
+            without(&|ty| !matches!(ty.scope, Scope::Extension(_))),
+        ),
+        (
+            Fault::LocationTypeNoRequestId,
+            without(&|ty| ty.scope != Scope::Location),
+        ),
+        (
+            Fault::NamespaceApiVersionMixup,
+            without(&|ty| ty.namespace == t.namespace),
+        ),
+    ];
+    for (f, target) in &cases {
+        let why = unobservable(*f, target).unwrap_or_else(|| panic!("{f} still observable"));
+        assert!(why.contains("declares no"), "{f}: {why}");
+        // Other knobs stay observable on that target.
+        assert!(unobservable(Fault::FlatError, target).is_none());
     }
-    // A target without any type observes none of the shape faults.
-    let mut bare = t.clone();
-    bare.types.clear();
-    assert!(unobservable(Fault::ExtensionWrongType, &bare).is_some());
-    assert!(unobservable(Fault::FlatError, &bare).is_none());
 }
 
 #[test]
