@@ -9,9 +9,10 @@
 //!   header value, a header *name*, a URL) and in every form a target can reflect it back:
 //!   raw, with its letters' case changed, percent-encoded (any subset of characters, upper or
 //!   lower hex), JSON-escaped (`\uXXXX` for any subset of characters, `\/`), HTML/XML
-//!   character references, hexadecimal, and base64 (standard and URL-safe, padded or not, on
+//!   character references, hexadecimal, base64 (standard and URL-safe, padded or not, on
 //!   its own or inside a longer encoded text such as `base64("Bearer " + token)` or a Basic
-//!   credential);
+//!   credential; wrapped in lines as `base64`, MIME and PEM write it; encoded twice) and
+//!   base32;
 //! - by shape: JWT-like strings, and the userinfo (`user:password@`) of any URL.
 //!
 //! # How it is found
@@ -61,6 +62,10 @@ const MIN_BASE64_CORE: usize = 16;
 
 /// Rounds of decoding for nested encodings (a JSON-escaped, percent-encoded value).
 const DECODE_ROUNDS: usize = 8;
+
+/// The shortest line of wrapped base64 whose line break a reader removes (the wrappers write
+/// 64 or 76 characters a line; anything from 40 is taken as wrapped).
+const WRAP_MIN: usize = 40;
 /// Text decoded into a view at once (see [`Redactor::find`]).
 const VIEW_WINDOW: usize = 256 * 1024;
 /// How far before its window a view starts decoding, to be in step with the text.
@@ -147,22 +152,31 @@ fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
         let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
         out.push((hex.into_bytes(), loose));
     }
-    // Base64 inside a longer encoded text: the value starts at byte offset 0, 1 or 2 of a
-    // 3-byte group; the groups made only of the value's bytes encode the same whatever
-    // surrounds them.
+    // Base64 inside a longer encoded text ([`base64_cores`]).
     let exact = Check {
         base64: true,
         whole: false,
     };
-    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
-        for shift in 0..3 {
+    for core in base64_cores(b) {
+        out.push((core, exact));
+    }
+    if long {
+        // Encoded twice: the base64 of the value's base64 (`base64(base64(token))`).
+        for once in [STANDARD.encode(b), URL_SAFE_NO_PAD.encode(b)] {
+            for core in base64_cores(once.as_bytes()) {
+                out.push((core, exact));
+            }
+        }
+        // Base32 (RFC 4648; its letters have one case, so the case-insensitive search is
+        // exact): the value at each of the five byte offsets of a 5-byte group.
+        for shift in 0..5 {
             let mut input = vec![0u8; shift];
             input.extend_from_slice(b);
-            let enc = engine.encode(&input);
+            let enc = data_encoding::BASE32_NOPAD.encode(&input);
             let first = if shift == 0 { 0 } else { 1 };
-            let end = input.len() / 3;
-            if end > first && 4 * (end - first) >= MIN_BASE64_CORE {
-                out.push((enc.as_bytes()[4 * first..4 * end].to_vec(), exact));
+            let end = input.len() / 5;
+            if end > first && 8 * (end - first) >= MIN_BASE64_CORE {
+                out.push((enc.as_bytes()[8 * first..8 * end].to_vec(), loose));
             }
         }
     }
@@ -174,6 +188,26 @@ fn variants(v: &str) -> Vec<(Vec<u8>, Check)> {
     };
     for engine in [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD] {
         out.push((engine.encode(b).into_bytes(), whole_exact));
+    }
+    out
+}
+
+/// The parts of `b`'s base64 (standard and URL-safe) that stay the same wherever `b` stands in
+/// a longer encoded text: `b` starts at byte offset 0, 1 or 2 of a 3-byte group, and the groups
+/// made only of its bytes encode the same whatever surrounds them.
+fn base64_cores(b: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+        for shift in 0..3 {
+            let mut input = vec![0u8; shift];
+            input.extend_from_slice(b);
+            let enc = engine.encode(&input);
+            let first = if shift == 0 { 0 } else { 1 };
+            let end = input.len() / 3;
+            if end > first && 4 * (end - first) >= MIN_BASE64_CORE {
+                out.push(enc.as_bytes()[4 * first..4 * end].to_vec());
+            }
+        }
     }
     out
 }
@@ -606,12 +640,43 @@ fn escape_at(h: &[u8], i: usize) -> Option<(Vec<u8>, usize)> {
         // `\u0000` escapes, is the secret with a NUL between its letters; an XML writer drops
         // them): it decodes to nothing.
         0 => Some((Vec::new(), 1)),
+        // A line break inside a run of base64 (what `base64`, MIME and PEM write every 64 or
+        // 76 characters) is not part of the encoded text: a reader joins the lines.
+        b'\r' | b'\n' if wrapped_at(h, i) => {
+            let len = if h[i] == b'\r' && h.get(i + 1) == Some(&b'\n') {
+                2
+            } else {
+                1
+            };
+            Some((Vec::new(), len))
+        }
         _ => None,
     }
 }
 
+fn is_base64_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Is the line break at `i` one inside wrapped base64: a line of at least [`WRAP_MIN`] base64
+/// characters before it, and a line that goes on in base64 after it (not a `-----END` line:
+/// a URL-safe `-` or `_` starts a base64 line only before a letter or digit)?
+fn wrapped_at(h: &[u8], i: usize) -> bool {
+    let after = if h[i] == b'\r' && h.get(i + 1) == Some(&b'\n') {
+        i + 2
+    } else {
+        i + 1
+    };
+    let goes_on = match h.get(after) {
+        Some(b'-' | b'_') => h.get(after + 1).is_some_and(|c| c.is_ascii_alphanumeric()),
+        Some(c) => is_base64_char(*c),
+        None => false,
+    };
+    goes_on && i >= WRAP_MIN && h[i - WRAP_MIN..i].iter().all(|c| is_base64_char(*c))
+}
+
 fn is_escape_start(b: &u8) -> bool {
-    matches!(b, b'%' | b'\\' | b'&' | 0)
+    matches!(b, b'%' | b'\\' | b'&' | 0 | b'\r' | b'\n')
 }
 
 /// One round of decoding; `None` when nothing in `h` decodes. Runs of plain bytes are copied

@@ -182,3 +182,67 @@ fn utf16_and_deeply_nested_echoes_are_masked() {
     let out = r.text(&format!("v={deep}&n=1"));
     assert_eq!(out, format!("v={MASK}&n=1"));
 }
+
+/// A long opaque token, like a real ARM bearer token (1–2 KB), so its base64 is wrapped.
+fn long_token() -> String {
+    (0..40)
+        .map(|i| format!("seg{i:02}-Zq9xK"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// `text` broken into lines of `width` characters with `eol`.
+fn wrap(text: &str, width: usize, eol: &str) -> String {
+    text.as_bytes()
+        .chunks(width)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect::<Vec<_>>()
+        .join(eol)
+}
+
+#[test]
+fn base64_wrapped_at_76_or_64_columns_is_masked() {
+    let r = Redactor::new(&[]);
+    let token = long_token();
+    r.register(&token);
+    let b64 = STANDARD.encode(format!("Bearer {token}"));
+    for (width, eol) in [(76, "\n"), (76, "\r\n"), (64, "\n")] {
+        let body = format!(
+            "-----BEGIN X-----\n{}\n-----END X-----\n",
+            wrap(&b64, width, eol)
+        );
+        let out = r.text(&body);
+        assert!(
+            !out.contains(&b64[100..140]) && out.contains(MASK),
+            "{width} {eol:?}: {out}"
+        );
+        assert!(out.starts_with("-----BEGIN X-----\n") && out.ends_with("-----END X-----\n"));
+    }
+    // In a JSON string, the line breaks are `\n` escapes.
+    let json = format!("{{\"cert\":\"{}\"}}", wrap(&b64, 76, "\\n"));
+    assert!(r.text(&json).contains(MASK), "{}", r.text(&json));
+    // Ordinary lines are left alone.
+    let prose = "line one of a plain multi-line body\nline two, nothing secret here\n";
+    assert_eq!(r.text(prose), prose);
+}
+
+#[test]
+fn base64_of_base64_and_base32_are_masked() {
+    let r = Redactor::new(&[]);
+    let token = "opaque-secret-value-0123456789";
+    r.register(token);
+    let twice = STANDARD.encode(STANDARD.encode(token));
+    assert_eq!(r.text(&format!("x={twice}")), format!("x={MASK}"));
+    let inner = STANDARD.encode(format!("Bearer {}", STANDARD.encode(token)));
+    assert!(r.text(&inner).contains(MASK), "{}", r.text(&inner));
+    let b32 = data_encoding::BASE32.encode(token.as_bytes());
+    let out = r.text(&format!("k={b32};"));
+    assert!(!out.contains(&b32[8..40]), "{out}");
+    let lower = data_encoding::BASE32_NOPAD
+        .encode(format!("key: {token}").as_bytes())
+        .to_ascii_lowercase();
+    assert!(r.text(&lower).contains(MASK), "{}", r.text(&lower));
+    // A base32 word of the same length that is not the token stays.
+    let other = data_encoding::BASE32.encode(b"an-ordinary-value-0123456789!!");
+    assert_eq!(r.text(&other), other);
+}
