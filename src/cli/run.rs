@@ -16,7 +16,7 @@ use crate::report::{self, Transcripts};
 use crate::runner::console::{Console, ConsoleOptions};
 use crate::runner::partition::Partition;
 use crate::runner::session::{self, Ended, TargetSpec};
-use crate::scenario::Selection;
+use crate::scenario::{Selection, Suite};
 
 /// Everything `run` needs once arguments are validated.
 pub(super) struct RunPlan {
@@ -82,18 +82,20 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
     })
 }
 
+/// The suites and the run's settings, once the arguments are valid (`run` and `plan`).
+fn loaded(a: &RunArgs, plan: RunPlan) -> Result<(Vec<Arc<Suite>>, session::Settings), u8> {
+    let suites = load(&plan.paths, &a.schemas)?;
+    Ok((suites, settings_of(a, plan)?))
+}
+
 /// `rpconform plan`: the selection `run` would make with these options, costed.
 pub(super) fn plan_command(a: RunArgs) -> u8 {
     let plan = match plan(&a) {
         Ok(p) => p,
         Err(c) => return c,
     };
-    let suites = match load(&plan.paths, &a.schemas) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let settings = match settings_of(&a, plan) {
-        Ok(s) => s,
+    let (suites, settings) = match loaded(&a, plan) {
+        Ok(x) => x,
         Err(c) => return c,
     };
     let rt = runtime();
@@ -157,12 +159,8 @@ pub(super) fn run(a: RunArgs) -> u8 {
         plan.selection
             .only(failed, format!("--rerun-failed={}", dir.display()));
     }
-    let suites = match load(&plan.paths, &a.schemas) {
-        Ok(s) => s,
-        Err(c) => return c,
-    };
-    let settings = match settings_of(&a, plan) {
-        Ok(s) => s,
+    let (suites, settings) = match loaded(&a, plan) {
+        Ok(x) => x,
         Err(c) => return c,
     };
     let rt = runtime();

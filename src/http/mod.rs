@@ -10,6 +10,7 @@ mod client;
 mod exchange;
 mod pace;
 mod redact;
+mod redact_view;
 
 pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,

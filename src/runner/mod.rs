@@ -12,6 +12,7 @@
 //! `fixed` keeps fixed-name resources locked and restored; `journal` records what the run
 //! creates as it goes; `probe` sends one request and follows what it starts.
 
+mod chosen;
 pub mod cleanup;
 pub mod console;
 mod context;

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::plan::Coverage;
+use super::chosen::{Chosen, planned, selected};
 use std::time::{Duration, Instant};
 
 use crate::http::{HttpOptions, Redactor};
@@ -29,7 +29,7 @@ use crate::runner::console::Console;
 use crate::runner::harness::{self, Durations};
 use crate::runner::journal::{self, Journal};
 use crate::runner::{self, RunCtx, partition::Partition};
-use crate::scenario::{Instance, Selection, Suite, expand, select};
+use crate::scenario::{Instance, Selection, Suite};
 use crate::target::{Connection, Target, embedded_target_yaml_for, load_target, parse_target};
 
 /// Where the target comes from.
@@ -73,25 +73,6 @@ pub struct Settings {
     pub verbose: bool,
     /// Fault knobs of the embedded RP, by name, for the reports.
     pub faults: Vec<String>,
-}
-
-impl Settings {
-    /// What the plan assumes of the RP's timing: the embedded RP's own knobs, else a real
-    /// RP's (types may declare their own operation time).
-    pub fn timing(&self) -> crate::plan::Timing {
-        match &self.target {
-            TargetSpec::Embedded { settings, .. } => crate::plan::Timing {
-                operation_seconds: settings.op_duration.as_secs_f64(),
-                retry_after_seconds: settings.retry_after_secs as f64,
-                min_reads: settings.complete_after_reads,
-                time_scale: self.time_scale,
-            },
-            TargetSpec::File(_) => crate::plan::Timing {
-                time_scale: self.time_scale,
-                ..crate::plan::Timing::ARM
-            },
-        }
-    }
 }
 
 /// How a run ended.
@@ -173,40 +154,6 @@ fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Start
 /// local server): cleanup is then bound by the RP's operation time, not by the tester.
 const LOCAL_DELETE_SLOTS: usize = 256;
 
-/// The tests a run selects from the suites, for `--list`, `plan` and the run.
-pub struct Chosen {
-    pub tests: Vec<Instance>,
-    /// How many tests the selection left out.
-    pub out: usize,
-    /// What `--coverage min` kept and which tests stood in for which.
-    pub coverage: Option<Coverage>,
-}
-
-/// The tests a run selects from the suites: by name and rule, then (`--coverage min`) the
-/// fewest that judge what those judge, then one partition of them.
-pub fn selected(suites: &[Arc<Suite>], target: &Target, s: &Settings) -> Result<Chosen, String> {
-    let all = expand(suites, target);
-    let total = all.len();
-    let mut chosen = select(all, &s.selection, target)?;
-    let mut coverage = None;
-    if s.selection.minimal {
-        let t = s.timing();
-        let (kept, c) = crate::plan::minimal(chosen, target, &s.selection.rules, |i| {
-            let c = crate::plan::estimate(i, target, &t);
-            (!c.not_applicable).then_some(c.puts)
-        });
-        chosen = kept;
-        coverage = Some(c);
-    }
-    let kept = harness::partitioned(chosen, s.partition);
-    let out = total - kept.len();
-    Ok(Chosen {
-        tests: kept,
-        out,
-        coverage,
-    })
-}
-
 /// What a run with these settings would send, before anything is sent (`rpconform plan`).
 pub fn plan(
     rt: &tokio::runtime::Runtime,
@@ -222,17 +169,6 @@ pub fn plan(
         rt.block_on(server.shutdown());
     }
     r
-}
-
-fn planned(target: &Target, s: &Settings, tests: &[Instance]) -> crate::plan::Plan {
-    crate::plan::plan(
-        tests,
-        target,
-        &s.timing(),
-        &target.limits(s.max_rps),
-        s.test_threads,
-        s.libtest.include_ignored || s.libtest.ignored,
-    )
 }
 
 /// Load the target and list the tests the run would select (`run --list`).

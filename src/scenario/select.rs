@@ -149,50 +149,24 @@ impl Selection {
 /// The rules a test states: its expectations' rules (its table row's own rule where the
 /// expectation names `rule: ${row.x}`) and its actions' own rules.
 pub fn stated_rules(inst: &Instance) -> Vec<&'static str> {
-    fn walk(inst: &Instance, s: &Step, out: &mut BTreeSet<&'static str>) {
-        for e in &s.expect {
-            match (&e.row_rule, &inst.row) {
-                (Some(field), Some(row)) => out.extend(
-                    row.values
-                        .get(field)
-                        .and_then(Value::as_str)
-                        .and_then(rules::lookup)
-                        .map(|r| r.id),
-                ),
-                _ => out.extend(e.rules.iter().copied()),
-            }
-        }
-        out.extend(s.implied_rules());
-        if let Action::During(d) = &s.action {
-            for inner in &d.steps {
-                walk(inst, inner, out);
-            }
-        }
-    }
-    let sc = inst.scenario();
-    let mut out = BTreeSet::new();
-    for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
-        walk(inst, s, &mut out);
-    }
-    out.into_iter().collect()
+    step_rules(inst, &|_| false, Step::implied_rules)
+        .into_iter()
+        .collect()
 }
 
-/// The rules a test is written to judge, for `--coverage min` (which must keep a test that
-/// will judge each rule, not one that only may): the rules its expectations state, what its
-/// actions aim at ([`Step::aimed_rules`]), and the engine's rules its steps show on a type
-/// whose declared operations can show them (a write's LRO rules only where the type's
-/// operation for that method may run asynchronously).
-/// `skipped` says which steps are known before the run not to run (their condition reads only
-/// the type, the row, the target): what they state is not aimed at.
-pub fn aims(
+/// The rules a test's steps state, the steps `skipped` says are out left out: their
+/// expectations' rules (a table row's own rule for `rule: ${row.x}`) and, per step, `own`
+/// (what its action checks by itself).
+fn step_rules(
     inst: &Instance,
-    target: &Target,
     skipped: &dyn Fn(&Step) -> bool,
-) -> Vec<&'static str> {
+    own: fn(&Step) -> Vec<&'static str>,
+) -> BTreeSet<&'static str> {
     fn walk(
         inst: &Instance,
         s: &Step,
         skipped: &dyn Fn(&Step) -> bool,
+        own: fn(&Step) -> Vec<&'static str>,
         out: &mut BTreeSet<&'static str>,
     ) {
         if skipped(s) {
@@ -210,21 +184,37 @@ pub fn aims(
                 _ => out.extend(e.rules.iter().copied()),
             }
         }
-        out.extend(s.aimed_rules());
+        out.extend(own(s));
         if let Action::During(d) = &s.action {
             for inner in &d.steps {
-                walk(inst, inner, skipped, out);
+                walk(inst, inner, skipped, own, out);
             }
         }
-    }
-    if inst.not_applicable.is_some() {
-        return Vec::new();
     }
     let sc = inst.scenario();
     let mut out = BTreeSet::new();
     for s in sc.setup.iter().chain(&sc.steps).chain(&sc.teardown) {
-        walk(inst, s, skipped, &mut out);
+        walk(inst, s, skipped, own, &mut out);
     }
+    out
+}
+
+/// The rules a test is written to judge, for `--coverage min` (which must keep a test that
+/// will judge each rule, not one that only may): the rules its expectations state, what its
+/// actions aim at ([`Step::aimed_rules`]), and the engine's rules its steps show on a type
+/// whose declared operations can show them (a write's LRO rules only where the type's
+/// operation for that method may run asynchronously).
+/// `skipped` says which steps are known before the run not to run (their condition reads only
+/// the type, the row, the target): what they state is not aimed at.
+pub fn aims(
+    inst: &Instance,
+    target: &Target,
+    skipped: &dyn Fn(&Step) -> bool,
+) -> Vec<&'static str> {
+    if inst.not_applicable.is_some() {
+        return Vec::new();
+    }
+    let mut out = step_rules(inst, skipped, Step::aimed_rules);
     let declared = |id: &str| rules::lookup(id).is_some_and(|r| target.declares(r.profile));
     out.retain(|id| declared(id));
     let ty = inst.type_name.as_deref().and_then(|n| target.type_named(n));
