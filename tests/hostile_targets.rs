@@ -741,3 +741,66 @@ fn undeletable_resource_cleanup_is_bounded() {
     );
     assert!(r.elapsed < Duration::from_secs(30), "{ctx}");
 }
+
+#[test]
+fn a_localhost_link_from_a_127_0_0_1_target_is_foreign() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = Server::start_on(
+        "127.0.0.1",
+        port,
+        Mode::ForeignLocation {
+            foreign: format!("http://localhost:{port}"),
+        },
+    );
+    let dir = Scratch::new("foreign-localhost");
+    let r = run(
+        &dir,
+        &target_with_credentials(&server.base_url()),
+        SUITE_PUT_POLL,
+        &[],
+    );
+    let ctx = r.context();
+    // The poll went to "localhost" (the same server): without credentials...
+    let via_localhost: Vec<_> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.header("host").is_some_and(|h| h.starts_with("localhost")))
+        .collect();
+    assert!(
+        !via_localhost.is_empty(),
+        "the Location was never read\n{ctx}"
+    );
+    for s in &via_localhost {
+        assert!(
+            s.header("authorization").is_none() && s.header("x-api-key").is_none(),
+            "credentials sent to localhost: {s:?}"
+        );
+    }
+    // ...and the report says so, as for any other origin.
+    let polls: Vec<Value> = r
+        .exchanges()
+        .into_iter()
+        .filter(|x| {
+            x["url"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("http://localhost:")
+        })
+        .cloned()
+        .collect();
+    assert!(!polls.is_empty(), "{ctx}");
+    assert!(
+        polls.iter().all(|x| x["foreign"] == true),
+        "not flagged: {polls:?}"
+    );
+    assert!(
+        r.failed_rules()
+            .iter()
+            .any(|(x, t)| x == "LOC-09" && t.contains("http://localhost:")),
+        "LOC-09 did not flag the other host\n{ctx}"
+    );
+}

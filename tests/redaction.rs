@@ -370,3 +370,85 @@ fn redacting_a_64_kib_body_is_cheap() {
     }
     eprintln!("redaction cost per call: {}", figures.join("; "));
 }
+
+/// A target that hands out links holding the token (as a SAS-signed URL holds its signature).
+fn links(req: &Req, base: &str) -> Vec<u8> {
+    if req.target.starts_with("/links") {
+        let link = format!("{base}/w{TOKEN}?sig={TOKEN}");
+        response(
+            200,
+            &[("x-link".into(), link.clone())],
+            &format!(r#"{{"next":"{link}&n=1"}}"#),
+        )
+    } else {
+        response(200, &[], "{}")
+    }
+}
+
+const CAPTURE_SUITE: &str = r#"suite: redaction
+scenarios:
+  - name: captured
+    for_each_type: [any]
+    steps:
+      - name: get
+        request: {method: GET, url: "${target.base_url}/links"}
+        capture: {link: {header: x-link}, next: {pointer: /next}}
+      - request: {method: GET, url: "${link}"}
+        expect: [{status: 418, rule: RES-01}]
+      - request: {method: GET, url: "${next}"}
+      - request: {method: GET, url: "${get.headers.x-link}&again=1"}
+"#;
+
+#[test]
+fn captured_values_are_sent_as_captured_and_reported_masked() {
+    let base = std::sync::Arc::new(std::sync::OnceLock::<String>::new());
+    let b = base.clone();
+    let server = LocalServer::start(move |r| links(r, b.get().map_or("", String::as_str)));
+    base.set(server.base_url()).unwrap();
+    let dir = Scratch::new("redaction-captured");
+    let target = dir.write(
+        "target.yaml",
+        &target_yaml(
+            &server.base_url(),
+            &format!("auth: {{bearer_env: {TOKEN_ENV}}}\n"),
+        ),
+    );
+    let reports = dir.join("reports");
+    let suite = dir.write("suite.yaml", CAPTURE_SUITE);
+    let args: Vec<String> = [
+        "run",
+        &suite.display().to_string(),
+        "--target",
+        &target.display().to_string(),
+        "--request-timeout",
+        "5",
+        "--report-dir",
+        &reports.display().to_string(),
+        "--schemas",
+        &common::schemas_dir().display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = run_bounded("redaction-captured", &args, &[(TOKEN_ENV, TOKEN)], &reports);
+    assert_ran(&r);
+    // On the wire: each captured link exactly as the target wrote it.
+    let sent: Vec<String> = server.seen().iter().map(|s| s.target.clone()).collect();
+    for want in [
+        format!("/w{TOKEN}?sig={TOKEN}"),
+        format!("/w{TOKEN}?sig={TOKEN}&n=1"),
+        format!("/w{TOKEN}?sig={TOKEN}&again=1"),
+    ] {
+        // (with the target's api-version appended, as on any URL of its origin)
+        assert!(
+            sent.iter()
+                .any(|s| s.starts_with(&format!("{want}&api-version="))),
+            "not sent as captured: {want}\nsent: {sent:?}\n{}",
+            r.context()
+        );
+    }
+    assert!(!sent.iter().any(|s| s.contains("REDACTED")), "{sent:?}");
+    // In every output: masked (the failing expectation renders the link too).
+    let places = outputs(&reports, &r.stdout, &r.stderr);
+    assert_absent(&places, "the token", TOKEN, true);
+}

@@ -455,9 +455,18 @@ impl Http {
         if let Some(why) = refused {
             return Err(why);
         }
-        let Some(url) = url else {
+        let Some(mut url) = url else {
             return Err(format!("invalid URL `{}`", self.redactor.text(&req.url)));
         };
+        // A URL's userinfo is a credential (the HTTP client sends it as Basic auth). Only the
+        // target's own base URL may give one, and only to its origin: userinfo in a URL the
+        // server handed out (a Location, a nextLink) is never sent, on any origin.
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        if own && (!self.origin.username().is_empty() || self.origin.password().is_some()) {
+            let _ = url.set_username(self.origin.username());
+            let _ = url.set_password(self.origin.password());
+        }
         let mut headers: Vec<(String, String)> = Vec::new();
         if own {
             // A header the request names itself wins over the target's pinned one.
@@ -532,15 +541,22 @@ impl Http {
             for (_, v) in &set_cookies {
                 self.redactor.register(v);
             }
-            let headers: Vec<(String, String)> = resp
+            let sent_headers: Vec<(String, String)> = resp
                 .headers()
                 .iter()
                 .map(|(k, v)| {
-                    // The name too: a target may echo a secret in a header name.
-                    let value = String::from_utf8_lossy(v.as_bytes());
-                    self.redactor.header_pair(k.as_str(), &value)
+                    (
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
                 })
                 .collect();
+            // The name too: a target may echo a secret in a header name.
+            let headers: Vec<(String, String)> = sent_headers
+                .iter()
+                .map(|(k, v)| self.redactor.header_pair(k, v))
+                .collect();
+            let sent_headers = (sent_headers != headers).then_some(sent_headers);
             if let Some(len) = resp.content_length()
                 && len as usize > self.options.body_cap
             {
@@ -559,9 +575,9 @@ impl Http {
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok((status, headers, body, set_cookies))
+            Ok((status, headers, sent_headers, body, set_cookies))
         };
-        let (status, headers, body, set_cookies) =
+        let (status, headers, sent_headers, body, set_cookies) =
             tokio::time::timeout(overall, fut).await.map_err(|_| {
                 format!(
                     "timed out: no complete response within {} s",
@@ -574,6 +590,7 @@ impl Http {
             &self.redactor.text(&String::from_utf8_lossy(&body)),
             REPORT_BODY_CHARS,
         );
+        let mut sent_json = None;
         let (json, json_error) = if body.iter().all(|b| b.is_ascii_whitespace()) {
             (None, None)
         } else if json_values_over(&body, MAX_JSON_VALUES) {
@@ -585,7 +602,14 @@ impl Http {
             )
         } else {
             match serde_json::from_slice::<serde_json::Value>(&body) {
-                Ok(v) => (Some(scrub_json(v, &self.redactor)), None),
+                Ok(v) => {
+                    let mut changed = false;
+                    let scrubbed = scrub_json(&v, &self.redactor, &mut changed);
+                    if changed {
+                        sent_json = Some(v);
+                    }
+                    (Some(scrubbed), None)
+                }
                 Err(e) => (None, Some(format!("body is not valid JSON: {e}"))),
             }
         };
@@ -597,6 +621,12 @@ impl Http {
             json,
             json_error,
             set_cookies,
+            sent: (sent_headers.is_some() || sent_json.is_some()).then(|| {
+                Arc::new(super::exchange::Sent {
+                    headers: sent_headers,
+                    json: sent_json,
+                })
+            }),
         });
         Ok(())
     }
@@ -654,18 +684,26 @@ fn describe(e: reqwest::Error) -> String {
     msg
 }
 
-/// Redact secrets inside parsed JSON strings too (rules read the parsed form).
-fn scrub_json(v: serde_json::Value, r: &Redactor) -> serde_json::Value {
+/// Redact secrets inside parsed JSON strings too (rules read the parsed form); `changed` says
+/// whether anything was masked (then the runner keeps what was sent, for the traffic).
+fn scrub_json(v: &serde_json::Value, r: &Redactor, changed: &mut bool) -> serde_json::Value {
     use serde_json::Value;
+    fn text(s: &str, r: &Redactor, changed: &mut bool) -> String {
+        let t = r.text(s);
+        if t != s {
+            *changed = true;
+        }
+        t
+    }
     match v {
-        Value::String(s) => Value::String(r.text(&s)),
-        Value::Array(a) => Value::Array(a.into_iter().map(|x| scrub_json(x, r)).collect()),
+        Value::String(s) => Value::String(text(s, r, changed)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| scrub_json(x, r, changed)).collect()),
         Value::Object(m) => Value::Object(
-            m.into_iter()
-                .map(|(k, x)| (r.text(&k), scrub_json(x, r)))
+            m.iter()
+                .map(|(k, x)| (text(k, r, changed), scrub_json(x, r, changed)))
                 .collect(),
         ),
-        other => other,
+        other => other.clone(),
     }
 }
 

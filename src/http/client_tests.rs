@@ -325,3 +325,99 @@ fn retries_send_again_only_what_got_no_answer_of_the_rps_and_keep_every_attempt(
         assert_eq!(ex.retried.len(), 2);
     });
 }
+
+/// Serve `raw` to every connection on `host`, keeping each request's head (lowercased).
+async fn recording(host: &str, raw: Vec<u8>) -> (String, Arc<Mutex<Vec<String>>>) {
+    let l = tokio::net::TcpListener::bind((host, 0)).await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let raw = raw.clone();
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16384];
+                let n = s.read(&mut buf).await.unwrap_or(0);
+                kept.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&buf[..n]).to_ascii_lowercase());
+                let _ = s.write_all(&raw).await;
+                let _ = s.shutdown().await;
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+#[test]
+fn userinfo_in_a_url_the_server_handed_out_is_never_sent() {
+    rt().block_on(async {
+        let (own, own_seen) = recording("127.0.0.1", response(b"{}")).await;
+        let (other, other_seen) = recording("127.0.0.2", response(b"{}")).await;
+        let h = http(&own, true);
+        for base in [&own, &other] {
+            let handed = base.replacen("http://", "http://mallory:pw123@", 1);
+            let ex = h.send(get(&format!("{handed}/x")), Role::Step).await;
+            assert_eq!(ex.response.map(|r| r.status), Some(200), "{:?}", ex.error);
+            assert!(!ex.url.contains("pw123"), "{}", ex.url);
+        }
+        let heads: Vec<String> = [own_seen, other_seen]
+            .iter()
+            .flat_map(|s| s.lock().unwrap().clone())
+            .collect();
+        assert_eq!(heads.len(), 2);
+        for head in heads {
+            assert!(!head.contains("authorization"), "sent credentials: {head}");
+        }
+    });
+}
+
+#[test]
+fn the_base_urls_own_userinfo_goes_to_its_origin_and_nowhere_else() {
+    rt().block_on(async {
+        let (own, own_seen) = recording("127.0.0.1", response(b"{}")).await;
+        let (other, other_seen) = recording("127.0.0.2", response(b"{}")).await;
+        let base = own.replacen("http://", "http://me:s3cret@", 1);
+        let h = http(&base, true);
+        // The base URL's credential, even on a URL written without it (a Location).
+        h.send(get(&format!("{own}/x")), Role::Step).await;
+        h.send(get(&format!("{other}/x")), Role::OperationStatus)
+            .await;
+        let own_heads = own_seen.lock().unwrap().clone();
+        assert!(
+            own_heads[0].contains("authorization: basic bwu6cznjcmv0"),
+            "{own_heads:?}"
+        );
+        assert!(!other_seen.lock().unwrap()[0].contains("authorization"));
+    });
+}
+
+#[test]
+fn what_redaction_masks_is_kept_as_sent_for_the_traffic_only() {
+    rt().block_on(async {
+        // A target that echoes the run's token into a link (a SAS-like query).
+        let sig = format!("sig={TOKEN}");
+        let link = format!("http://127.0.0.1:9/ops/1?sv=2024-01-01&{sig}");
+        let body = format!(r#"{{"nextLink":"{link}"}}"#);
+        let mut raw = format!(
+            "HTTP/1.1 200 OK\r\nLocation: {link}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        raw.extend_from_slice(body.as_bytes());
+        let base = one_answer(raw).await;
+        let ex = http(&base, true).send(get(&base), Role::Step).await;
+        let r = ex.response.as_ref().unwrap();
+        // Rules and reports read the redacted answer...
+        assert!(!r.header("location").unwrap().contains(TOKEN));
+        assert!(!r.pointer("/nextLink").unwrap().to_string().contains(TOKEN));
+        assert!(!serde_json::to_string(&ex).unwrap().contains(TOKEN));
+        // ...the runner sends back what the target wrote.
+        assert_eq!(r.sent_header("location"), Some(link.as_str()));
+        assert_eq!(
+            r.sent_pointer("/nextLink").and_then(|v| v.as_str()),
+            Some(link.as_str())
+        );
+    });
+}

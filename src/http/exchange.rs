@@ -61,6 +61,18 @@ pub struct Response {
     /// only: never serialized (the recorded header is redacted).
     #[serde(skip)]
     pub set_cookies: Vec<(String, String)>,
+    /// What the target sent where redaction changed it, for the traffic only: a value a
+    /// scenario captures, or a link the runner follows, is sent back as the target wrote it
+    /// (`?sig=...` and all). Never serialized; rules and reports read the redacted fields.
+    #[serde(skip)]
+    pub sent: Option<std::sync::Arc<Sent>>,
+}
+
+/// The parts of an answer redaction changed, as the target sent them.
+#[derive(Debug, Default)]
+pub struct Sent {
+    pub headers: Option<Vec<(String, String)>>,
+    pub json: Option<Value>,
 }
 
 impl Response {
@@ -82,6 +94,38 @@ impl Response {
 
     pub fn pointer(&self, ptr: &str) -> Option<&Value> {
         self.json.as_ref().and_then(|j| j.pointer(ptr))
+    }
+
+    /// A header as the target sent it (not redacted): for the traffic, never for a report.
+    pub fn sent_header(&self, name: &str) -> Option<&str> {
+        match self.sent.as_ref().and_then(|s| s.headers.as_ref()) {
+            Some(h) => h
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str()),
+            None => self.header(name),
+        }
+    }
+
+    /// Every header as the target sent it (not redacted): for the traffic only.
+    pub fn sent_headers(&self) -> &[(String, String)] {
+        self.sent
+            .as_ref()
+            .and_then(|s| s.headers.as_deref())
+            .unwrap_or(&self.headers)
+    }
+
+    /// The body as the target sent it (not redacted): for the traffic only.
+    pub fn sent_json(&self) -> Option<&Value> {
+        self.sent
+            .as_ref()
+            .and_then(|s| s.json.as_ref())
+            .or(self.json.as_ref())
+    }
+
+    /// A member of the body as the target sent it: for the traffic only.
+    pub fn sent_pointer(&self, ptr: &str) -> Option<&Value> {
+        self.sent_json().and_then(|j| j.pointer(ptr))
     }
 }
 

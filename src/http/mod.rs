@@ -21,6 +21,20 @@ pub use exchange::{Exchange, Response, Retried, Role, Surface, Throttled, cut};
 pub use pace::Limits;
 pub use redact::{MASK, Redactor};
 
+/// A URL without its `user:password@` part (unchanged when it has none, or is not a URL).
+/// What is stored to be sent again (the journal) is stored so; the credential stays in the
+/// target file, and goes only where the target's own base URL says.
+pub fn without_userinfo(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,
 /// wherever a URL is shown.
 pub fn strip_userinfo(url: &str) -> String {

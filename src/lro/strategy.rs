@@ -79,7 +79,7 @@ impl Strategy {
     /// How an ARM client follows this initial answer (Azure SDK `ARMPolling` order).
     pub fn arm(method: &str, request_url: &str, resp: &Response) -> Strategy {
         let link = |h: &str| {
-            resp.header(h)
+            resp.sent_header(h)
                 .filter(|v| followable(v))
                 .and_then(|v| resolve(request_url, v))
         };
@@ -125,12 +125,15 @@ impl Strategy {
         vocabulary: Vocabulary,
     ) -> Strategy {
         let header = link.header().unwrap_or("operation-location");
-        match resp.header(header).and_then(|v| resolve(request_url, v)) {
+        match resp
+            .sent_header(header)
+            .and_then(|v| resolve(request_url, v))
+        {
             Some(url) => Strategy::Operation {
                 channel: link,
                 url,
                 location: resp
-                    .header("location")
+                    .sent_header("location")
                     .and_then(|v| resolve(request_url, v)),
                 vocabulary,
             },
@@ -202,7 +205,7 @@ impl Strategy {
             }
             Strategy::Location { url } => {
                 if let Some(next) = resp
-                    .header("location")
+                    .sent_header("location")
                     .filter(|v| followable(v))
                     .and_then(|v| resolve(url, v))
                 {
@@ -286,6 +289,7 @@ mod tests {
             json: Some(body),
             json_error: None,
             set_cookies: Vec::new(),
+            sent: None,
         }
     }
 

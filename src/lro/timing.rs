@@ -64,6 +64,7 @@ mod tests {
             json: None,
             json_error: None,
             set_cookies: Vec::new(),
+            sent: None,
         }
     }
 

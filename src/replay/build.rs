@@ -252,6 +252,7 @@ impl<'o> Builder<'o> {
                     json_error: f.json_error,
                     // Recorded cookie values are masked: a replayed flow has no jar to fill.
                     set_cookies: Vec::new(),
+                    sent: None,
                 })
             }
             _ => None,

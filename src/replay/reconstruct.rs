@@ -219,6 +219,7 @@ mod tests {
                 json: serde_json::from_str(body).ok(),
                 json_error: None,
                 set_cookies: Vec::new(),
+                sent: None,
             }),
             error: None,
             started_at: String::new(),

@@ -38,6 +38,7 @@ pub fn exchange(seq: u64, method: &str, url: &str, status: u16) -> Exchange {
             json: None,
             json_error: None,
             set_cookies: Vec::new(),
+            sent: None,
         }),
         error: None,
         started_at: "2026-01-01T00:00:00Z".into(),

@@ -34,6 +34,7 @@ pub(crate) fn exchange(
             json: Some(body),
             json_error: None,
             set_cookies: Vec::new(),
+            sent: None,
         }),
         error: None,
         started_at: String::new(),

@@ -184,6 +184,14 @@ impl<'a> Exec<'a> {
                 first.retried[0].outcome
             ));
         }
+        // The runner sends values as the target wrote them (captures, links followed), so a
+        // text built from them (a finding, a note, a runner error, a poll's outcome) is
+        // redacted here, as the exchanges were when recorded.
+        let redactor = &self.ctx.http.redactor;
+        let status = scrubbed(status, redactor);
+        let verdicts = scrubbed(verdicts, redactor);
+        let notes = scrubbed(notes, redactor);
+        let polls = scrubbed(self.polls, redactor);
         ScenarioResult {
             name: inst.name.clone(),
             suite: inst.suite.name.clone(),
@@ -196,13 +204,38 @@ impl<'a> Exec<'a> {
             duration_ms: start.elapsed().as_millis() as u64,
             cleanup_ms: None,
             verdicts,
-            polls: self.polls,
+            polls,
             notes,
             exchanges: self.exchanges,
             stated,
             transcript: None,
         }
     }
+}
+
+/// `v` with every string in it redacted (a serde round trip: results' own texts are small).
+fn scrubbed<T: serde::Serialize + serde::de::DeserializeOwned>(
+    v: T,
+    redactor: &crate::http::Redactor,
+) -> T {
+    fn walk(v: &mut Value, r: &crate::http::Redactor) {
+        match v {
+            Value::String(s) => {
+                let t = r.text(s);
+                if t != *s {
+                    *s = t;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, r)),
+            Value::Object(m) => m.values_mut().for_each(|x| walk(x, r)),
+            _ => {}
+        }
+    }
+    let Ok(mut j) = serde_json::to_value(&v) else {
+        return v;
+    };
+    walk(&mut j, redactor);
+    serde_json::from_value(j).unwrap_or(v)
 }
 
 impl<'a> Exec<'a> {
@@ -360,10 +393,13 @@ impl<'a> Exec<'a> {
         for c in &step.capture {
             let v = match (&c.from, resp) {
                 (CaptureFrom::Status, Some(r)) => json!(r.status),
+                // As the target sent them: a captured value is sent back as captured.
                 (CaptureFrom::Header(h), Some(r)) => {
-                    r.header(h).map(|s| json!(s)).unwrap_or(Value::Null)
+                    r.sent_header(h).map(|s| json!(s)).unwrap_or(Value::Null)
                 }
-                (CaptureFrom::Pointer(p), Some(r)) => r.pointer(p).cloned().unwrap_or(Value::Null),
+                (CaptureFrom::Pointer(p), Some(r)) => {
+                    r.sent_pointer(p).cloned().unwrap_or(Value::Null)
+                }
                 (_, None) => Value::Null,
             };
             captured.push((c.var.clone(), v));
@@ -371,26 +407,26 @@ impl<'a> Exec<'a> {
         if let Some(name) = &step.name {
             let headers: serde_json::Map<String, Value> = resp
                 .map(|r| {
-                    r.headers
+                    r.sent_headers()
                         .iter()
                         .map(|(k, v)| (k.to_ascii_lowercase(), json!(v)))
                         .collect()
                 })
                 .unwrap_or_default();
             let header = |r: Option<&crate::http::Response>, h: &str| {
-                r.and_then(|r| r.header(h))
+                r.and_then(|r| r.sent_header(h))
                     .map(|s| json!(s))
                     .unwrap_or(Value::Null)
             };
             // The ETag a client would send back: the header, else the body's `etag`.
             let etag = resp
-                .and_then(|r| r.header("etag").map(|s| json!(s)))
-                .or_else(|| resp.and_then(|r| r.pointer("/etag").cloned()))
+                .and_then(|r| r.sent_header("etag").map(|s| json!(s)))
+                .or_else(|| resp.and_then(|r| r.sent_pointer("/etag").cloned()))
                 .unwrap_or(Value::Null);
             let mut v = json!({
                 "status": resp.map(|r| json!(r.status)).unwrap_or(Value::Null),
                 "headers": headers,
-                "body": resp.and_then(|r| r.json.clone()).unwrap_or(Value::Null),
+                "body": resp.and_then(|r| r.sent_json().cloned()).unwrap_or(Value::Null),
                 "items": out.items.clone().map(Value::Array).unwrap_or(Value::Null),
                 "url": out.url,
                 "outcome": out.outcome.clone().map(Value::String).unwrap_or(Value::Null),

@@ -305,7 +305,7 @@ impl Journal {
 
     pub fn put(&self, t: &Tracked) {
         self.write(&Line::Put {
-            url: t.url.clone(),
+            url: crate::http::without_userinfo(&t.url),
             api_version: t.api_version.clone(),
             surface: t.surface,
             by: t.by.clone(),
@@ -315,7 +315,7 @@ impl Journal {
 
     pub fn group(&self, url: &str, api_version: &str) {
         self.write(&Line::Group {
-            url: url.to_string(),
+            url: crate::http::without_userinfo(url),
             api_version: api_version.to_string(),
             at: now(),
         });
@@ -325,14 +325,14 @@ impl Journal {
 
     pub fn gone(&self, url: &str) {
         self.write(&Line::Gone {
-            url: url.to_string(),
+            url: crate::http::without_userinfo(url),
             at: now(),
         });
     }
 
     pub fn left(&self, url: &str, why: &str) {
         self.write(&Line::Left {
-            url: url.to_string(),
+            url: crate::http::without_userinfo(url),
             why: why.to_string(),
             at: now(),
         });
@@ -525,6 +525,33 @@ mod tests {
             std::env::temp_dir().join(format!("rpconform-journal-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn the_base_urls_password_never_reaches_the_journal() {
+        let dir = scratch("userinfo");
+        let (j, _) = Journal::create(&dir, &header("ccc")).unwrap();
+        let rg = "http://me:p%40ss-w0rd@127.0.0.1:1/subscriptions/s/resourceGroups/rg-ccc";
+        j.group(rg, "2021-04-01");
+        j.put(&tracked(&format!("{rg}/p/a")));
+        j.put(&tracked(&format!("{rg}/p/b")));
+        j.gone(&format!("{rg}/p/a"));
+        j.left(&format!("{rg}/p/b"), "still there");
+        drop(j);
+        let p = dir.join("journal-ccc.jsonl");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            !text.contains("p%40ss-w0rd") && !text.contains("p@ss-w0rd") && !text.contains("me:"),
+            "{text}"
+        );
+        // Still one resource, cleaned by its URL (the credential comes from the target file).
+        let o = read(&p).unwrap();
+        let urls: Vec<&str> = o.resources.iter().map(|t| t.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["http://127.0.0.1:1/subscriptions/s/resourceGroups/rg-ccc/p/b"]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl<'a> Exec<'a> {
         if let Some(l) = self.exchanges[i]
             .response
             .as_ref()
-            .and_then(|r| r.header(mon.link.header()))
+            .and_then(|r| r.sent_header(mon.link.header()))
             .and_then(|l| resolve(url, l))
         {
             // As a client reads it (`poll_api_version: append` adds a missing api-version).
@@ -267,7 +267,7 @@ impl<'a> Exec<'a> {
             }
             flow.result = flow.polls().last().map(|(i, _)| i);
             let final_link = resp
-                .header("location")
+                .sent_header("location")
                 .and_then(|l| resolve(&req_url, l))
                 .map(|l| mon.poll_url(&l));
             if o == Outcome::Succeeded

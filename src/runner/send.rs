@@ -296,10 +296,7 @@ impl Exec<'_> {
         let mut cur = first;
         for page in 0.. {
             let resp = self.exchanges[cur].response.as_ref();
-            let Some(j) = resp
-                .filter(|r| r.status == 200)
-                .and_then(|r| r.json.as_ref())
-            else {
+            let Some(j) = resp.filter(|r| r.status == 200).and_then(|r| r.sent_json()) else {
                 break;
             };
             if let Some(v) = j.get("value").and_then(Value::as_array) {

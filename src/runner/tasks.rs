@@ -99,7 +99,7 @@ impl<'a> Exec<'a> {
         let task_id = self.exchanges[i]
             .response
             .as_ref()
-            .and_then(|r| r.pointer(&format!("/{}", api.task_id_field)))
+            .and_then(|r| r.sent_pointer(&format!("/{}", api.task_id_field)))
             .and_then(Value::as_str)
             .filter(|t| !t.trim().is_empty())
             .map(str::to_string);
@@ -142,7 +142,7 @@ impl<'a> Exec<'a> {
                     .and_then(|l| self.exchanges[*l].response.clone());
                 let rid = last
                     .as_ref()
-                    .and_then(|r| r.pointer(&api.resource_id_pointer))
+                    .and_then(|r| r.sent_pointer(&api.resource_id_pointer))
                     .cloned()
                     .filter(|v| !v.is_null());
                 let rid = match (write, rid) {
