@@ -32,6 +32,14 @@ const MEMORY_BOUND_KB: u64 = 300 * 1024;
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJob3N0aWxlLXRlc3QiLCJhdWQiOiJycGNvbmZvcm0ifQ.c2lnbmF0dXJlLWZvci1ob3N0aWxlLXRlc3Rz";
 const API_KEY: &str = "hk-4f1e2d3c-secret-api-key-value";
 
+/// A list read to its end (`pages: all`).
+const SUITE_ALL_PAGES: &str = r#"suite: hostile
+scenarios:
+  - name: all-pages
+    steps:
+      - request: {method: GET, url: "${target.base_url}/list?list=1&page=0", pages: all}
+"#;
+
 /// A PUT, then a poll of what it started: exercises both the request and the poller.
 const SUITE_PUT_POLL: &str = r#"suite: hostile
 scenarios:
@@ -685,6 +693,21 @@ fn huge_json_array_under_the_cap_stays_bounded() {
             rules: &["RES-01"],
             reason: &["not parsed", "not valid JSON"],
             runner_error: false,
+        },
+    );
+}
+
+#[test]
+fn a_list_of_endless_big_pages_stays_bounded() {
+    case(
+        "bigpages",
+        Mode::BigPages,
+        SUITE_ALL_PAGES,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["memory bound"],
+            runner_error: true,
         },
     );
 }

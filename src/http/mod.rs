@@ -17,7 +17,7 @@ pub use auth::{
 };
 pub use client::{Http, HttpOptions, HttpStats, OutRequest};
 pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
-pub use exchange::{Exchange, Response, Retried, Role, Surface, Throttled, cut};
+pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
 pub use pace::Limits;
 pub use redact::{MASK, Redactor};
 

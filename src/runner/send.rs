@@ -16,6 +16,12 @@ use crate::template::value_to_text;
 /// (a check against a partial list would blame the RP for what the runner did not read).
 const MAX_PAGES: usize = 1000;
 
+/// Most page bytes `pages: all` reads, all pages together. The items are kept for the test to
+/// check (parsed, several times their text), so the list a test may hold is bounded, whatever
+/// the page count and body cap allow (1000 pages of 16 MiB); like a longer list, a larger one
+/// is a runner error that says so. ARM lists hold at most a few MB.
+const MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
+
 impl Exec<'_> {
     /// Make a URL absolute against the target base.
     /// Did the target take a write to `resource` (a PUT, PATCH or DELETE of it, or a POST
@@ -290,17 +296,48 @@ impl Exec<'_> {
         })
     }
 
-    /// Every page's `value`, following nextLink as given.
+    /// Every page's `value`, following nextLink as given. A page after the first gives its
+    /// items up once the engine has judged it (they are moved into the list, not copied; its
+    /// recorded body text stays for the report).
     async fn all_pages(&mut self, first: usize) -> StepResult<Vec<Value>> {
         let mut all: Vec<Value> = Vec::new();
         let mut cur = first;
+        let mut read = 0usize;
         for page in 0.. {
-            let resp = self.exchanges[cur].response.as_ref();
-            let Some(j) = resp.filter(|r| r.status == 200).and_then(|r| r.sent_json()) else {
+            let Some(resp) = self.exchanges[cur]
+                .response
+                .as_mut()
+                .filter(|r| r.status == 200)
+            else {
                 break;
             };
-            if let Some(v) = j.get("value").and_then(Value::as_array) {
-                all.extend(v.iter().cloned());
+            read = read.saturating_add(resp.body_bytes);
+            if read > MAX_LIST_BYTES {
+                return Err(format!(
+                    "the list's pages hold more than {} MiB (page {}); stopped following nextLink there: a test keeps at most that much of a list (memory bound)",
+                    MAX_LIST_BYTES >> 20,
+                    page + 1
+                ));
+            }
+            let taken = if cur == first {
+                resp.sent_json().cloned()
+            } else {
+                let sent = resp.sent.take().and_then(|s| {
+                    std::sync::Arc::try_unwrap(s)
+                        .unwrap_or_else(|a| crate::http::Sent {
+                            headers: None,
+                            json: a.json.clone(),
+                        })
+                        .json
+                });
+                let json = resp.json.take();
+                sent.or(json)
+            };
+            let Some(mut j) = taken else {
+                break;
+            };
+            if let Some(Value::Array(v)) = j.get_mut("value").map(Value::take) {
+                all.extend(v);
             }
             let Some(next) = j
                 .get("nextLink")

@@ -89,6 +89,9 @@ pub enum Mode {
     /// of 600 000 numbers (parsed: tens of MB each; Retry-After 10 means a poll every 100 ms
     /// at time scale 0.01, so dozens of them before the deadline).
     BigPolls,
+    /// Any GET with `list` in its query: a 4 MB page of items, with a nextLink to the next
+    /// page, forever.
+    BigPages,
 }
 
 /// One request the server received.
@@ -685,6 +688,23 @@ fn route(req: &Request, sh: &Shared) -> Act {
                 sh.accepted(req, "10")
                     .header("Content-Type", "application/json")
                     .body(b),
+            )
+        }
+        Mode::BigPages if req.method == "GET" && req.target.contains("list=") => {
+            let page: u64 = req
+                .target
+                .split("page=")
+                .nth(1)
+                .and_then(|p| p.split('&').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            let item = format!(r#"{{"id":"x","name":"n","pad":"{}"}}"#, "p".repeat(4000));
+            let items = vec![item; 1000].join(",");
+            let next = format!("{}/list?list=1&page={}", sh.base, page + 1);
+            Act::Reply(
+                sh.plain(200, req)
+                    .header("Content-Type", "application/json")
+                    .body(format!(r#"{{"value":[{items}],"nextLink":"{next}"}}"#)),
             )
         }
         _ => Act::Reply(sh.default_answer(req)),
