@@ -190,3 +190,72 @@ fn traffic_passes_unchanged_is_judged_and_reported_on_sigterm() {
     assert_eq!(loc04["outcome"], "failed", "{loc04}");
     assert_eq!(loc04["failures"][0]["step"], "Microsoft.Contoso");
 }
+
+/// CPU time (user + system, in clock ticks) process `pid` has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command name in parentheses: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    n(11) + n(12)
+}
+
+#[test]
+fn out_of_descriptors_the_proxy_waits_instead_of_spinning_and_recovers() {
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        panic!("this test reads /proc (Linux)");
+    }
+    let s = Scratch::new("proxy-emfile");
+    let (port, _seen) = upstream();
+    let t = target(&s, port);
+    // Few descriptors: the clients below exhaust them.
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "ulimit -n 40 && exec '{}' proxy --target '{t}' --report-dir '{}'",
+                env!("CARGO_BIN_EXE_rpconform"),
+                s.str("rep")
+            ),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    // Idle clients, more than the proxy has descriptors for.
+    let idle: Vec<TcpStream> = (0..60)
+        .filter_map(|_| TcpStream::connect(&addr).ok())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_ticks(pid) - before;
+    // Spinning on accept would use the whole 2 s (200 ticks); waiting uses next to none.
+    assert!(
+        used < 40,
+        "the proxy used {used} ticks of CPU in 2 s with its descriptors exhausted"
+    );
+    // Once the clients go, it serves again.
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(1200));
+    let answer = raw(
+        &addr,
+        &format!("GET {PATH} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    let _ = child.wait();
+}

@@ -10,6 +10,10 @@
 //! `Location`, `Azure-AsyncOperation` and `Operation-Location` that point at the target are
 //! rewritten to point at the proxy, so clients keep polling through it.
 //!
+//! Bodies stream both ways: each frame of an upload or an answer goes on as it arrives
+//! ([`super::tee`]), and only the first body-cap bytes of each are kept for the record, which is
+//! judged once the answer has passed whole (or the client went away).
+//!
 //! What is recorded: the exchange in the target's terms. In reverse mode the request URL is the
 //! target's, and the proxy's own origin in `Referer`, `Origin` and the link headers is written
 //! as the target's, so the record reads as if the client had called the target directly (and
@@ -23,6 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
@@ -31,10 +36,21 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 
 use super::session::Session;
+use super::tee::{BoxError, Kept, Tee};
 use crate::replay::body::RawBody;
 use crate::replay::build::{RawEntry, RawResponse};
 
-pub(super) type Upstream = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// A body passing through: streamed, never held whole.
+pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+pub(super) type Upstream = Client<hyper_rustls::HttpsConnector<HttpConnector>, ProxyBody>;
+
+/// A body of bytes the proxy writes itself.
+pub(super) fn full(b: impl Into<Bytes>) -> ProxyBody {
+    Full::new(b.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
 
 /// What every connection shares.
 pub(super) struct Shared {
@@ -49,6 +65,8 @@ pub(super) struct Shared {
     pub body_cap: usize,
     /// CONNECT tunnels passed through unjudged.
     pub tunnels: std::sync::atomic::AtomicU64,
+    /// Connections closed at once because as many as the proxy serves were open.
+    pub shed: std::sync::atomic::AtomicU64,
 }
 
 const HOP_BY_HOP: &[&str] = &[
@@ -97,7 +115,7 @@ fn swap_origin(v: &str, from: &str, to: &str) -> Option<String> {
     (rest.is_empty() || rest.starts_with(['/', '?', '#'])).then(|| format!("{to}{rest}"))
 }
 
-fn body_of(bytes: &Bytes, cap: usize) -> RawBody {
+fn body_of(bytes: &[u8], cap: usize) -> RawBody {
     if bytes.is_empty() {
         RawBody::Empty
     } else if bytes.len() > cap {
@@ -107,8 +125,21 @@ fn body_of(bytes: &Bytes, cap: usize) -> RawBody {
     }
 }
 
+/// What the record keeps of a body that passed: its bytes, or why not.
+fn kept_body(k: &Kept, cap: usize) -> RawBody {
+    if k.over {
+        RawBody::OverCap(k.total)
+    } else {
+        body_of(&k.bytes, cap)
+    }
+}
+
 /// The answer body as the record keeps it: decoded when the answer was compressed.
-fn decoded(bytes: &Bytes, encoding: Option<&str>, cap: usize) -> RawBody {
+fn decoded(k: &Kept, encoding: Option<&str>, cap: usize) -> RawBody {
+    if k.over {
+        return RawBody::OverCap(k.total);
+    }
+    let bytes = &k.bytes;
     let mut out = Vec::new();
     let read = match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
         None | Some("") | Some("identity") => return body_of(bytes, cap),
@@ -121,13 +152,13 @@ fn decoded(bytes: &Bytes, encoding: Option<&str>, cap: usize) -> RawBody {
         Some(_) => return RawBody::NotRecorded,
     };
     match read {
-        Ok(_) => body_of(&Bytes::from(out), cap),
+        Ok(_) => body_of(&out, cap),
         Err(_) => RawBody::NotRecorded,
     }
 }
 
-fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(Bytes::from(text)));
+fn plain(status: StatusCode, text: String) -> Response<ProxyBody> {
+    let mut r = Response::new(full(text));
     *r.status_mut() = status;
     r.headers_mut().insert(
         "content-type",
@@ -140,7 +171,7 @@ fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
 pub(super) async fn handle(
     req: Request<Incoming>,
     sh: Arc<Shared>,
-) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+) -> Result<Response<ProxyBody>, std::convert::Infallible> {
     if req.method() == Method::CONNECT {
         return Ok(super::tunnel::connect(req, &sh));
     }
@@ -174,15 +205,6 @@ pub(super) async fn handle(
             format!("rpconform proxy: cannot address {upstream}\n"),
         ));
     };
-    let req_bytes = match body.collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) => {
-            return Ok(plain(
-                StatusCode::BAD_REQUEST,
-                format!("rpconform proxy: cannot read the request body: {e}\n"),
-            ));
-        }
-    };
     strip_hop_by_hop(&mut parts.headers);
     if !forward
         && let Some(a) = uri.authority()
@@ -203,72 +225,98 @@ pub(super) async fn handle(
     }
     let mut raw = RawEntry::new(parts.method.to_string(), upstream.clone());
     raw.request_headers = recorded_req;
-    raw.request_body = Some(body_of(&req_bytes, sh.body_cap)).filter(|b| *b != RawBody::Empty);
     raw.started_at = started_at;
-    let sent = Request::from_parts(parts, Full::new(req_bytes));
-    let answer = match sh.client.request(sent).await {
-        Ok(resp) => {
-            let (mut rparts, rbody) = resp.into_parts();
-            match rbody.collect().await {
-                Ok(b) => Ok((
-                    rparts.status,
-                    {
-                        strip_hop_by_hop(&mut rparts.headers);
-                        rparts
-                    },
-                    b.to_bytes(),
-                )),
-                Err(e) => Err(format!("reading the answer: {e}")),
-            }
-        }
-        Err(e) => Err(format!("cannot reach {upstream}: {e}")),
-    };
-    raw.elapsed_ms = started.elapsed().as_millis() as u64;
-    let reply = match answer {
-        Ok((status, mut rparts, bytes)) => {
-            let mut headers = pairs(&rparts.headers);
-            if !forward {
-                for (k, v) in headers.iter_mut() {
-                    if LINKS.iter().any(|l| k.eq_ignore_ascii_case(l))
-                        && let Some(s) = swap_origin(v, &sh.own_origin, &sh.target_origin)
-                    {
-                        *v = s;
-                    }
-                }
-            }
-            let encoding = rparts
-                .headers
-                .get("content-encoding")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            raw.response = Some(RawResponse {
-                status: status.as_u16(),
-                headers,
-                body: decoded(&bytes, encoding.as_deref(), sh.body_cap),
-                size: Some(bytes.len() as u64),
-            });
-            if sh.rewrite_links && !forward {
-                for l in LINKS {
-                    let Some(v) = rparts.headers.get(*l).and_then(|v| v.to_str().ok()) else {
-                        continue;
-                    };
-                    if let Some(s) = swap_origin(v, &sh.target_origin, &sh.own_origin)
-                        && let Ok(hv) = HeaderValue::from_str(&s)
-                    {
-                        rparts.headers.insert(*l, hv);
-                    }
-                }
-            }
-            Response::from_parts(rparts, Full::new(bytes))
-        }
+    let upload = Arc::new(Mutex::new(Kept::default()));
+    let cap = sh.body_cap;
+    let sent = Request::from_parts(
+        parts,
+        Tee::new(body, cap, upload.clone(), None).boxed_unsync(),
+    );
+    let (mut rparts, rbody) = match sh.client.request(sent).await {
+        Ok(resp) => resp.into_parts(),
         Err(e) => {
+            let e = format!("cannot reach {upstream}: {e}");
+            raw.request_body = request_body(&upload, cap);
+            raw.elapsed_ms = started.elapsed().as_millis() as u64;
             raw.error = Some(e.clone());
-            plain(StatusCode::BAD_GATEWAY, format!("rpconform proxy: {e}\n"))
+            record(&sh, raw);
+            return Ok(plain(
+                StatusCode::BAD_GATEWAY,
+                format!("rpconform proxy: {e}\n"),
+            ));
         }
     };
+    strip_hop_by_hop(&mut rparts.headers);
+    let status = rparts.status.as_u16();
+    let mut headers = pairs(&rparts.headers);
+    if !forward {
+        for (k, v) in headers.iter_mut() {
+            if LINKS.iter().any(|l| k.eq_ignore_ascii_case(l))
+                && let Some(s) = swap_origin(v, &sh.own_origin, &sh.target_origin)
+            {
+                *v = s;
+            }
+        }
+    }
+    let encoding = rparts
+        .headers
+        .get("content-encoding")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if sh.rewrite_links && !forward {
+        for l in LINKS {
+            let Some(v) = rparts.headers.get(*l).and_then(|v| v.to_str().ok()) else {
+                continue;
+            };
+            if let Some(s) = swap_origin(v, &sh.target_origin, &sh.own_origin)
+                && let Ok(hv) = HeaderValue::from_str(&s)
+            {
+                rparts.headers.insert(*l, hv);
+            }
+        }
+    }
+    // Recorded once the answer has passed (or stopped passing).
+    let shared = sh.clone();
+    let then = Box::new(move |k: &Kept, whole: bool| {
+        raw.request_body = request_body(&upload, cap);
+        raw.elapsed_ms = started.elapsed().as_millis() as u64;
+        raw.response = Some(RawResponse {
+            status,
+            headers,
+            body: if whole {
+                decoded(k, encoding.as_deref(), cap)
+            } else {
+                RawBody::NotRecorded
+            },
+            size: Some(k.total),
+        });
+        if !whole {
+            raw.error = Some(format!(
+                "the answer's body stopped passing after {} bytes: {}",
+                k.total,
+                k.error.as_deref().unwrap_or("the client went away")
+            ));
+        }
+        record(&shared, raw);
+    });
+    let answer = Tee::new(
+        rbody,
+        cap,
+        Arc::new(Mutex::new(Kept::default())),
+        Some(then),
+    );
+    Ok(Response::from_parts(rparts, answer.boxed_unsync()))
+}
+
+/// The upload as the record keeps it (what passed of it by now).
+fn request_body(upload: &Mutex<Kept>, cap: usize) -> Option<RawBody> {
+    let k = upload.lock().unwrap_or_else(|e| e.into_inner());
+    Some(kept_body(&k, cap)).filter(|b| *b != RawBody::Empty)
+}
+
+fn record(sh: &Shared, raw: RawEntry) {
     sh.session
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .record(raw, Instant::now());
-    Ok(reply)
 }

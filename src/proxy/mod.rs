@@ -14,6 +14,11 @@
 //!   (`GET http://host/...`) go where they say. `CONNECT` (HTTPS) is tunnelled blind and not
 //!   judged; for HTTPS targets use the reverse mode.
 //!
+//! Bodies stream both ways (nothing is held whole). At most [`MAX_CONNECTIONS`] connections
+//! are served at once; more are closed at once (shed, and counted in the reports), a client
+//! that sends no request head within [`HEAD_TIMEOUT`] is dropped, and when accepting fails
+//! (descriptors exhausted) the listener waits before it tries again rather than spinning.
+//!
 //! Exchanges are judged when the target's declarations say they are on its ARM surface
 //! (`Target::surface_of`); other hosts pass unjudged. The listener binds loopback unless
 //! `--allow-remote`. Tokens never reach a report or a log unmasked: exchanges are redacted as
@@ -22,6 +27,7 @@
 
 mod forward;
 mod session;
+mod tee;
 mod tunnel;
 
 pub use session::{Session, Timing};
@@ -32,12 +38,21 @@ use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
 use crate::replay::ReadOptions;
 use crate::report::ScenarioResult;
 use crate::target::Target;
 use forward::Shared;
+
+/// Connections served at once; more are shed.
+pub const MAX_CONNECTIONS: usize = 512;
+
+/// How long a connection may take to send a request head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest wait between two tries to accept after accepting failed.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// What `proxy` needs once arguments are validated.
 pub struct ProxyOptions {
@@ -57,6 +72,44 @@ pub struct Proxy {
     pub addr: SocketAddr,
     strict: bool,
     accept: tokio::task::JoinHandle<()>,
+}
+
+/// Accept and serve connections, at most [`MAX_CONNECTIONS`] at once.
+async fn accept_loop(listener: tokio::net::TcpListener, sh: Arc<Shared>) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = Duration::from_millis(5);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => {
+                backoff = Duration::from_millis(5);
+                stream
+            }
+            // Out of descriptors (EMFILE, ENFILE) or buffers: the error repeats until a
+            // connection closes, so wait rather than spin.
+            Err(_) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_ACCEPT_BACKOFF);
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            sh.shed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            drop(stream);
+            continue;
+        };
+        let sh = sh.clone();
+        tokio::spawn(async move {
+            let svc = service_fn(move |req| forward::handle(req, sh.clone()));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .preserve_header_case(true)
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), svc)
+                .with_upgrades()
+                .await;
+            drop(slot);
+        });
+    }
 }
 
 impl Proxy {
@@ -103,24 +156,9 @@ impl Proxy {
             rewrite_links: opts.rewrite_links,
             body_cap: opts.body_cap,
             tunnels: Default::default(),
+            shed: Default::default(),
         });
-        let sh = shared.clone();
-        let accept = tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let sh = sh.clone();
-                tokio::spawn(async move {
-                    let svc = service_fn(move |req| forward::handle(req, sh.clone()));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .preserve_header_case(true)
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .with_upgrades()
-                        .await;
-                });
-            }
-        });
+        let accept = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(Proxy {
             shared,
             addr,
@@ -155,6 +193,12 @@ impl Proxy {
             .shared
             .tunnels
             .load(std::sync::atomic::Ordering::Relaxed);
+        let shed = self.shared.shed.load(std::sync::atomic::Ordering::Relaxed);
+        if shed > 0 {
+            extra.push(format!(
+                "{shed} connections closed unserved: {MAX_CONNECTIONS} were open at once"
+            ));
+        }
         if tunnels > 0 {
             extra.push(format!(
                 "{tunnels} CONNECT (HTTPS) tunnels passed unjudged: use the reverse mode to judge HTTPS targets"

@@ -3,19 +3,15 @@
 //! with a local CA is not implemented; use the reverse mode, where clients call the proxy over
 //! plain HTTP as their endpoint). The proxy counts the tunnels and says so in its reports.
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
-use super::forward::Shared;
+use super::forward::{ProxyBody, Shared, full};
 
-pub(super) fn connect(req: Request<Incoming>, sh: &Shared) -> Response<Full<Bytes>> {
+pub(super) fn connect(req: Request<Incoming>, sh: &Shared) -> Response<ProxyBody> {
     let Some(authority) = req.uri().authority().map(|a| a.to_string()) else {
-        let mut r = Response::new(Full::new(Bytes::from_static(
-            b"rpconform proxy: CONNECT needs host:port\n",
-        )));
+        let mut r = Response::new(full(&b"rpconform proxy: CONNECT needs host:port\n"[..]));
         *r.status_mut() = StatusCode::BAD_REQUEST;
         return r;
     };
@@ -29,5 +25,5 @@ pub(super) fn connect(req: Request<Incoming>, sh: &Shared) -> Response<Full<Byte
             }
         }
     });
-    Response::new(Full::new(Bytes::new()))
+    Response::new(full(bytes::Bytes::new()))
 }
