@@ -323,3 +323,90 @@ fn spector_arm_deviations_are_exactly_the_failures() {
         );
     }
 }
+
+/// Spector's data-plane long-running operations (`azure/core/lro/standard` and `rpc`), probed
+/// from their URL alone: the answer's Operation-Location makes the probe judge and follow each
+/// as a data-plane operation (its status monitor, links read with the URL's api-version as the
+/// Azure SDK appends it), and each passes: no ARM rule is judged on them.
+#[test]
+fn spector_data_plane_operations_probed_from_their_url_pass() {
+    let Some(srv) = server::Server::start("start_spector.sh", "Spector (azure-http-specs)") else {
+        return;
+    };
+    let s = Scratch::new("spector-dp");
+    let q = "api-version=2022-12-01-preview";
+    let lro = format!("{}/azure/core/lro", srv.base);
+    let cases: [(&str, &str, String, Option<&str>); 4] = [
+        (
+            "put",
+            "PUT",
+            format!("{lro}/standard/users/madge?{q}"),
+            Some(r#"{"role":"contributor"}"#),
+        ),
+        (
+            "export",
+            "POST",
+            format!("{lro}/standard/users/madge:export?format=json&{q}"),
+            None,
+        ),
+        (
+            "delete",
+            "DELETE",
+            format!("{lro}/standard/users/madge?{q}"),
+            None,
+        ),
+        (
+            "rpc",
+            "POST",
+            format!("{lro}/rpc/generations:submit?{q}"),
+            Some(r#"{"prompt":"text"}"#),
+        ),
+    ];
+    for (label, method, url, body) in cases {
+        let dir = s.str(format!("probe-{label}"));
+        let mut args = vec![
+            "probe".to_string(),
+            method.into(),
+            url,
+            "--time-scale".into(),
+            "0.01".into(),
+            "--report-dir".into(),
+            dir.clone(),
+            "--keep".into(),
+        ];
+        if let Some(b) = body {
+            args.push("--body".into());
+            args.push(s.write(&format!("{label}.json"), b).display().to_string());
+        }
+        let out = rpconform(&args, RUN_TIMEOUT);
+        let ctx = out.tail(3000);
+        assert_eq!(out.code(), 0, "{label}: {ctx}");
+        assert!(
+            out.stdout.contains("as a data-plane operation")
+                && out
+                    .stdout
+                    .contains("followed via monitor (operation-location): Succeeded"),
+            "{label}: {ctx}"
+        );
+        // Each exchange is shown as it passes.
+        assert!(out.stderr.contains("  #2 GET "), "{label}: {ctx}");
+        let report = read_report(std::path::Path::new(&dir));
+        let judged: BTreeSet<String> = report["results"][0]["verdicts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["outcome"] == "passed")
+            .filter_map(|v| v["rule"].as_str().map(String::from))
+            .collect();
+        assert!(
+            judged.contains("MON-02") && judged.contains("MON-03"),
+            "{label}: {judged:?}"
+        );
+        assert!(
+            judged
+                .iter()
+                .all(|r| r.starts_with("MON-") || r == "OPS-07"),
+            "{label}: ARM rules judged on a data-plane operation: {judged:?}"
+        );
+    }
+}

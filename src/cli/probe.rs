@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::args::ProbeArgs;
 use super::common::{runtime, usage};
@@ -102,8 +102,8 @@ fn parse_headers(given: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-/// A minimal target for an absolute URL: its origin, no credentials, the ARM profile, every
-/// path on it an ARM route; subscription and resource group from the path when it has them.
+/// A minimal target for an absolute URL: its origin, no credentials, the ARM and data-plane
+/// operation profiles, every path on it an ARM route (until an answer says otherwise); subscription and resource group from the path when it has them.
 fn inferred_target(url: &str) -> Result<Target, String> {
     let u = url::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
@@ -135,7 +135,9 @@ fn inferred_target(url: &str) -> Result<Target, String> {
         "auth": "none",
         "subscription": subscription,
         "resource_group": {"name": group},
-        "profiles": ["arm"],
+        // A write's answer may turn out to start a data-plane operation (`infer_monitor`):
+        // its monitor's rules count too.
+        "profiles": ["arm", "azure-core-lro"],
         "arm_paths": ["/"],
     });
     // The URL's api-version is the one every read of the flow carries (the resource's settled
@@ -162,6 +164,53 @@ fn inferred_target(url: &str) -> Result<Target, String> {
         "inferred from the URL",
     )
     .map_err(|r| r.render())
+}
+
+/// For a target inferred from the URL: the status monitor a data-plane write at this URL
+/// would hand out (`Operation-Location`, TypeSpec Azure.Core defaults: a `status` field, a
+/// `result` for POST; the final resource at the original URL for PUT and PATCH, none after a
+/// DELETE; missing
+/// api-versions appended to handed-out links, as the Azure SDK does). Used only if the answer
+/// turns out to be one.
+fn inferred_monitor(url: &str, method: &str) -> Option<crate::target::Monitor> {
+    let u = url::Url::parse(url).ok()?;
+    let mut origin = u.clone();
+    origin.set_path("/");
+    origin.set_query(None);
+    origin.set_fragment(None);
+    let method = method.to_ascii_uppercase();
+    let mut mon = json!({
+        "request": {"method": method, "url": u.path()},
+        "link": "operation-location",
+        "operation_id_header": "none",
+    });
+    match method.as_str() {
+        "PUT" | "PATCH" => {
+            mon["final_state_via"] = json!("original-uri");
+            mon["result_field"] = Value::Null;
+        }
+        "DELETE" => mon["result_field"] = Value::Null,
+        _ => {}
+    }
+    if let Some((_, v)) = u.query_pairs().find(|(k, _)| k == "api-version") {
+        mon["api_version"] = json!(v);
+        mon["poll_api_version"] = json!("append");
+    }
+    let doc = json!({
+        "base_url": origin.as_str(),
+        "auth": "none",
+        "profiles": ["azure-core-lro"],
+        "monitors": {"inferred": mon},
+    });
+    parse_target(
+        Path::new("inferred-target.yaml"),
+        &doc.to_string(),
+        "inferred from the URL",
+    )
+    .ok()?
+    .monitors
+    .into_iter()
+    .next()
 }
 
 async fn run(
@@ -240,13 +289,19 @@ async fn run(
     };
     let label = target.label.clone();
     let base_url = target.base();
-    let ctx = Arc::new(RunCtx::new(
-        target,
-        http,
-        a.time_scale,
-        a.strict,
-        run_id.clone(),
-    ));
+    let mut ctx = RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone());
+    // Each exchange as it passes, and each wait before the next read (on stderr; the verdict
+    // goes to stdout): a probe of a slow operation is never silent.
+    ctx.observer = Some(Arc::new(|_: &str, x: &crate::http::Exchange| {
+        eprintln!("  {}", cut(&x.summary(), 300));
+    }));
+    ctx.on_wait = Some(Arc::new(|d: Duration| {
+        eprintln!(
+            "  waiting {:.1} s before the next read (Retry-After, or the Azure SDK's default)",
+            d.as_secs_f64()
+        );
+    }));
+    let ctx = Arc::new(ctx);
     {
         let ctx = ctx.clone();
         tokio::spawn(async move {
@@ -264,6 +319,9 @@ async fn run(
         }
         return EXIT_FAILED;
     }
+    let infer_monitor = matches!(which, Which::Inferred)
+        .then(|| inferred_monitor(&a.url, &method))
+        .flatten();
     let req = ProbeRequest {
         method,
         url,
@@ -271,6 +329,7 @@ async fn run(
         body,
         add_api_version: declared,
         keep: a.keep,
+        infer_monitor,
     };
     let result = runner::probe(&ctx, &req).await;
     let left = runner::final_cleanup(

@@ -30,8 +30,13 @@ pub struct RunCtx {
     /// Cleanup deletes in flight at once, run-wide.
     pub delete_slots: tokio::sync::Semaphore,
     pub observer: Option<ExchangeObserver>,
+    /// Told of every wait of a second or more before it starts (`probe` shows them).
+    pub on_wait: Option<WaitObserver>,
     counter: AtomicU64,
 }
+
+/// Told of a wait before it starts.
+pub type WaitObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 
 /// Cleanup deletes in flight at once (each waits for its operation and a 404).
 pub const DELETE_SLOTS: usize = 16;
@@ -51,6 +56,7 @@ impl RunCtx {
             cancel,
             delete_slots: tokio::sync::Semaphore::new(DELETE_SLOTS),
             observer: None,
+            on_wait: None,
             counter: AtomicU64::new(0),
         }
     }
@@ -66,6 +72,19 @@ impl RunCtx {
     pub async fn sleep(&self, secs: f64) -> bool {
         let d = Duration::from_secs_f64((secs * self.time_scale).clamp(0.0, 86_400.0))
             .min(self.target.deadline);
+        self.wait(d).await
+    }
+
+    /// A wait of `d` as it is (already scaled), cut short by cancellation; told to
+    /// [`RunCtx::on_wait`]. False when cancelled.
+    pub async fn wait(&self, d: Duration) -> bool {
+        if let Some(o) = self
+            .on_wait
+            .as_ref()
+            .filter(|_| d >= Duration::from_secs(1))
+        {
+            o(d);
+        }
         self.cancel.sleep(d).await
     }
 

@@ -78,6 +78,9 @@ pub(super) struct Exec<'a> {
     pub held: Vec<(String, tokio::sync::OwnedMutexGuard<()>)>,
     /// Where the run's interruption stopped this test (Ctrl-C, SIGTERM, SIGHUP).
     pub interrupted: Option<String>,
+    /// Sent exchanges are judged by the caller (a probe that learns the surface from the
+    /// answer), not as they arrive.
+    pub judge_later: bool,
 }
 
 /// What a step that the run's interruption cut short returns instead of its result.
@@ -126,6 +129,7 @@ impl<'a> Exec<'a> {
             not_applicable: None,
             held: Vec::new(),
             interrupted: None,
+            judge_later: false,
         }
     }
 

@@ -367,7 +367,7 @@ impl Exec<'_> {
             let scaled = asked
                 .mul_f64(self.ctx.time_scale)
                 .min(Duration::from_secs(86_400));
-            if !self.ctx.cancel.sleep(scaled.min(remaining)).await {
+            if !self.ctx.wait(scaled.min(remaining)).await {
                 flow.end = End::Interrupted;
                 return;
             }
@@ -519,8 +519,7 @@ impl Exec<'_> {
                     let left = deadline.saturating_sub(start.elapsed());
                     if !self
                         .ctx
-                        .cancel
-                        .sleep(wait.mul_f64(self.ctx.time_scale).min(left))
+                        .wait(wait.mul_f64(self.ctx.time_scale).min(left))
                         .await
                     {
                         break;

@@ -63,6 +63,7 @@ impl<'a> Exec<'a> {
             not_applicable: None,
             held: Vec::new(),
             interrupted: None,
+            judge_later: false,
         }
     }
 

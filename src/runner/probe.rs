@@ -30,6 +30,18 @@ pub struct ProbeRequest {
     pub add_api_version: bool,
     /// Leave what the request creates (else it is deleted at cleanup, like a run's resources).
     pub keep: bool,
+    /// A target inferred from the URL alone does not know the route's surface: when the
+    /// write's answer hands out an `Operation-Location` and no `Azure-AsyncOperation` (a
+    /// data-plane long-running operation, as the Azure SDK reads it), the probe judges it as
+    /// one and follows this status monitor.
+    pub infer_monitor: Option<crate::target::Monitor>,
+}
+
+/// Does this answer start a data-plane operation (a status monitor at `Operation-Location`)?
+fn data_plane_answer(resp: Option<&crate::http::Response>) -> bool {
+    resp.is_some_and(|r| {
+        r.header("operation-location").is_some() && r.header("azure-asyncoperation").is_none()
+    })
 }
 
 /// The test a probe stands for in reports: `probe::METHOD path`.
@@ -136,10 +148,14 @@ impl Exec<'_> {
         let mut attempt = 0;
         // Cookies a refused attempt set go with the retry (a server may tie them together).
         let mut jar = Jar::default();
+        let infer = req.infer_monitor.is_some()
+            && matches!(method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST");
+        let mut data_plane = false;
         let idx = loop {
             let mut headers = req.headers.clone();
             headers.extend(jar.headers());
-            let i = self
+            self.judge_later = infer;
+            let sent = self
                 .send(
                     &method,
                     &url,
@@ -149,7 +165,17 @@ impl Exec<'_> {
                     &api,
                     Some(surface),
                 )
-                .await?;
+                .await;
+            self.judge_later = false;
+            let i = sent?;
+            if infer {
+                if data_plane_answer(self.exchanges[i].response.as_ref()) {
+                    data_plane = true;
+                    self.exchanges[i].surface = Surface::DataPlane;
+                }
+                let ex = self.exchanges[i].clone();
+                self.judge.exchange(&ex);
+            }
             let retried = matches!(
                 self.exchanges[i].status(),
                 Some(408 | 429 | 500 | 502 | 503 | 504)
@@ -188,7 +214,18 @@ impl Exec<'_> {
                 self.exchanges[idx].url
             ));
         }
-        let implied = crate::rules::implied::implied_expectations(&method, declared, existed);
+        if data_plane {
+            self.notes.push(
+                "the answer handed out an Operation-Location and no Azure-AsyncOperation: judged and followed as a data-plane operation (a status monitor), as the Azure SDK reads it".into(),
+            );
+        }
+        // What ARM says of a write's answer; a data-plane operation is judged by its monitor's
+        // rules instead.
+        let implied = if data_plane {
+            Vec::new()
+        } else {
+            crate::rules::implied::implied_expectations(&method, declared, existed)
+        };
         let out = StepOut {
             exchange: Some(idx),
             url: url.clone(),
@@ -200,8 +237,9 @@ impl Exec<'_> {
             return Ok(());
         }
         let deadline = self.ctx.target.deadline;
-        let followed = match self.ctx.target.monitor_for(&method, &url) {
-            Some(mon) if surface == Surface::DataPlane => {
+        let inferred = req.infer_monitor.as_ref().filter(|_| data_plane);
+        let followed = match inferred.or(self.ctx.target.monitor_for(&method, &url)) {
+            Some(mon) if data_plane || surface == Surface::DataPlane => {
                 self.follow_monitor(idx, mon, deadline).await
             }
             _ => {

@@ -194,7 +194,9 @@ impl Exec<'_> {
         };
         let exch = self.ctx.http.send(req, role).await;
         self.ctx.observe(&self.inst.name, &exch);
-        self.judge.exchange(&exch);
+        if !self.judge_later {
+            self.judge.exchange(&exch);
+        }
         // Cleanup reads these before deleting: a failed PUT may have created nothing, a DELETE
         // that answered success may have removed it (and its children).
         let ok = matches!(exch.status(), Some(200..=299));
