@@ -98,7 +98,8 @@ impl Rp {
 
 #[tokio::test]
 async fn widget_put_get_replace_delete() {
-    let rp = rp().await;
+    // Held open until its monitor was read twice: the running states are seen on any machine.
+    let rp = rp_with(gated(2)).await;
     let r = rp.dp_put("w1", &json!({"size": 3}), &[]).await;
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(

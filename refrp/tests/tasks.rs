@@ -202,7 +202,8 @@ async fn every_write_gets_a_new_task() {
 
 #[tokio::test]
 async fn delete_task_then_deleting_then_gone() {
-    let rp = rp().await;
+    // Held open until observed twice: `deleting` is seen on any machine.
+    let rp = rp_with(gated(2)).await;
     let id = rp.active_sub("doomed").await;
     let d = rp
         .t_send(Method::DELETE, &format!("/v1/subscriptions/{id}"), None)
