@@ -29,10 +29,13 @@ use std::sync::Mutex;
 use common::{RUN_TIMEOUT, Scratch, read_report, rpconform};
 use serde_json::Value;
 
+/// A rule, the deviation of the mock that fails it, and whether a failure's words show it.
+type Deviation = (&'static str, &'static str, fn(&str) -> bool);
+
 /// Failures the mock shows wherever it answers what they read (see the module comment): each
 /// is allowed on a route only when every one of its failures there is that deviation, read
 /// from the failure's own words, never as a blanket pass.
-const MOCK_DEVIATIONS: &[(&str, &str, fn(&str) -> bool)] = &[
+const MOCK_DEVIATIONS: &[Deviation] = &[
     // No x-ms-request-id on any answer.
     ("HDR-01", "no x-ms-request-id", |seen| {
         seen.contains("no x-ms-request-id")
@@ -80,7 +83,7 @@ fn set(v: &Value) -> BTreeSet<String> {
     }
 }
 
-fn judge(i: usize, route: &Value, report: &Value, stdout: &str) -> Judged {
+fn judge(i: usize, route: &Value, report: &Value) -> Judged {
     let res = &report["results"][0];
     let arm = &route["arm"];
     let verdicts = res["verdicts"].as_array().cloned().unwrap_or_default();
@@ -150,7 +153,6 @@ fn judge(i: usize, route: &Value, report: &Value, stdout: &str) -> Judged {
         extra,
         should,
     );
-    let _ = stdout;
     Judged {
         line,
         ok,
@@ -254,7 +256,7 @@ fn every_lro_route_is_judged_as_the_route_table_says() {
                             .unwrap()
                             .push(format!("route {}: the secret value is in a report", i + 1));
                     }
-                    let j = judge(i, route, &report, &out.stdout);
+                    let j = judge(i, route, &report);
                     results.lock().unwrap().push((i, j));
                 }
             });

@@ -446,6 +446,7 @@ fn selection_errors_are_usage_errors() {
     }
     // Several -f filters: any matches.
     let two = listing(&["-f", "etag::", "-f", "location-202::"]);
+    assert!(!two.is_empty());
     assert!(two.iter().all(|t| {
         let n = t["name"].as_str().unwrap();
         n.starts_with("etag::") || n.starts_with("location-202::")

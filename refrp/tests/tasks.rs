@@ -51,9 +51,10 @@ impl Rp {
                     .is_ok()
             );
             let s = r.body["status"].as_str().unwrap_or("").to_string();
-            if let Some(prev) = seen.last() {
-                assert!(rank(prev) <= rank(&s), "went back: {seen:?} then {s}");
-            }
+            assert!(
+                seen.last().is_none_or(|prev| rank(prev) <= rank(&s)),
+                "went back: {seen:?} then {s}"
+            );
             seen.push(s.clone());
             if rank(&s) == 2 {
                 return (r.body, seen);

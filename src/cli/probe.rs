@@ -170,7 +170,7 @@ fn inferred_target(url: &str) -> Result<Target, String> {
 /// would hand out (`Operation-Location`, TypeSpec Azure.Core defaults: a `status` field, a
 /// `result` for POST; the final resource at the original URL for PUT and PATCH, none after a
 /// DELETE; missing
-/// api-versions appended to handed-out links, as the Azure SDK does). Used only if the answer
+/// api-versions appended to handed-out links, as the Azure SDK team asks clients to). Used only if the answer
 /// turns out to be one.
 fn inferred_monitor(url: &str, method: &str) -> Option<crate::target::Monitor> {
     let u = url::Url::parse(url).ok()?;

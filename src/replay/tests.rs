@@ -103,6 +103,7 @@ fn har_entries_are_read_redacted_and_classified() {
     let e = &r.entries[0];
     assert_eq!((e.seq, e.method.as_str(), e.elapsed_ms), (1, "PUT", 13));
     assert_eq!(e.started_at, "2024-05-01T10:00:00.000Z");
+    assert!(!e.request_headers.is_empty());
     assert!(e.request_headers.iter().all(|(k, _)| !k.starts_with(':')));
     assert_eq!(e.request_header("authorization"), Some("Bearer [REDACTED]"));
     assert_eq!(e.request_header("cookie"), Some(MASK));

@@ -64,7 +64,8 @@ pub struct Monitor {
     /// its URL may use `${prerequisite.…}` and `${unique}` like `request`.
     pub cancel: Option<RequestDecl>,
     /// `poll_api_version: append`: a handed-out link without `api-version` is read with the
-    /// monitor's `api_version` added, as the Azure SDKs do (Azure/azure-sdk-for-net#25411);
+    /// monitor's `api_version` added, as the Azure SDK team asks clients to
+    /// (Azure/azure-sdk-for-net#25411; azure-core for Python sends links as given);
     /// `as_given` (default): links are read exactly as handed out.
     pub poll_api_version_append: bool,
 }
