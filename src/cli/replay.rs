@@ -90,6 +90,44 @@ fn inputs(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
     Ok(out)
 }
 
+/// Each input's name in reports: its file name, or as many of its last path components as
+/// tell it from another input with the same file name (two `test_create.json` in different
+/// folders are two results, never one).
+fn unique_names(paths: &[&Path]) -> Vec<String> {
+    let parts: Vec<Vec<String>> = paths
+        .iter()
+        .map(|p| {
+            p.components()
+                .rev()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect();
+    let suffix = |i: usize, n: usize| -> String {
+        let mut v: Vec<&str> = parts[i].iter().take(n).map(String::as_str).collect();
+        v.reverse();
+        v.join("/")
+    };
+    (0..paths.len())
+        .map(|i| {
+            let mut n = 1;
+            while n < parts[i].len()
+                && (0..paths.len()).any(|k| k != i && suffix(k, n) == suffix(i, n))
+            {
+                n += 1;
+            }
+            suffix(i, n)
+        })
+        .collect()
+}
+
+/// A result renamed `replay::{name}`.
+fn named(mut r: ScenarioResult, name: &str) -> ScenarioResult {
+    r.name = format!("replay::{name}");
+    r.scenario = name.to_string();
+    r
+}
+
 fn error_result(path: &Path, message: String) -> ScenarioResult {
     let mut r = crate::replay::result(
         format!(
@@ -213,7 +251,8 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         }
         println!("wrote the target to {}", w.display());
     }
-    for input in &files {
+    let names = unique_names(&files.iter().map(|f| f.path.as_path()).collect::<Vec<_>>());
+    for (input, name) in files.iter().zip(&names) {
         let mut rec = match read_recording(&input.path, &opts) {
             Ok(r) => r,
             // Skipped when a walk found it and it is no recording; else an error result.
@@ -223,7 +262,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
             }
             Err(e) => {
                 eprintln!("error: {e}");
-                results.push(error_result(&input.path, e.to_string()));
+                results.push(named(error_result(&input.path, e.to_string()), name));
                 continue;
             }
         };
@@ -231,7 +270,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
             apply_target_surfaces(&mut rec, &target);
         }
         let registry = Registry::default();
-        let r = judge_recording(&rec, &target, &registry, a.strict);
+        let r = named(judge_recording(&rec, &target, &registry, a.strict), name);
         drop(rec);
         let failed = report::render::failed_rules(&r);
         println!(
@@ -279,4 +318,31 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         a.report_dir.display()
     );
     if c.failed_run() { EXIT_FAILED } else { EXIT_OK }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_names;
+    use std::path::Path;
+
+    #[test]
+    fn recordings_with_one_file_name_in_two_folders_keep_two_names() {
+        let paths = [
+            Path::new("recs/storage/test_create.json"),
+            Path::new("recs/web/test_create.json"),
+            Path::new("recs/web/test_delete.json"),
+            Path::new("a/x/same/t.json"),
+            Path::new("b/x/same/t.json"),
+        ];
+        assert_eq!(
+            unique_names(&paths),
+            [
+                "storage/test_create.json",
+                "web/test_create.json",
+                "test_delete.json",
+                "a/x/same/t.json",
+                "b/x/same/t.json"
+            ]
+        );
+    }
 }

@@ -199,9 +199,43 @@ pub fn is_absolute_uri(v: &str) -> bool {
         && url::Url::parse(v).is_ok_and(|u| u.has_host())
 }
 
-/// A URL's path, lower-cased, without a trailing slash (for comparing addresses).
+/// A URL's path, lower-cased, percent-escapes decoded (but `%2F`, which would move a segment
+/// boundary), without a trailing slash: for comparing addresses. `%24default` and `$default`,
+/// `West%20US` and `West US`, an upper-case GUID and its lower-case form are one address.
 pub fn path_key(url: &str) -> String {
-    url_path(url).trim_end_matches('/').to_ascii_lowercase()
+    let path = url_path(url);
+    let path = path.trim_end_matches('/');
+    if !path.contains('%') {
+        return path.to_ascii_lowercase();
+    }
+    decode_path(path).to_lowercase()
+}
+
+/// Percent-escapes decoded, except `%2F` (kept as written, upper-cased) and escapes that do
+/// not decode to UTF-8 text (kept as written).
+fn decode_path(path: &str) -> String {
+    let b = path.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            let byte = h * 16 + l;
+            if byte == b'/' {
+                out.extend_from_slice(b"%2F");
+            } else {
+                out.push(byte);
+            }
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| path.to_string())
 }
 
 /// A URL's path as the URL standard reads it; a URL that does not parse is cut at `?`.
@@ -259,6 +293,25 @@ pub fn resource_of(method: &str, url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn addresses_equal_after_decoding_and_case_folding_are_one() {
+        use super::path_key;
+        let a = "https://h/subscriptions/S/resourceGroups/RG/providers/Microsoft.Web/sites/s/config/%24default?api-version=1";
+        let b = "https://h/subscriptions/s/resourcegroups/rg/providers/microsoft.web/sites/s/config/$default";
+        assert_eq!(path_key(a), path_key(b));
+        assert_eq!(
+            path_key("https://h/locations/West%20US/x/"),
+            path_key("https://h/locations/west us/x")
+        );
+        assert_eq!(
+            path_key("/subscriptions/AB-CD/x"),
+            path_key("/subscriptions/ab-cd/x")
+        );
+        // An encoded slash stays inside its segment; a stray % stays as written.
+        assert_ne!(path_key("https://h/a%2Fb"), path_key("https://h/a/b"));
+        assert_eq!(path_key("https://h/100%"), "/100%");
+        assert_eq!(path_key("https://h/%zz"), "/%zz");
+    }
 
     #[test]
     fn url_path_reads_plain_urls_as_the_parser_does() {

@@ -43,6 +43,15 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 .and_then(|l| crate::lro::resolve(&ex.url, l))
                 .and_then(|l| url::Url::parse(&l).ok())
             {
+                // A Location that is the resource itself (a 201 naming what it created) names
+                // no operation to compare.
+                Some(lu)
+                    if crate::lro::resource_of(&ex.method, &ex.url).is_some_and(|r| {
+                        crate::lro::path_key(lu.as_str()) == crate::lro::path_key(&r)
+                    }) =>
+                {
+                    true
+                }
                 Some(lu) => last(&lu) == last(&au),
                 None => true,
             };
@@ -312,6 +321,16 @@ pub(crate) mod tests {
                 one(
                     "AAO-03",
                     &[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_RESULT)],
+                )
+            },
+        ),
+        passing(
+            "AAO-03",
+            "a 201 whose Location is the created resource itself",
+            || {
+                one(
+                    "AAO-03",
+                    &[("Azure-AsyncOperation", OP_STATUS), ("Location", WIDGET)],
                 )
             },
         ),

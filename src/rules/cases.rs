@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use super::testing::{Case, run_cases};
-use super::{Outcome, aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res};
+use super::{
+    Outcome, aao, act, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res,
+};
 use super::{retry, rgdel, stated, task};
 
 /// Every registered case.
@@ -20,6 +22,7 @@ fn all_cases() -> Vec<&'static Case> {
         etag::tests::CASES,
         put::tests::CASES,
         patch::tests::CASES,
+        act::tests::CASES,
         del::tests::CASES,
         loc::tests::CASES,
         aao::tests::CASES,

@@ -6,7 +6,7 @@
 use super::Judge;
 use super::flow::{AfterRead, Flow, judge_during};
 use super::shown::Known;
-use crate::http::Exchange;
+use crate::http::{Exchange, cut};
 use crate::lro::{Channel, Outcome, resource_state};
 use crate::target::Addressed;
 
@@ -130,6 +130,27 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             },
         );
     }
+    // A Location that ends in 404: a client reads that as the delete failing (the SDK's
+    // poller raises on it), whatever became of the resource; once a delete succeeds its
+    // Location answers 200 or 204, and a failed one answers its error.
+    if flow.finished() == Some(Outcome::Failed)
+        && flow.channel == Some(Channel::Location)
+        && let Some((i, _)) = flow.polls().last()
+        && exs[i].status() == Some(404)
+        && !flow
+            .resource
+            .as_deref()
+            .is_some_and(|r| crate::lro::path_key(r) == crate::lro::path_key(&exs[i].url))
+    {
+        j.ledger.fail(
+            "DEL-04",
+            "200 or 204 from the Location URL once the delete succeeded (or the delete's error if it failed)",
+            format!("404 from {}", cut(&exs[i].url, 160)),
+            Some(exs[i].seq),
+            None,
+        );
+        return;
+    }
     if flow.finished() != Some(Outcome::Succeeded) {
         return;
     }
@@ -217,6 +238,11 @@ pub(crate) mod tests {
     /// A DELETE followed through Location; the resource read between two polls that showed
     /// the delete running answered `watched`.
     fn watched(rule: &str, watched: Exchange, last: Exchange) -> Outcome {
+        watched_to(rule, watched, last, End::Finished(Op::Succeeded))
+    }
+
+    /// [`watched`], the flow ending `end` (as the follower ends it on the last answer).
+    fn watched_to(rule: &str, watched: Exchange, last: Exchange, end: End) -> Outcome {
         let del = delete(202, &[("Location", OP_RESULT), ("Retry-After", "10")]);
         let running = loc_poll(202, &[("Location", OP_RESULT)]);
         flow_outcome(
@@ -232,7 +258,7 @@ pub(crate) mod tests {
                         poll(3, Channel::Location, true),
                         poll(4, Channel::Location, false),
                     ],
-                    End::Finished(Op::Succeeded),
+                    end,
                 )
             },
         )
@@ -311,6 +337,18 @@ pub(crate) mod tests {
             "DEL-04",
             "Location answered 404 once the delete succeeded",
             || watched("DEL-04", deleting(), loc_poll(404, &[])),
+        ),
+        failing(
+            "DEL-04",
+            "Location answered 404, which ends the delete Failed as a client reads it",
+            || {
+                watched_to(
+                    "DEL-04",
+                    deleting(),
+                    loc_poll(404, &[]),
+                    End::Finished(Op::Failed),
+                )
+            },
         ),
         failing(
             "DEL-04",

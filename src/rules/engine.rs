@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use super::flow::Flow;
 use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
 use super::{
-    aao, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel, task,
+    aao, act, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel,
+    task,
 };
 use crate::http::{Exchange, Role, Surface};
 use crate::target::{Monitor, Target};
@@ -196,6 +197,8 @@ impl<'r> Judge<'r> {
         loc::ambient(self, ex);
         del::ambient(self, ex);
         put::ambient(self, ex);
+        patch::ambient(self, ex);
+        act::ambient(self, ex);
         aao::ambient(self, ex);
         etag::ambient(self, ex);
         res::ambient(self, ex);

@@ -7,9 +7,9 @@
 //! - `engine`: the [`Judge`] a front end feeds; `flow` and `records` are what it is fed beyond
 //!   single exchanges (a followed operation, a monitor, a task write, a sweep).
 //! - one module per family holds that family's judgements: `hdr`, `err`, `etag`, `put`, `patch`,
-//!   `del`, `loc`, `aao`, `opres`, `pstate`, `rgdel`, `retry`, `res`, `mon`, `ops`, `task`.
-//!   Families whose rules need requests of their own (ACT, NEST, SKU, PROP, API, most of ETAG and
-//!   OPS) are stated in the suites (`suites/*.yaml`), each expectation citing its rule ID, and
+//!   `del`, `act`, `loc`, `aao`, `opres`, `pstate`, `rgdel`, `retry`, `res`, `mon`, `ops`, `task`.
+//!   Families whose rules need requests of their own (most of ACT, NEST, SKU, PROP, API, most of
+//!   ETAG and OPS) are stated in the suites (`suites/*.yaml`), each expectation citing its rule ID, and
 //!   judged by `expect`.
 //! - `shown`: what earlier exchanges showed about each resource (exists, settled, missing),
 //!   kept in the judge's `History` for DEL-01, DEL-05 and PUT-01.
@@ -22,6 +22,7 @@
 //! passing case that runs as it says.
 
 mod aao;
+mod act;
 #[cfg(test)]
 mod cases;
 mod catalogue;

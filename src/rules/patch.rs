@@ -1,10 +1,39 @@
-//! PATCH: update. PATCH-02 is judged on each followed PATCH; PATCH-01 and PATCH-03 are stated
-//! by the suites. A PATCH that completes synchronously is legal whatever the type declares.
+//! PATCH: update. PATCH-01 is ambient on the answer's status (200 or 202; a PATCH never
+//! answers 201 or 204) and stated by the suites too; PATCH-02 is judged on each followed PATCH;
+//! PATCH-03 is stated by the suites. A PATCH that completes synchronously is legal whatever
+//! the type declares.
 
 use super::Judge;
 use super::flow::{End, Flow, judge_during};
 use crate::http::Exchange;
 use crate::lro::{Channel, resource_state};
+use crate::target::Addressed;
+
+/// PATCH-01 on any successful PATCH of a declared resource: 200 with the resource, or 202. A
+/// 201 (PATCH never creates) or a 204 (no representation) is what no client expects.
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(status) = ex.status() else { return };
+    if ex.method != "PATCH"
+        || !(200..300).contains(&status)
+        || !matches!(j.target.address(&ex.url), Addressed::Resource(_))
+    {
+        return;
+    }
+    j.ledger.check(
+        "PATCH-01",
+        matches!(status, 200 | 202),
+        Some(ex.seq),
+        || {
+            (
+                "200 OK with the resource, or 202 Accepted, for a PATCH".into(),
+                match status {
+                    201 => "201 Created: a PATCH never creates a resource".to_string(),
+                    s => s.to_string(),
+                },
+            )
+        },
+    );
+}
 
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     if flow.method != "PATCH" {
@@ -66,8 +95,8 @@ pub(crate) mod tests {
     use crate::rules::Outcome;
     use crate::rules::flow::End;
     use crate::rules::testing::{
-        Case, WIDGET, exchange, failing, flow, flow_outcome, passing, poll, run_cases, widget,
-        with_role,
+        Case, WIDGET, ambient, exchange, failing, flow, flow_outcome, passing, poll, run_cases,
+        widget, with_role,
     };
 
     /// A PATCH answered 200 Updating, followed through the resource to `end`.
@@ -96,8 +125,23 @@ pub(crate) mod tests {
         })
     }
 
-    /// PATCH-02 (01 and 03 are stated by the suites), failing and passing.
+    /// PATCH-01 (ambient on the status; also stated), PATCH-02 (03 is stated by the suites),
+    /// failing and passing.
     pub(crate) const CASES: &[Case] = &[
+        failing("PATCH-01", "a PATCH answered 201", || {
+            ambient(
+                "PATCH-01",
+                &[exchange("PATCH", WIDGET, 201, &[], widget("Succeeded"))],
+            )
+            .0
+        }),
+        passing("PATCH-01", "a PATCH answered 200 with the resource", || {
+            ambient(
+                "PATCH-01",
+                &[exchange("PATCH", WIDGET, 200, &[], widget("Succeeded"))],
+            )
+            .0
+        }),
         failing(
             "PATCH-02",
             "provisioningState not terminal by the deadline",

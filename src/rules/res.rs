@@ -34,8 +34,11 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             let want_type = j.target.arm_type_of(&ex.url).unwrap_or_default();
             j.ledger.check(
                 "RES-02",
-                id.is_some_and(|i| i.trim_end_matches('/').eq_ignore_ascii_case(&path))
-                    && ty_s.is_some_and(|t| t.eq_ignore_ascii_case(&want_type)),
+                // The same address: case-folded and percent-decoded (`$default` and
+                // `%24default` are one name), but a path, never a URL.
+                id.is_some_and(|i| {
+                    i.starts_with('/') && crate::lro::path_key(i) == crate::lro::path_key(&ex.url)
+                }) && ty_s.is_some_and(|t| t.eq_ignore_ascii_case(&want_type)),
                 seq,
                 || {
                     (

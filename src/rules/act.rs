@@ -1,0 +1,78 @@
+//! ACT: POST actions. ACT-01 is ambient on an action's answer that hands out a polling URL
+//! (the action runs long): 202 Accepted with a Location header. The rest of ACT is stated by
+//! the suites.
+
+use super::Judge;
+use crate::http::Exchange;
+use crate::target::Addressed;
+
+/// ACT-01 on a successful POST of an action on a declared resource (`{resourceUrl}/{action}`)
+/// whose answer carries `Azure-AsyncOperation` or `Location`: the action runs long, so it
+/// answers 202 with a Location. A 200 or 204 that hands out an operation URL leaves a client
+/// unsure whether to poll (the SDK polls a 204 no more).
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    if ex.method != "POST" || !(200..300).contains(&resp.status) {
+        return;
+    }
+    let on_resource = crate::lro::resource_of("POST", &ex.url)
+        .is_some_and(|r| matches!(j.target.address(&r), Addressed::Resource(_)));
+    let aao = resp.header("azure-asyncoperation");
+    let loc = resp.header("location");
+    if !on_resource || (aao.is_none() && loc.is_none()) {
+        return;
+    }
+    j.ledger.check(
+        "ACT-01",
+        resp.status == 202 && loc.is_some(),
+        Some(ex.seq),
+        || {
+            let handed = match (aao, loc) {
+                (Some(_), Some(_)) => "Azure-AsyncOperation and Location",
+                (Some(_), None) => "Azure-AsyncOperation and no Location",
+                _ => "Location",
+            };
+            (
+                "202 Accepted with a Location header for a long-running action".into(),
+                format!("{} with {handed}", resp.status),
+            )
+        },
+    );
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::rules::testing::{
+        Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, passing, run_cases,
+    };
+    use serde_json::Value;
+
+    fn restart(status: u16, headers: &[(&str, &str)]) -> crate::rules::Outcome {
+        let url = WIDGET.replace("?api-version", "/restart?api-version");
+        let mut h = vec![("x-ms-request-id", "r-1")];
+        h.extend_from_slice(headers);
+        ambient("ACT-01", &[exchange("POST", &url, status, &h, Value::Null)]).0
+    }
+
+    /// ACT-01 (ambient on a long-running action's answer; also stated), failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing(
+            "ACT-01",
+            "an action answered 204 with an Azure-AsyncOperation",
+            || restart(204, &[("Azure-AsyncOperation", OP_STATUS)]),
+        ),
+        failing(
+            "ACT-01",
+            "an action answered 202 with only an Azure-AsyncOperation",
+            || restart(202, &[("Azure-AsyncOperation", OP_STATUS)]),
+        ),
+        passing("ACT-01", "an action answered 202 with a Location", || {
+            restart(202, &[("Location", OP_RESULT), ("Retry-After", "10")])
+        }),
+    ];
+
+    #[test]
+    fn act_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+}
