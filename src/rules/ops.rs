@@ -51,11 +51,31 @@ fn read(j: &mut Judge<'_>, ex: &Exchange, vocab: &Vocabulary, error_field: &str)
         (None, Some(o)) => now.terminal = Some((o, err)),
         (None, None) => {}
     }
-    let start = b.get("startTime").and_then(Value::as_str);
+    // .NET's unset DateTime (`0001-01-01T00:00:00`, what a running operation of some RPs
+    // carries as its endTime) is a placeholder, never a time: read as absent, and said.
+    let unset = |key: &str| {
+        b.get(key)
+            .and_then(Value::as_str)
+            .and_then(iso8601::parse)
+            .is_some_and(|t| chrono::Datelike::year(&t) <= 1)
+    };
+    for key in ["startTime", "endTime"] {
+        if unset(key) {
+            j.ledger.not_judged(
+                "OPS-08",
+                format!("{key} 0001-01-01T00:00:00 is .NET's unset DateTime: read as absent"),
+            );
+        }
+    }
+    let start = b
+        .get("startTime")
+        .and_then(Value::as_str)
+        .filter(|_| !unset("startTime"));
     let end = b
         .get("endTime")
         .and_then(Value::as_str)
-        .and_then(iso8601::parse);
+        .and_then(iso8601::parse)
+        .filter(|_| !unset("endTime"));
     let mut why = None;
     if let Some(s) = start {
         match &h.start {
@@ -242,6 +262,14 @@ pub(crate) mod tests {
             let moved = with("InProgress", "startTime", json!("2026-01-01T10:00:01Z"));
             reads("OPS-08", vec![op_status("InProgress"), moved])
         }),
+        passing(
+            "OPS-08",
+            "a running operation's endTime 0001-01-01T00:00:00 (.NET's unset DateTime)",
+            || {
+                let unset = with("InProgress", "endTime", json!("0001-01-01T00:00:00"));
+                reads("OPS-08", vec![unset, op_status("Succeeded")])
+            },
+        ),
         failing("OPS-08", "endTime before startTime", || {
             reads(
                 "OPS-08",
