@@ -45,6 +45,7 @@ pub fn engine_stripped(s: &Stripped) -> crate::rules::Stripped {
     crate::rules::Stripped {
         request: s.request.iter().cloned().collect(),
         response: s.response.iter().cloned().collect(),
+        recorded: true,
     }
 }
 

@@ -71,10 +71,25 @@ impl Registry {
 }
 
 /// Headers a recording format is known to drop: their absence says nothing about the RP.
+/// `recorded`: the exchanges come from a recording, whose recorder may have replaced values
+/// with placeholders (see [`is_placeholder`]).
 #[derive(Debug, Default, Clone)]
 pub struct Stripped {
     pub request: Vec<String>,
     pub response: Vec<String>,
+    pub recorded: bool,
+}
+
+/// The zero GUID: what recorders put in place of ids (the Go SDK's recorder replaced every
+/// lower-case GUID with it; the test-proxy's sanitizers use it for subscription and operation
+/// ids).
+const ZERO_GUID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// A value a recorder's sanitizer wrote in place of the RP's: the zero GUID or `Sanitized`
+/// (the test-proxy's replacement text).
+pub fn is_placeholder(v: &str) -> bool {
+    let v = v.trim();
+    v.eq_ignore_ascii_case(ZERO_GUID) || v.eq_ignore_ascii_case("sanitized")
 }
 
 impl Stripped {
@@ -139,6 +154,12 @@ impl<'r> Judge<'r> {
     /// Is this response header one the recording format drops?
     pub fn response_stripped(&self, name: &str) -> bool {
         Stripped::has(&self.stripped.response, name)
+    }
+
+    /// Is `v` a placeholder a recorder wrote (only ever in a recording: live, the zero GUID
+    /// is what the RP sent)?
+    pub fn placeholder(&self, v: &str) -> bool {
+        self.stripped.recorded && is_placeholder(v)
     }
 
     /// Is this request header one the recording format drops?

@@ -22,6 +22,10 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             seq,
             None,
         ),
+        Some(id) if j.placeholder(id) => j.ledger.not_judged(
+            "HDR-01",
+            format!("the recorder replaced x-ms-request-id with the placeholder `{id}`"),
+        ),
         Some(id) => match j.registry.request_id_used(id, ex.seq) {
             Some(first) => j.ledger.fail(
                 "HDR-01",
@@ -183,5 +187,21 @@ pub(crate) mod tests {
         assert_eq!(ambient("HDR-03", &[answer(&[], &asked)]).0, Outcome::Failed);
         let echoed = answer(&[("x-ms-client-request-id", "c-1")], &asked);
         assert_eq!(ambient("HDR-03", &[echoed]).0, Outcome::Passed);
+    }
+
+    #[test]
+    fn a_zero_guid_request_id_is_a_recorders_placeholder_never_a_reuse() {
+        let zero = "00000000-0000-0000-0000-000000000000";
+        let two = numbered(vec![
+            exchange("GET", URL, 200, &[("x-ms-request-id", zero)], json!({})),
+            exchange("GET", URL, 200, &[("x-ms-request-id", zero)], json!({})),
+        ]);
+        // Live, the RP sent the same id twice.
+        assert_eq!(ambient("HDR-01", &two).0, Outcome::Failed);
+        // Recorded, the recorder wrote it: nothing to judge.
+        assert_eq!(
+            crate::rules::testing::recorded("HDR-01", &two),
+            Outcome::NotJudged
+        );
     }
 }

@@ -74,7 +74,15 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             )
         },
     );
-    if let (Some(n), Some(i)) = (name, id) {
+    if let (Some(n), Some(i)) = (name, id)
+        && (j.placeholder(n)
+            || j.placeholder(i.trim_end_matches('/').rsplit('/').next().unwrap_or("")))
+    {
+        j.ledger.not_judged(
+            "OPRES-05",
+            format!("the recorder replaced the operation's name or id with a placeholder (name = {n}, id = {i})"),
+        );
+    } else if let (Some(n), Some(i)) = (name, id) {
         let last = i.trim_end_matches('/').rsplit('/').next().unwrap_or("");
         j.ledger.check("OPRES-05", n == last, seq, || {
             (

@@ -467,3 +467,21 @@ pub(crate) fn arm_flow(
         result: None,
     }
 }
+
+/// [`ambient`] for exchanges read from a recording (whose recorder may have written
+/// placeholders): the outcome of `rule`.
+pub(crate) fn recorded(rule: &str, exs: &[Exchange]) -> super::Outcome {
+    let t = target();
+    let registry = super::Registry::default();
+    let mut j = super::Judge::new(&t, &registry);
+    j.stripped.recorded = true;
+    for ex in exs {
+        j.exchange(ex);
+    }
+    j.ledger
+        .tallies()
+        .into_iter()
+        .find(|x| x.rule == rule)
+        .map(|x| x.outcome)
+        .unwrap_or(super::Outcome::NotJudged)
+}
