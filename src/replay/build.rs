@@ -72,7 +72,12 @@ struct Counts {
     non_arm_bodies_dropped: usize,
     batches: usize,
     batch_inner: usize,
+    bare_paths: usize,
 }
+
+/// Where a recording's bare-path request URLs (older .NET SessionRecords write
+/// `/subscriptions/...` with no host) were sent: the ARM endpoint management SDK tests use.
+const BARE_PATH_BASE: &str = "https://management.azure.com";
 
 /// Accumulates one recording's entries.
 pub(crate) struct Builder<'o> {
@@ -156,6 +161,10 @@ impl<'o> Builder<'o> {
     }
 
     fn push_inner(&mut self, mut raw: RawEntry, batch_of: Option<usize>) {
+        if raw.url.starts_with('/') && !raw.url.starts_with("//") && !self.own_file {
+            raw.url = format!("{BARE_PATH_BASE}{}", raw.url);
+            self.counts.bare_paths += 1;
+        }
         self.observe_headers(&mut raw);
         let foreign = raw.own.as_ref().is_some_and(|o| o.foreign);
         let arm = !foreign
@@ -414,6 +423,10 @@ impl<'o> Builder<'o> {
         say(
             c.non_arm_bodies_dropped,
             "bodies of non-ARM exchanges not kept",
+        );
+        say(
+            c.bare_paths,
+            "request URLs written as bare paths (older .NET SessionRecords), read as sent to https://management.azure.com",
         );
         say(c.batches, "portal /batch calls");
         say(c.batch_inner, "requests unpacked from /batch calls");

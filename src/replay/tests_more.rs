@@ -361,3 +361,27 @@ fn provider_spelling_is_the_first_seen() {
     ]);
     assert_eq!(r.meta[1].provider.as_deref(), Some("Microsoft.Network"));
 }
+
+#[test]
+fn bare_path_request_urls_of_older_session_records_are_judged_as_arm() {
+    let vnet = format!(
+        "/subscriptions/{SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v?api-version=2023-01-01"
+    );
+    let (r, _) = flows_of(vec![(
+        "GET",
+        vnet.clone(),
+        200,
+        vec![("x-ms-request-id", "r-1".into())],
+        json!({"id": vnet.split('?').next().unwrap(), "name": "v", "type": "Microsoft.Network/virtualNetworks"}),
+    )]);
+    assert_eq!(
+        r.entries[0].url,
+        format!("https://management.azure.com{vnet}")
+    );
+    assert!(r.meta[0].arm, "judged as ARM traffic");
+    assert!(
+        r.notes.iter().any(|n| n.contains("bare paths")),
+        "{:?}",
+        r.notes
+    );
+}
