@@ -137,10 +137,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         && flow.channel == Some(Channel::Location)
         && let Some((i, _)) = flow.polls().last()
         && exs[i].status() == Some(404)
-        && !flow
+        && flow
             .resource
             .as_deref()
-            .is_some_and(|r| crate::lro::path_key(r) == crate::lro::path_key(&exs[i].url))
+            .is_none_or(|r| crate::lro::path_key(r) != crate::lro::path_key(&exs[i].url))
     {
         j.ledger.fail(
             "DEL-04",
