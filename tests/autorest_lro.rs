@@ -26,7 +26,9 @@ mod server;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use common::{RUN_TIMEOUT, Scratch, read_report, rpconform};
+use common::{
+    RUN_TIMEOUT, Scratch, failures, is_failed, read_report, rpconform, rules_where, verdicts,
+};
 use serde_json::Value;
 
 /// A rule, the deviation of the mock that fails it, and whether a failure's words show it.
@@ -84,16 +86,10 @@ fn set(v: &Value) -> BTreeSet<String> {
 }
 
 fn judge(i: usize, route: &Value, report: &Value) -> Judged {
+    // A probe writes one result: the report's verdicts are the route's.
     let res = &report["results"][0];
     let arm = &route["arm"];
-    let verdicts = res["verdicts"].as_array().cloned().unwrap_or_default();
-    let failed_at = |level: &str| -> BTreeSet<String> {
-        verdicts
-            .iter()
-            .filter(|v| v["outcome"] == "failed" && v["level"] == level)
-            .filter_map(|v| v["rule"].as_str().map(str::to_string))
-            .collect()
-    };
+    let failed_at = |level: &str| rules_where(report, |v| is_failed(v) && v["level"] == level);
     let must = failed_at("MUST");
     let should = failed_at("SHOULD");
     let named = set(&arm["fails"]);
@@ -102,23 +98,22 @@ fn judge(i: usize, route: &Value, report: &Value) -> Judged {
     allowed.extend(set(&arm["fails_if_checked"]));
     allowed.extend(set(&arm["ambient"]));
     for (rule, _, shows) in MOCK_DEVIATIONS {
-        let only_the_deviation = verdicts
-            .iter()
-            .filter(|v| v["rule"] == *rule && v["outcome"] == "failed")
-            .flat_map(|v| v["failures"].as_array().cloned().unwrap_or_default())
-            .all(|f| {
-                let text = format!("{} {}", f["expected"], f["seen"]);
-                shows(&text)
-            });
+        let only_the_deviation =
+            failures(report)
+                .filter(|(v, _)| v["rule"] == *rule)
+                .all(|(_, f)| {
+                    let text = format!("{} {}", f["expected"], f["seen"]);
+                    shows(&text)
+                });
         if only_the_deviation {
             allowed.insert(rule.to_string());
         }
     }
     // LOC-06 failing only on a success answer (200/201 whose body id is "100") is the RES-02
     // deviation the mock shows everywhere.
-    let loc06_id_only = verdicts.iter().any(|v| {
+    let loc06_id_only = verdicts(report).any(|v| {
         v["rule"] == "LOC-06"
-            && v["outcome"] == "failed"
+            && is_failed(v)
             && v["failures"].as_array().is_some_and(|f| {
                 f.iter().all(|f| {
                     f["seen"]

@@ -28,7 +28,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Scratch, count, excerpt, read_report, result_names, results, rpconform};
+use common::{
+    Scratch, count, excerpt, failed_rules, judged_rules, read_report, result_names, results,
+    rpconform,
+};
 use rpconform_refrp::{Fault, RunningServer, Settings};
 use serde_json::Value;
 
@@ -170,26 +173,6 @@ fn list(target: &str) -> BTreeSet<String> {
         .map(str::trim)
         .filter(|l| l.contains("::"))
         .map(|l| l.split(": ").next().unwrap_or(l).to_string())
-        .collect()
-}
-
-/// Rules with at least one passing judgement in a report.
-fn judged_rules(report: &Value) -> BTreeSet<String> {
-    results(report)
-        .iter()
-        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
-        .filter(|v| v["passed"].as_u64().is_some_and(|n| n > 0))
-        .filter_map(|v| v["rule"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// Rules with at least one failing judgement in a report.
-fn failed_rules(report: &Value) -> BTreeSet<String> {
-    results(report)
-        .iter()
-        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
-        .filter(|v| v["outcome"] == "failed")
-        .filter_map(|v| v["rule"].as_str().map(str::to_string))
         .collect()
 }
 

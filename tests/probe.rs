@@ -4,31 +4,11 @@
 
 mod common;
 
-use common::{QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, read_report, results, rpconform};
-use serde_json::Value;
+use common::{
+    QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, failed_rules, passed_rules, read_report, rpconform,
+};
 
 const SUB: &str = "00000000-0000-0000-0000-00000000c0de";
-
-fn failed_rules(report: &Value) -> Vec<String> {
-    let mut out: Vec<String> = results(report)
-        .iter()
-        .flat_map(|r| r["verdicts"].as_array().cloned().unwrap_or_default())
-        .filter(|v| v["outcome"] == "failed")
-        .filter_map(|v| v["rule"].as_str().map(str::to_string))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-fn passed_rules(report: &Value) -> Vec<String> {
-    results(report)
-        .iter()
-        .flat_map(|r| r["verdicts"].as_array().cloned().unwrap_or_default())
-        .filter(|v| v["outcome"] == "passed")
-        .filter_map(|v| v["rule"].as_str().map(str::to_string))
-        .collect()
-}
 
 /// (route, method, body, fault, the rule it names)
 fn cases() -> Vec<(
@@ -97,7 +77,7 @@ fn a_fault_fails_its_rule_and_a_clean_rp_passes() {
             if faulty {
                 assert_eq!(out.code(), 1, "{fault}: {}", out.tail(3000));
                 assert!(
-                    failed.contains(&rule.to_string()),
+                    failed.contains(rule),
                     "{fault} must fail {rule}; failed: {failed:?}\n{}",
                     out.tail(3000)
                 );
@@ -110,7 +90,7 @@ fn a_fault_fails_its_rule_and_a_clean_rp_passes() {
                 assert_eq!(out.code(), 0, "clean {method} {route}: {}", out.tail(3000));
                 assert!(failed.is_empty(), "clean: {failed:?}\n{}", out.tail(3000));
                 assert!(
-                    passed_rules(&report).contains(&rule.to_string()),
+                    passed_rules(&report).contains(rule),
                     "clean run judges {rule}\n{}",
                     out.tail(3000)
                 );

@@ -135,7 +135,7 @@ fn replay_judges_every_fixture_as_the_counter_counts() {
         let verdicts = r["verdicts"].as_array().cloned().unwrap_or_default();
         let failed: Vec<String> = verdicts
             .iter()
-            .filter(|v| v["outcome"] == "failed")
+            .filter(|v| common::is_failed(v))
             .map(|v| format!("{} ({})", v["rule"].as_str().unwrap(), v["failed"]))
             .collect();
         let not_judged: Vec<&str> = verdicts

@@ -197,7 +197,7 @@ fn sigint_mid_poll_is_interrupted_not_a_rule_failure() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|v| v["outcome"] != "failed"),
+            .all(|v| !common::is_failed(v)),
         "{r}"
     );
     assert!(

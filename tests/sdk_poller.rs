@@ -446,7 +446,7 @@ fn compare_set(
                 problems.push(format!("{label} {name}: runner error {}", r["detail"]));
             }
             for v in r["verdicts"].as_array().into_iter().flatten() {
-                if v["outcome"] == "failed" && v["level"] == "MUST" {
+                if common::is_failed(v) && v["level"] == "MUST" {
                     for f in v["failures"].as_array().into_iter().flatten() {
                         problems.push(format!(
                             "{label} {name}: {} expected {} / seen {} ({})",

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -260,6 +261,81 @@ pub fn junit_names(report: &quick_junit::Report) -> Vec<String> {
     v
 }
 
+// ---- Verdicts: the one reading of what passed, failed and was judged ----
+//
+// Each test of a report.json holds one verdict per rule it checked, with an `outcome`:
+// `passed`, `failed`, `exempt` or `not-judged`. A rule *failed* in a test when its outcome there
+// is `failed` (at any level); it was *judged* there when its outcome is `passed` or `failed` (a
+// check of it decided something), as the conformance view counts it.
+
+/// Every verdict of every test of a report.json.
+pub fn verdicts(report: &Value) -> impl Iterator<Item = &Value> {
+    results(report)
+        .iter()
+        .flat_map(|r| r["verdicts"].as_array().into_iter().flatten())
+}
+
+/// Did the rule of this verdict fail (at any level)?
+pub fn is_failed(verdict: &Value) -> bool {
+    verdict["outcome"] == "failed"
+}
+
+/// Was the rule of this verdict judged: did a check of it pass or fail?
+pub fn is_judged(verdict: &Value) -> bool {
+    verdict["outcome"] == "passed" || is_failed(verdict)
+}
+
+/// The rules of a report's verdicts that `keep` keeps, each once.
+pub fn rules_where(report: &Value, keep: impl Fn(&Value) -> bool) -> BTreeSet<String> {
+    verdicts(report)
+        .filter(|v| keep(v))
+        .filter_map(|v| v["rule"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The rules with the outcome `outcome` (`passed`, `failed`, `exempt`, `not-judged`) in at
+/// least one test.
+pub fn rules_with_outcome(report: &Value, outcome: &str) -> BTreeSet<String> {
+    rules_where(report, |v| v["outcome"] == outcome)
+}
+
+/// The rules that failed in at least one test.
+pub fn failed_rules(report: &Value) -> BTreeSet<String> {
+    rules_where(report, is_failed)
+}
+
+/// The rules that passed in at least one test.
+pub fn passed_rules(report: &Value) -> BTreeSet<String> {
+    rules_with_outcome(report, "passed")
+}
+
+/// The rules judged (passed or failed) in at least one test.
+pub fn judged_rules(report: &Value) -> BTreeSet<String> {
+    rules_where(report, is_judged)
+}
+
+/// Per failed rule: in how many tests it failed.
+pub fn failed_rule_counts(report: &Value) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for v in verdicts(report).filter(|v| is_failed(v)) {
+        if let Some(rule) = v["rule"].as_str() {
+            *out.entry(rule.to_string()).or_default() += 1;
+        }
+    }
+    out
+}
+
+/// Every failure (expected / seen / at) of every failed verdict, with its verdict.
+pub fn failures(report: &Value) -> impl Iterator<Item = (&Value, &Value)> {
+    verdicts(report).filter(|v| is_failed(v)).flat_map(|v| {
+        v["failures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(move |f| (v, f))
+    })
+}
+
 /// `counts.<field>` of a report.json (0 when absent, so a missing field fails loudly elsewhere).
 pub fn count(report: &Value, field: &str) -> u64 {
     report["counts"][field]
@@ -285,7 +361,7 @@ pub fn excerpt(report: &Value) -> String {
         }
         out.push('\n');
         for v in r["verdicts"].as_array().into_iter().flatten() {
-            if v["outcome"] != "failed" {
+            if !is_failed(v) {
                 continue;
             }
             out.push_str(&format!(

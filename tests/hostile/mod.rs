@@ -912,25 +912,18 @@ impl Run {
 
     /// Failed verdicts as (rule, "expected | seen") pairs.
     pub fn failed_rules(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for r in self.results() {
-            for v in r["verdicts"].as_array().into_iter().flatten() {
-                if v["outcome"] != "failed" {
-                    continue;
-                }
-                for f in v["failures"].as_array().into_iter().flatten() {
-                    out.push((
-                        v["rule"].as_str().unwrap_or("?").to_string(),
-                        format!(
-                            "{} | {}",
-                            f["expected"].as_str().unwrap_or(""),
-                            f["seen"].as_str().unwrap_or("")
-                        ),
-                    ));
-                }
-            }
-        }
-        out
+        crate::common::failures(self.report())
+            .map(|(v, f)| {
+                (
+                    v["rule"].as_str().unwrap_or("?").to_string(),
+                    format!(
+                        "{} | {}",
+                        f["expected"].as_str().unwrap_or(""),
+                        f["seen"].as_str().unwrap_or("")
+                    ),
+                )
+            })
+            .collect()
     }
 
     /// What the report says about why the test failed: runner errors, notes, failed
