@@ -9,7 +9,7 @@ use std::time::Instant;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::context::{Req, base_url, parse_query};
@@ -244,6 +244,15 @@ fn finish(
         || (location_based && settings.has(Fault::LocationTypeNoRequestId));
     if !no_request_id && let Ok(v) = HeaderValue::from_str(&request_id) {
         headers.insert(HeaderName::from_static("x-ms-request-id"), v);
+    }
+    if settings.has(Fault::ContentTypeText) && headers.contains_key(header::CONTENT_TYPE) {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    }
+    if settings.has(Fault::DateIso8601) {
+        let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        if let Ok(v) = HeaderValue::from_str(&now) {
+            headers.insert(header::DATE, v);
+        }
     }
     if !settings.has(Fault::NoCorrelationEcho) {
         for name in ["x-ms-client-request-id", "x-ms-correlation-request-id"] {

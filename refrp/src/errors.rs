@@ -155,6 +155,22 @@ pub fn enrich(m: &mut Map<String, Value>, target: &str, status: u16) {
     );
 }
 
+/// `ResourceNotFound` as `resource_not_found` (the `error-code-snake-case` fault).
+pub fn snake_case(code: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in code.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl Detail {
     pub fn new(code: &str, target: &str, message: impl Into<String>) -> Self {
         Detail {

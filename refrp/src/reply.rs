@@ -51,7 +51,24 @@ impl Reply {
     /// The error answer for `err`, in the envelope unless `flat-error` is on.
     pub fn error(settings: &Settings, err: &ApiError) -> Self {
         let rich = settings.is(Variant::RichErrors);
-        let mut r = Reply::json(err.status, err.body(settings.has(Fault::FlatError), rich));
+        let mut body = err.body(settings.has(Fault::FlatError), rich);
+        if let Some(e) = body.get_mut("error").and_then(|e| e.as_object_mut()) {
+            if settings.has(Fault::ErrorCodeSnakeCase)
+                && let Some(code) = e.get("code").and_then(|c| c.as_str())
+                && !code.contains("ApiVersion")
+                && !code.starts_with("NoRegistered")
+            {
+                let snake = crate::errors::snake_case(code);
+                e.insert("code".into(), serde_json::Value::String(snake));
+            }
+            if settings.has(Fault::ErrorAdditionalInfoObject) {
+                e.insert(
+                    "additionalInfo".into(),
+                    serde_json::json!({"type": "RefrpErrorInfo", "info": {"httpStatus": err.status.as_u16()}}),
+                );
+            }
+        }
+        let mut r = Reply::json(err.status, body);
         if let Some(allow) = err.allow {
             r = r.header(header::ALLOW, allow);
         }

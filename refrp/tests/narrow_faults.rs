@@ -292,3 +292,65 @@ async fn namespace_api_version_mixup() {
     .await
     .assert_error(400, "InvalidApiVersionParameter");
 }
+
+#[tokio::test]
+async fn content_type_text() {
+    let clean = rp().await;
+    clean.make_rg("rg1").await;
+    let good = clean.get(&rg("rg1")).await;
+    assert!(
+        good.h("content-type")
+            .is_some_and(|v| v.starts_with("application/json"))
+    );
+    let rp = rp_gated_fault(Fault::ContentTypeText).await;
+    rp.make_rg("rg1").await;
+    let r = rp.get(&rg("rg1")).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.h("content-type"), Some("text/plain"));
+    assert_eq!(r.body["name"], "rg1", "the body is still the JSON resource");
+}
+
+#[tokio::test]
+async fn date_iso8601() {
+    let clean = rp().await;
+    let good = clean.get(&rg("nope")).await;
+    assert!(
+        good.h("date").is_some_and(|d| d.ends_with("GMT")),
+        "{:?}",
+        good.h("date")
+    );
+    let rp = rp_gated_fault(Fault::DateIso8601).await;
+    let d = rp.get(&rg("nope")).await;
+    let date = d.h("date").unwrap_or_default().to_string();
+    assert!(
+        date.ends_with('Z') && date.contains('T'),
+        "an ISO 8601 Date: {date}"
+    );
+}
+
+#[tokio::test]
+async fn error_code_snake_case() {
+    let rp = rp_gated_fault(Fault::ErrorCodeSnakeCase).await;
+    rp.make_rg("rg1").await;
+    rp.get(&widget("rg1", "missing"))
+        .await
+        .assert_error(404, "resource_not_found");
+    // The api-version codes API-03 reads are left alone.
+    rp.send(
+        Method::GET,
+        &format!("{}?api-version=1999-01-01", widget("rg1", "missing")),
+        None,
+        &[],
+    )
+    .await
+    .assert_error(400, "InvalidApiVersionParameter");
+}
+
+#[tokio::test]
+async fn error_additional_info_object() {
+    let rp = rp_gated_fault(Fault::ErrorAdditionalInfoObject).await;
+    rp.make_rg("rg1").await;
+    let r = rp.get(&widget("rg1", "missing")).await;
+    r.assert_error(404, "ResourceNotFound");
+    assert!(r.body["error"]["additionalInfo"].is_object(), "{}", r.body);
+}

@@ -1,4 +1,5 @@
-//! ERR: the error envelope on every ARM 4xx/5xx answer (HEAD answers carry no body).
+//! ERR: the error envelope on every ARM 4xx/5xx answer (HEAD answers carry no body): its
+//! shape (ERR-01..03), a Pascal-cased code (ERR-04) and the `additionalInfo` shape (ERR-05).
 
 use serde_json::Value;
 
@@ -82,6 +83,54 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             ("error.target as a string".into(), t.to_string())
         });
     }
+    if let Some(code) = err
+        .get("code")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+    {
+        j.ledger.check("ERR-04", pascal_cased(code), seq, || {
+            (
+                "a Pascal-cased error.code (like BadArgument)".into(),
+                format!("code `{}`", cut(code, 80)),
+            )
+        });
+    }
+    // additionalInfo of the error and of each detail.
+    let infos: Vec<&Value> = std::iter::once(err)
+        .chain(
+            err.get("details")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .filter_map(|e| e.get("additionalInfo"))
+        .collect();
+    for info in infos {
+        j.ledger.check("ERR-05", additional_info_ok(info), seq, || {
+            (
+                "additionalInfo: an array of {type: string, info: object}".into(),
+                cut(&info.to_string(), 200),
+            )
+        });
+    }
+}
+
+/// Pascal case: an upper-case letter, then letters and digits; dotted sub-codes
+/// (`Conflict.Locked`) are Pascal-cased part by part.
+fn pascal_cased(code: &str) -> bool {
+    code.split('.').all(|part| {
+        let mut c = part.chars();
+        c.next().is_some_and(|f| f.is_ascii_uppercase()) && c.all(|x| x.is_ascii_alphanumeric())
+    })
+}
+
+fn additional_info_ok(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| {
+        a.iter().all(|x| {
+            x.get("type").is_some_and(Value::is_string)
+                && x.get("info").is_some_and(Value::is_object)
+        })
+    })
 }
 
 #[cfg(test)]
@@ -103,7 +152,7 @@ pub(crate) mod tests {
         json!({ "error": e })
     }
 
-    /// ERR-01..03, each shown failing and passing.
+    /// ERR-01..05, each shown failing and passing.
     pub(crate) const CASES: &[Case] = &[
         failing("ERR-01", "a flat {code, message} body", || {
             refused("ERR-01", json!({"code": "InvalidBody", "message": "bad"}))
@@ -152,6 +201,55 @@ pub(crate) mod tests {
                 refused("ERR-03", envelope(extra))
             },
         ),
+        failing("ERR-04", "a snake_case error.code", || {
+            refused(
+                "ERR-04",
+                json!({"error": {"code": "invalid_body", "message": "bad"}}),
+            )
+        }),
+        passing(
+            "ERR-04",
+            "a Pascal-cased code, and a dotted sub-code",
+            || {
+                let dotted = json!({"error": {"code": "Conflict.Locked", "message": "m"}});
+                match (
+                    refused("ERR-04", envelope(json!({}))),
+                    refused("ERR-04", dotted),
+                ) {
+                    (Outcome::Passed, Outcome::Passed) => Outcome::Passed,
+                    (a, b) => {
+                        if a == Outcome::Passed {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                }
+            },
+        ),
+        failing("ERR-05", "additionalInfo an object", || {
+            refused(
+                "ERR-05",
+                envelope(json!({"additionalInfo": {"type": "T", "info": {}}})),
+            )
+        }),
+        failing(
+            "ERR-05",
+            "a detail's additionalInfo with a string info",
+            || {
+                let d = json!({"details": [{"code": "A", "message": "a",
+                                        "additionalInfo": [{"type": "T", "info": "x"}]}]});
+                refused("ERR-05", envelope(d))
+            },
+        ),
+        passing("ERR-05", "additionalInfo of {type, info}", || {
+            refused(
+                "ERR-05",
+                envelope(
+                    json!({"additionalInfo": [{"type": "PolicyViolation", "info": {"a": 1}}]}),
+                ),
+            )
+        }),
     ];
 
     #[test]

@@ -1,4 +1,5 @@
-//! HDR: correlation and request-id headers, on every ARM answer.
+//! HDR: correlation and request-id headers (HDR-01..03), the body's Content-Type (HDR-04)
+//! and the Date (HDR-05), on every ARM answer.
 
 use super::Judge;
 use crate::http::Exchange;
@@ -6,6 +7,7 @@ use crate::http::Exchange;
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     let seq = Some(ex.seq);
+    content_type_and_date(j, ex);
     let rid = resp
         .header("x-ms-request-id")
         .map(str::trim)
@@ -78,6 +80,53 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     }
 }
 
+/// HDR-04: a body is declared `application/json`; HDR-05: a `Date` in RFC 1123 format.
+fn content_type_and_date(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    let seq = Some(ex.seq);
+    if resp.body_bytes > 0 && ex.method != "HEAD" {
+        let ct = resp.header("content-type");
+        match ct {
+            None if j.response_stripped("content-type") => {}
+            _ => {
+                let json = ct.is_some_and(|v| {
+                    let media = v
+                        .split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_ascii_lowercase();
+                    media == "application/json" || media.ends_with("+json")
+                });
+                j.ledger.check("HDR-04", json, seq, || {
+                    (
+                        "Content-Type: application/json on an answer with a body".into(),
+                        match ct {
+                            Some(v) => format!("Content-Type: {v}"),
+                            None => "no Content-Type".into(),
+                        },
+                    )
+                });
+            }
+        }
+    }
+    match resp.header("date") {
+        // A recording's missing Date says nothing: recorders may drop it.
+        None if j.stripped.recorded || j.response_stripped("date") => {}
+        None => j
+            .ledger
+            .fail("HDR-05", "a Date header (RFC 1123)", "no Date", seq, None),
+        Some(d) => {
+            // RFC 1123 (IMF-fixdate): `Thu, 26 Nov 2026 18:00:00 GMT`.
+            let ok =
+                d.trim().ends_with("GMT") && chrono::DateTime::parse_from_rfc2822(d.trim()).is_ok();
+            j.ledger.check("HDR-05", ok, seq, || {
+                ("a Date in RFC 1123 format".into(), format!("Date: {d}"))
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::rules::Outcome;
@@ -86,8 +135,30 @@ pub(crate) mod tests {
     };
     use serde_json::json;
 
-    /// HDR-01..03, each shown failing and passing.
+    /// HDR-01..05, each shown failing and passing.
     pub(crate) const CASES: &[Case] = &[
+        failing("HDR-04", "a JSON body declared text/plain", || {
+            let h = [("x-ms-request-id", "r-1"), ("Content-Type", "text/plain")];
+            ambient("HDR-04", &[exchange("GET", URL, 200, &h, json!({"a": 1}))]).0
+        }),
+        passing("HDR-04", "application/json; charset=utf-8", || {
+            let h = [
+                ("x-ms-request-id", "r-1"),
+                ("Content-Type", "application/json; charset=utf-8"),
+            ];
+            ambient("HDR-04", &[exchange("GET", URL, 200, &h, json!({"a": 1}))]).0
+        }),
+        failing("HDR-05", "an ISO 8601 Date", || {
+            let h = [("x-ms-request-id", "r-1"), ("Date", "2026-11-26T18:00:00Z")];
+            ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
+        }),
+        passing("HDR-05", "an RFC 1123 Date", || {
+            let h = [
+                ("x-ms-request-id", "r-1"),
+                ("Date", "Thu, 26 Nov 2026 18:00:00 GMT"),
+            ];
+            ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
+        }),
         failing("HDR-01", "an answer without x-ms-request-id", || {
             ambient("HDR-01", &[exchange("GET", URL, 200, &[], json!({}))]).0
         }),

@@ -12,6 +12,12 @@ pub(crate) fn exchange(
     headers: &[(&str, &str)],
     body: Value,
 ) -> Exchange {
+    // A null body is no body at all.
+    let text = if body.is_null() {
+        String::new()
+    } else {
+        body.to_string()
+    };
     Exchange {
         seq: 1,
         throttled: Vec::new(),
@@ -29,8 +35,8 @@ pub(crate) fn exchange(
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            body: body.to_string(),
-            body_bytes: 0,
+            body: text.clone(),
+            body_bytes: text.len(),
             json: Some(body),
             json_error: None,
             set_cookies: Vec::new(),

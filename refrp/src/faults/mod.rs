@@ -158,6 +158,15 @@ pub enum Fault {
     LocationTypeNoRequestId,
     /// API-02: Microsoft.Fabrikam routes also accept Microsoft.Contoso's api-versions.
     NamespaceApiVersionMixup,
+    /// HDR-04: JSON bodies on the ARM surface are declared `Content-Type: text/plain`.
+    ContentTypeText,
+    /// HDR-05: the `Date` header is ISO 8601 instead of RFC 1123.
+    DateIso8601,
+    /// ERR-04: error codes are snake_case (`resource_not_found`); the api-version codes API-03
+    /// reads are left as they are.
+    ErrorCodeSnakeCase,
+    /// ERR-05: errors carry `additionalInfo` as one object instead of an array.
+    ErrorAdditionalInfoObject,
 }
 
 impl Fault {
@@ -219,7 +228,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::NamespaceApiVersionMixup as usize + 1);
+        assert_eq!(TABLE.len(), Fault::ErrorAdditionalInfoObject as usize + 1);
     }
 
     #[test]

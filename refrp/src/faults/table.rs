@@ -446,4 +446,28 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["API-02"],
         "Microsoft.Fabrikam routes also accept the api-versions of Microsoft.Contoso",
     ),
+    (
+        Fault::ContentTypeText,
+        "content-type-text",
+        &["HDR-04"],
+        "JSON bodies on the ARM surface are declared Content-Type: text/plain",
+    ),
+    (
+        Fault::DateIso8601,
+        "date-iso8601",
+        &["HDR-05"],
+        "the Date header is ISO 8601 (2026-11-26T18:00:00Z), not RFC 1123",
+    ),
+    (
+        Fault::ErrorCodeSnakeCase,
+        "error-code-snake-case",
+        &["ERR-04"],
+        "error codes are snake_case (resource_not_found), except the api-version codes",
+    ),
+    (
+        Fault::ErrorAdditionalInfoObject,
+        "error-additional-info-object",
+        &["ERR-05"],
+        "errors carry additionalInfo as one {type, info} object, not an array",
+    ),
 ];
