@@ -1,9 +1,12 @@
 //! Helpers shared by the end-to-end tests: run the `rpconform` binary with a time bound, give
-//! each test its own scratch directory, and read and summarise the reports a run writes.
+//! each test its own scratch directory, read and summarise the reports a run writes, and (in
+//! [`http`]) read the requests a raw-socket test server receives.
 //!
 //! Every run talks only to the embedded reference RP, which listens on 127.0.0.1.
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
+
+pub mod http;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

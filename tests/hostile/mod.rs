@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::common::http::{Request, read_request};
+
 /// A run of the binary that outlives this is killed and its test fails.
 pub const WALL_CLOCK: Duration = Duration::from_secs(60);
 /// Resident memory at which a run is killed at once (protects the machine).
@@ -95,21 +97,7 @@ pub enum Mode {
 }
 
 /// One request the server received.
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    pub target: String,
-    pub headers: Vec<(String, String)>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+pub type Seen = Request;
 
 /// A running hostile server; stopped when dropped.
 pub struct Server {
@@ -236,29 +224,14 @@ pub fn target_yaml(base_url: &str, extra: &str) -> String {
     )
 }
 
-/// One parsed request.
-struct Request {
-    method: String,
-    target: String,
-    headers: Vec<(String, String)>,
+/// What routing asks of a request.
+trait Route {
+    fn is_resource(&self) -> bool;
+    fn is_location_poll(&self) -> bool;
+    fn is_operation_poll(&self) -> bool;
 }
 
-impl Request {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn path(&self) -> &str {
-        self.target.split('?').next().unwrap_or(&self.target)
-    }
-
-    fn query(&self) -> &str {
-        self.target.split_once('?').map(|(_, q)| q).unwrap_or("")
-    }
-
+impl Route for Request {
     fn is_resource(&self) -> bool {
         self.path()
             .to_ascii_lowercase()
@@ -272,53 +245,6 @@ impl Request {
     fn is_operation_poll(&self) -> bool {
         self.path().contains("/operationStatuses/")
     }
-}
-
-/// Read one request head (and drain a Content-Length body), at most 1 MiB in all.
-async fn read_request(stream: &mut TcpStream) -> Option<Request> {
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        if buf.len() > 64 * 1024 {
-            return None;
-        }
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0)
-        .min(1024 * 1024);
-    let mut have = buf.len() - head_end - 4;
-    while have < len {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        have += n;
-    }
-    Some(Request {
-        method,
-        target,
-        headers,
-    })
 }
 
 /// A response under construction: status, raw header lines (bytes, so invalid UTF-8 can be
@@ -401,14 +327,14 @@ enum Act {
 }
 
 async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
-    let Some(req) = read_request(&mut stream).await else {
+    // Heads of at most 64 KiB (and a Content-Length body, drained).
+    let Some(req) = read_request(&mut stream, 64 * 1024).await else {
         return Ok(());
     };
-    sh.log.lock().unwrap_or_else(|e| e.into_inner()).push(Seen {
-        method: req.method.clone(),
-        target: req.target.clone(),
-        headers: req.headers.clone(),
-    });
+    sh.log
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(req.clone());
     if req.method == "PUT" && req.is_resource() {
         *sh.last_put.lock().unwrap_or_else(|e| e.into_inner()) = req.path().to_string();
     }

@@ -8,24 +8,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
+
+use crate::common::http::read_request;
 
 /// One request the server received.
-#[derive(Debug, Clone)]
-pub struct Req {
-    pub method: String,
-    pub target: String,
-    pub headers: Vec<(String, String)>,
-}
-
-impl Req {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+pub type Req = crate::common::http::Request;
 
 type Handler = dyn Fn(&Req) -> Vec<u8> + Send + Sync;
 
@@ -61,7 +49,7 @@ impl LocalServer {
                         };
                         let (handler, log) = (handler.clone(), log2.clone());
                         tokio::spawn(async move {
-                            let Some(req) = read_request(&mut s).await else {
+                            let Some(req) = read_request(&mut s, 256 * 1024).await else {
                                 return;
                             };
                             let raw = handler(&req);
@@ -104,52 +92,6 @@ impl Drop for LocalServer {
             let _ = t.join();
         }
     }
-}
-
-async fn read_request(s: &mut tokio::net::TcpStream) -> Option<Req> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
-        }
-        if buf.len() > 256 * 1024 {
-            return None;
-        }
-        let n = s.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_string();
-    let target = first.next()?.to_string();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    let len: usize = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0)
-        .min(1024 * 1024);
-    let mut have = buf.len() - end - 4;
-    while have < len {
-        let n = s.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            break;
-        }
-        have += n;
-    }
-    Some(Req {
-        method,
-        target,
-        headers,
-    })
 }
 
 /// A complete response: status, headers, body (Content-Length and `Connection: close` added).
