@@ -354,3 +354,54 @@ fn the_readme_version_line_is_the_binarys() {
         "README.md should show `{want}` (from `rpconform --version`: {line})"
     );
 }
+
+/// `rpconform COMMAND | head -1`: the reader closes the pipe after one line. The command must
+/// not panic (exit 101) and must still write its reports.
+#[test]
+fn a_reader_that_closes_stdout_early_stops_the_output_not_the_command() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = Scratch::new("closed-stdout");
+    let fixtures = common::root().join("tests/fixtures/recordings");
+    let cases: Vec<(&str, Vec<String>, Option<String>)> = vec![
+        ("rules", vec!["rules".into()], None),
+        (
+            "replay",
+            vec![
+                "replay".into(),
+                fixtures.display().to_string(),
+                "--report-dir".into(),
+                dir.str("replay"),
+            ],
+            Some(dir.str("replay/report.json")),
+        ),
+    ];
+    for (label, args, report) in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader goes away here (stdout dropped with the BufReader).
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!first.is_empty(), "{label}: no first line");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{label}: exit {:?}\n{stderr}",
+            out.status.code()
+        );
+        assert!(!stderr.contains("panicked"), "{label}: {stderr}");
+        if let Some(r) = report {
+            assert!(
+                std::path::Path::new(&r).exists(),
+                "{label}: no report written"
+            );
+        }
+    }
+}

@@ -20,7 +20,7 @@ pub(super) fn check(a: CheckArgs) -> u8 {
         match load_target(t) {
             Ok(target) => {
                 if !target.implied_profiles.is_empty() {
-                    println!(
+                    outln!(
                         "note: {} declares no `profiles:`; implied by what it declares: {}",
                         t.display(),
                         target.implied_profiles.join(", ")
@@ -51,7 +51,7 @@ pub(super) fn check(a: CheckArgs) -> u8 {
                     );
                     return EXIT_FAILED;
                 }
-                println!(
+                outln!(
                     "{}: ok ({} tests, {} not applicable to this target)",
                     t.display(),
                     inst.len(),
@@ -64,6 +64,6 @@ pub(super) fn check(a: CheckArgs) -> u8 {
             }
         }
     }
-    println!("ok: {} suite files, {} scenarios", suites.len(), n);
+    outln!("ok: {} suite files, {} scenarios", suites.len(), n);
     EXIT_OK
 }

@@ -164,3 +164,17 @@ pub(super) fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("tokio runtime")
 }
+
+/// One line to stdout, ignoring a closed pipe (see `outln!`).
+pub(crate) fn out_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_fmt(args).and_then(|()| o.write_all(b"\n"));
+}
+
+/// Text to stdout, ignoring a closed pipe (see `out!`).
+pub(crate) fn out_text(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_fmt(args).and_then(|()| o.flush());
+}

@@ -68,7 +68,7 @@ async fn doctor_async(a: &DoctorArgs) -> u8 {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    println!(
+    outln!(
         "rpconform doctor: {} → {} (subscription {}, resource group {})",
         target.label,
         redactor.text(&target.base()),
@@ -95,7 +95,7 @@ async fn doctor_async(a: &DoctorArgs) -> u8 {
     if let Some(s) = server {
         s.shutdown().await;
     }
-    print!("{}", report.render());
+    out!("{}", report.render());
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("interrupted");
         return 130;

@@ -92,11 +92,11 @@ pub(super) fn label(variants: &BTreeSet<Variant>) -> String {
 
 pub(super) fn serve(a: ServeArgs) -> u8 {
     if a.list_faults {
-        print!("{}", rpconform_refrp::list_faults_text());
+        out!("{}", rpconform_refrp::list_faults_text());
         return EXIT_OK;
     }
     if a.list_variants {
-        print!("{}", rpconform_refrp::list_variants_text());
+        out!("{}", rpconform_refrp::list_variants_text());
         return EXIT_OK;
     }
     let faults = match parse_faults(&a.faults) {
@@ -128,12 +128,12 @@ pub(super) fn serve(a: ServeArgs) -> u8 {
         {
             return usage(format!("cannot write {}: {e}", a.write_target.display()));
         }
-        println!("rpconform reference RP listening on {base}");
+        outln!("rpconform reference RP listening on {base}");
         if !variants.is_empty() {
-            println!("variants: {}", label(&variants));
+            outln!("variants: {}", label(&variants));
         }
-        println!("target file: {}", a.write_target.display());
-        println!(
+        outln!("target file: {}", a.write_target.display());
+        outln!(
             "try: rpconform run suites/ --target {} --time-scale 0.05",
             a.write_target.display()
         );

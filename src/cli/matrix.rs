@@ -514,7 +514,7 @@ fn write(base_dir: &Path, file: &str, md: &str) -> bool {
     let _ = std::fs::create_dir_all(base_dir);
     match std::fs::write(&path, md) {
         Ok(()) => {
-            println!("written to {}", path.display());
+            outln!("written to {}", path.display());
             true
         }
         Err(e) => {

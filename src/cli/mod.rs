@@ -2,6 +2,24 @@
 //! 0 every MUST rule passed; 1 a MUST rule failed (or a runner error); 2 usage, suite or
 //! target-file errors.
 
+/// `println!` that never panics: when the reader of stdout went away (`rpconform replay | head`)
+/// the output stops, not the command, which still writes its reports and exits as it would.
+macro_rules! outln {
+    () => {
+        $crate::cli::common::out_line(format_args!(""))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::common::out_line(format_args!($($t)*))
+    };
+}
+
+/// `print!` that never panics (see [`outln`]).
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::common::out_text(format_args!($($t)*))
+    };
+}
+
 mod args;
 mod check;
 mod cleanup;

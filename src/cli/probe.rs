@@ -342,7 +342,7 @@ async fn run(
     }
     print_result(&result, &redactor);
     for l in &left {
-        println!("warning: could not clean up: {}", redactor.text(l));
+        outln!("warning: could not clean up: {}", redactor.text(l));
     }
     if let Some(dir) = &a.report_dir {
         let info = RunInfo {
@@ -388,7 +388,7 @@ async fn run(
             eprintln!("error: cannot write reports to {}: {e}", dir.display());
             return EXIT_FAILED;
         }
-        println!("reports in {}", dir.display());
+        outln!("reports in {}", dir.display());
     }
     match result.status {
         Status::Failed | Status::Error(_) => EXIT_FAILED,
@@ -405,20 +405,23 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
         .find(|x| x.role == crate::http::Role::Step);
     match first {
         Some(x) => {
-            println!("probe: {}", redactor.text(&cut(&x.summary(), 300)));
+            outln!("probe: {}", redactor.text(&cut(&x.summary(), 300)));
             // An answer that is not a success shows what the server said (its error body).
             if let Some(resp) = x.response.as_ref().filter(|r| r.status >= 300)
                 && !resp.body.trim().is_empty()
             {
-                println!("  body: {}", redactor.text(&cut(resp.body.trim(), 600)));
+                outln!("  body: {}", redactor.text(&cut(resp.body.trim(), 600)));
             }
         }
-        None => println!("probe: {}", r.scenario),
+        None => outln!("probe: {}", r.scenario),
     }
     for p in &r.polls {
-        println!(
+        outln!(
             "followed via {}: {} ({} reads, {} ms)",
-            p.via, p.outcome, p.attempts, p.elapsed_ms
+            p.via,
+            p.outcome,
+            p.attempts,
+            p.elapsed_ms
         );
     }
     let mut verdicts: Vec<&crate::report::Verdict> = r.verdicts.iter().collect();
@@ -441,9 +444,12 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
             "not-judged" => "n/j ",
             _ => "exmp",
         };
-        println!(
+        outln!(
             "  {tag}  {:<9} {:<6} {} passed, {} failed",
-            v.rule, v.level, v.passed, v.failed
+            v.rule,
+            v.level,
+            v.passed,
+            v.failed
         );
         for f in &v.failures {
             let at = f
@@ -451,7 +457,7 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
                 .and_then(|s| r.exchanges.iter().find(|x| x.seq == s))
                 .map(|x| cut(&x.summary(), 300))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "        expected: {}\n        seen:     {}{}",
                 redactor.text(&f.expected),
                 redactor.text(&cut(&f.seen, 400)),
@@ -462,15 +468,15 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
                 }
             );
             if !at.is_empty() {
-                println!("        exchange: {}", redactor.text(&at));
+                outln!("        exchange: {}", redactor.text(&at));
             }
         }
         if let Some(why) = &v.not_judged {
-            println!("        not judged: {why}");
+            outln!("        not judged: {why}");
         }
     }
     for n in &r.notes {
-        println!("note: {}", redactor.text(n));
+        outln!("note: {}", redactor.text(n));
     }
     let failed = |level: &str| {
         r.verdicts
@@ -484,7 +490,7 @@ fn print_result(r: &ScenarioResult, redactor: &Redactor) {
         Status::Skipped(why) => why.clone(),
         s => format!("{s:?}").to_lowercase(),
     };
-    println!(
+    outln!(
         "rpconform probe: {} MUST failed, {} SHOULD failed, {} rules passed ({status})",
         failed("MUST"),
         failed("SHOULD"),

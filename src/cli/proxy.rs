@@ -58,11 +58,11 @@ pub(super) fn proxy(a: ProxyArgs) -> u8 {
             Ok(p) => p,
             Err(e) => return Err(usage(format!("cannot listen on {listen}: {e}"))),
         };
-        println!(
+        outln!(
             "rpconform proxy listening on http://{} (reverse proxy to {base}; forward proxy for http:// URLs)",
             proxy.addr
         );
-        println!("reports in {} when stopped (Ctrl-C)", dir.display());
+        outln!("reports in {} when stopped (Ctrl-C)", dir.display());
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
@@ -98,7 +98,7 @@ pub(super) fn proxy(a: ProxyArgs) -> u8 {
     let Some(c) = write_reports(&report_dir, &info, &results) else {
         return EXIT_FAILED;
     };
-    println!(
+    outln!(
         "rpconform proxy: {} namespaces: {} passed, {} warned, {} failed, {} skipped; reports in {}",
         results.len(),
         c.passed,

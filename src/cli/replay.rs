@@ -249,7 +249,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         if let Err(e) = std::fs::write(w, crate::replay::target_yaml(&target)) {
             return usage(format!("cannot write {}: {e}", w.display()));
         }
-        println!("wrote the target to {}", w.display());
+        outln!("wrote the target to {}", w.display());
     }
     let names = unique_names(&files.iter().map(|f| f.path.as_path()).collect::<Vec<_>>());
     for (input, name) in files.iter().zip(&names) {
@@ -273,7 +273,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         let r = named(judge_recording(&rec, &target, &registry, a.strict), name);
         drop(rec);
         let failed = report::render::failed_rules(&r);
-        println!(
+        outln!(
             "{}: {}{}",
             input.path.display(),
             match &r.status {
@@ -292,7 +292,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         results.push(r);
     }
     if !skipped.is_empty() {
-        println!(
+        outln!(
             "skipped {} file(s) that are not recordings: {}",
             skipped.len(),
             skipped.join(", ")
@@ -307,7 +307,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
     let Some(c) = write_reports(&a.report_dir, &info, &results) else {
         return EXIT_FAILED;
     };
-    println!(
+    outln!(
         "rpconform replay: {} recordings: {} passed, {} warned, {} failed, {} errors, {} skipped; reports in {}",
         results.len(),
         c.passed,

@@ -10,7 +10,7 @@ use crate::report;
 pub(super) fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> u8 {
     match report::merge(inputs, out, force) {
         Ok((w, info)) => {
-            println!(
+            outln!(
                 "merged {} reports: {}",
                 inputs.len(),
                 report::console_summary(&w.counts, &info, out, &w.status)

@@ -107,13 +107,15 @@ pub(super) fn plan_command(a: RunArgs) -> u8 {
                 if let Some(c) = &chosen.coverage {
                     v["coverage"] = serde_json::to_value(c).unwrap_or_default();
                 }
-                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+                outln!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
             } else {
-                print!("{}", p.text());
+                out!("{}", p.text());
                 if let Some(c) = &chosen.coverage {
-                    println!(
+                    outln!(
                         "--coverage min: {} of {} tests cover the {} (rule, type shape) pairs the selection judges",
-                        c.kept, c.of, c.pairs
+                        c.kept,
+                        c.of,
+                        c.pairs
                     );
                 }
             }

@@ -64,7 +64,8 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             )
         },
     );
-    if let Some(details) = err.get("details") {
+    // A member set to null is absent (`"details": null`, `"target": null`).
+    if let Some(details) = err.get("details").filter(|d| !d.is_null()) {
         let ok = details.as_array().is_some_and(|a| {
             a.iter().all(|d| {
                 d.get("code").is_some_and(Value::is_string)
@@ -78,7 +79,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             )
         });
     }
-    if let Some(t) = err.get("target") {
+    if let Some(t) = err.get("target").filter(|t| !t.is_null()) {
         j.ledger.check("ERR-03", t.is_string(), seq, || {
             ("error.target as a string".into(), t.to_string())
         });
@@ -103,7 +104,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 .into_iter()
                 .flatten(),
         )
-        .filter_map(|e| e.get("additionalInfo"))
+        .filter_map(|e| e.get("additionalInfo").filter(|i| !i.is_null()))
         .collect();
     for info in infos {
         j.ledger.check("ERR-05", additional_info_ok(info), seq, || {
@@ -193,6 +194,16 @@ pub(crate) mod tests {
         failing("ERR-03", "error.target a number", || {
             refused("ERR-03", envelope(json!({"target": 7})))
         }),
+        passing(
+            "ERR-03",
+            "details of {code, message}, target null (absent)",
+            || {
+                refused(
+                    "ERR-03",
+                    envelope(json!({"details": [{"code": "A", "message": "a"}], "target": null})),
+                )
+            },
+        ),
         passing(
             "ERR-03",
             "details of {code, message} and a string target",

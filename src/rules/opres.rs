@@ -74,22 +74,30 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             )
         },
     );
-    if let (Some(n), Some(i)) = (name, id)
-        && (j.placeholder(n)
-            || j.placeholder(i.trim_end_matches('/').rsplit('/').next().unwrap_or("")))
+    // The last segment of the id's path (an id written as a URL with `?api-version` has its
+    // query cut), compared ignoring case as ARM compares names.
+    let last = id_path.as_deref().map(|p| {
+        p.trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    });
+    if let (Some(n), Some(i), Some(last)) = (name, id, last.as_deref())
+        && (j.placeholder(n) || j.placeholder(last))
     {
         j.ledger.not_judged(
             "OPRES-05",
             format!("the recorder replaced the operation's name or id with a placeholder (name = {n}, id = {i})"),
         );
-    } else if let (Some(n), Some(i)) = (name, id) {
-        let last = i.trim_end_matches('/').rsplit('/').next().unwrap_or("");
-        j.ledger.check("OPRES-05", n == last, seq, || {
-            (
-                "`name` equal to the last segment of `id`".into(),
-                format!("name = {n}, id = {i}"),
-            )
-        });
+    } else if let (Some(n), Some(i), Some(last)) = (name, id, last.as_deref()) {
+        j.ledger
+            .check("OPRES-05", n.eq_ignore_ascii_case(last), seq, || {
+                (
+                    "`name` equal to the last segment of `id`".into(),
+                    format!("name = {n}, id = {i}"),
+                )
+            });
     }
     times(j, ex, b);
     let Some(st) = status else { return };
@@ -335,6 +343,17 @@ pub(crate) mod tests {
         passing("OPRES-05", "name the last segment of id", || {
             read("OPRES-05", op_status("InProgress"))
         }),
+        passing(
+            "OPRES-05",
+            "an id written as a URL with api-version, its last segment upper-cased",
+            || {
+                let mut b = op_status("InProgress");
+                b["id"] = json!(
+                    "https://management.azure.com/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/OP1?api-version=2024-05-01"
+                );
+                read("OPRES-05", b)
+            },
+        ),
         failing("OPRES-06", "a US-locale startTime", || {
             read(
                 "OPRES-06",

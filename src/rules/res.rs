@@ -130,7 +130,9 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
             });
         }
         Kind::Proxy => {
-            let ok = body.get("tags").is_none() && body.get("location").is_none();
+            // A member set to null is absent (the catalogue reads null so everywhere).
+            let absent = |k: &str| body.get(k).is_none_or(Value::is_null);
+            let ok = absent("tags") && absent("location");
             j.ledger.check("RES-04", ok, seq, || {
                 (
                     "no tags and no location on a proxy resource".into(),
@@ -246,6 +248,16 @@ pub(crate) mod tests {
             b["tags"] = json!({});
             got("RES-04", GADGET, b)
         }),
+        passing(
+            "RES-04",
+            "a proxy resource with location and tags null",
+            || {
+                let mut b = gadget();
+                b["location"] = serde_json::Value::Null;
+                b["tags"] = serde_json::Value::Null;
+                got("RES-04", GADGET, b)
+            },
+        ),
         passing("RES-04", "a proxy resource without either", || {
             got("RES-04", GADGET, gadget())
         }),
