@@ -269,8 +269,17 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         if a.target.is_some() {
             apply_target_surfaces(&mut rec, &target);
         }
+        // Without a target file, each recording is judged by what it shows itself: the types,
+        // capabilities and extended resources another recording (or another api-version) shows
+        // are not this one's, and a file's verdict never depends on which files ran with it.
+        let own = a.target.is_none().then(|| {
+            let mut inf = infer::Inference::new();
+            inf.add(&rec);
+            inf.target()
+        });
         let registry = Registry::default();
-        let r = named(judge_recording(&rec, &target, &registry, a.strict), name);
+        let judged_by = own.as_ref().unwrap_or(&target);
+        let r = named(judge_recording(&rec, judged_by, &registry, a.strict), name);
         drop(rec);
         let failed = report::render::failed_rules(&r);
         outln!(

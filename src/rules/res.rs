@@ -25,6 +25,20 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 );
                 return;
             };
+            // A recording's types are inferred from the URLs it holds: a `value` list with no
+            // `id` answered at what looked like a resource (a status list, a metrics query) is
+            // a collection there, not a resource to hold to the envelope.
+            let listish =
+                body.get("id").is_none() && body.get("value").is_some_and(Value::is_array);
+            if listish && j.stripped.recorded {
+                for rule in ["RES-01", "RES-02"] {
+                    j.ledger.not_judged(
+                        rule,
+                        "the answer is a list (a `value` array, no `id`) at a URL the recording's inferred types read as a resource",
+                    );
+                }
+                return;
+            }
             envelope(j, ex, body, ty.kind);
             let path = url::Url::parse(&ex.url)
                 .map(|u| u.path().trim_end_matches('/').to_string())
@@ -64,6 +78,20 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 );
                 return;
             };
+            // In a recording the collection is inferred from the URL: an answer with members
+            // besides the list (`cost`, `timespan`, `interval`: a metrics query) is a query
+            // result there, not a list of resources.
+            let query_members = body.as_object().is_some_and(|o| {
+                o.keys()
+                    .any(|k| !matches!(k.as_str(), "value" | "nextLink") && !k.starts_with('@'))
+            });
+            if query_members && j.stripped.recorded {
+                j.ledger.not_judged(
+                    "RES-05",
+                    "the answer holds more than a list (a query result) at a URL the recording's inferred types read as a collection",
+                );
+                return;
+            }
             let value = body.get("value").and_then(Value::as_array);
             let next = body.get("nextLink").filter(|n| !n.is_null());
             let next_ok = next.is_none_or(|n| n.as_str().is_some_and(crate::lro::is_absolute_uri));
@@ -287,5 +315,20 @@ pub(crate) mod tests {
     #[test]
     fn res_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+
+    #[test]
+    fn in_a_recording_lists_and_query_results_are_not_held_to_the_resource_shapes() {
+        use crate::rules::testing::recorded;
+        let list = json!({"value": [{"a": 1}]});
+        let query =
+            json!({"cost": 0, "timespan": "x", "value": [{"id": "/x", "name": {"value": "n"}}]});
+        // Live, the target declared these URLs: the answers are judged.
+        assert_eq!(got("RES-01", WIDGET, list.clone()), Outcome::Failed);
+        assert_eq!(listed(query.clone()), Outcome::Passed);
+        // Recorded, the types were inferred from the URLs: not judged.
+        let at = |url: &str, body: Value| vec![exchange("GET", url, 200, &[], body)];
+        assert_eq!(recorded("RES-01", &at(WIDGET, list)), Outcome::NotJudged);
+        assert_eq!(recorded("RES-05", &at(WIDGETS, query)), Outcome::NotJudged);
     }
 }
