@@ -241,6 +241,34 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             _ => {}
         }
     }
+    // LOC-05: a Location that is the operation's status URL itself (the same URL, query and
+    // all) is one channel, read as
+    // the status; but a client that polls Location reads its 200 as the end, so each read
+    // of it that showed the operation running is a Location read answered 200, not 202.
+    let same_url = exs.get(flow.initial).and_then(|x| {
+        let r = x.response.as_ref()?;
+        let l = crate::lro::resolve(&x.url, r.header("location")?)?;
+        let a = crate::lro::resolve(&x.url, r.header("azure-asyncoperation")?)?;
+        // The whole URL: a query may decide which endpoint answers (`?monitor=true`).
+        Some(l.eq_ignore_ascii_case(&a))
+    });
+    if flow.channel == Some(Channel::AzureAsyncOperation) && same_url == Some(true) {
+        for (i, state) in flow.polls() {
+            let x = &exs[i];
+            if state.is_running() && x.status().is_some_and(|s| (200..300).contains(&s)) {
+                j.ledger.check("LOC-05", x.status() == Some(202), Some(x.seq), || {
+                    (
+                        "202 from Location while the operation runs (its Location is the status URL: a client polling Location reads a 200 as the end)".into(),
+                        format!(
+                            "{} {}",
+                            x.status().unwrap_or(0),
+                            x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                        ),
+                    )
+                });
+            }
+        }
+    }
     // LOC-08: Location stops answering 202 within the deadline.
     match (flow.channel, &flow.end) {
         (Some(Channel::Location), super::flow::End::TimedOut) => {

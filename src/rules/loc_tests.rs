@@ -156,6 +156,46 @@ fn side_read(status: u16) -> Outcome {
     )
 }
 
+/// A PATCH answered 202 whose Location is its Azure-AsyncOperation URL, read while running
+/// (answered `running_status`) and then Succeeded.
+fn location_is_status_url(running_status: u16) -> Outcome {
+    let patch = accepted(
+        "PATCH",
+        &[("Azure-AsyncOperation", OP_STATUS), ("Location", OP_STATUS)],
+    );
+    let op = |status: u16, s: &str| {
+        with_role(
+            exchange(
+                "GET",
+                OP_STATUS,
+                status,
+                &[],
+                crate::rules::testing::op_status(s),
+            ),
+            Role::OperationStatus,
+        )
+    };
+    flow_outcome(
+        "LOC-05",
+        vec![
+            patch,
+            op(running_status, "InProgress"),
+            op(200, "Succeeded"),
+        ],
+        |exs| {
+            flow(
+                exs,
+                Some(Channel::AzureAsyncOperation),
+                vec![
+                    poll(1, Channel::AzureAsyncOperation, true),
+                    poll(2, Channel::AzureAsyncOperation, false),
+                ],
+                End::Finished(Op::Succeeded),
+            )
+        },
+    )
+}
+
 const DATE: &str = "Wed, 21 Oct 2026 07:28:00 GMT";
 const UNDER: &str = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w/operationResults/op1?api-version=2024-05-01";
 
@@ -265,6 +305,16 @@ pub(crate) const CASES: &[Case] = &[
         "LOC-05",
         "Location answered 202 while the operation resource ran",
         || side_read(202),
+    ),
+    failing(
+        "LOC-05",
+        "a Location that is the status URL answered 200 while running",
+        || location_is_status_url(200),
+    ),
+    passing(
+        "LOC-05",
+        "a Location that is the status URL answered 202 while running",
+        || location_is_status_url(202),
     ),
     failing(
         "LOC-06",
