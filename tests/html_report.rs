@@ -10,8 +10,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::{FAST, RUN_TIMEOUT, Scratch, rpconform};
 
@@ -41,33 +41,8 @@ fn browse(bin: &Path, profile: &Path, url: &str, extra: &[String]) -> String {
     ])
     .arg(format!("--user-data-dir={}", profile.display()))
     .args(extra)
-    .arg(url)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-    let out = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut { out }, &mut s);
-        s
-    });
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() > Duration::from_secs(120) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("chromium did not finish within 120 s on {url}");
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("waiting for chromium: {e}"),
-        }
-    }
-    reader.join().unwrap_or_default()
+    .arg(url);
+    common::run_command(cmd, &format!("chromium on {url}"), Duration::from_secs(120)).stdout
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! from): the YAML parses, and its types, scopes, nesting, per-operation LRO patterns,
 //! actions and bodies are what the spec says. Plus the errors.
 
+mod common;
 #[path = "init_openapi/errors.rs"]
 mod errors;
 #[path = "init_openapi/support.rs"]
@@ -486,14 +487,7 @@ fn init_then_check_from_the_command_line() {
     let dir = scratch_dir("cli");
     let out = dir.join("target.yaml");
     let spec = fixture("contoso/resource-manager/Microsoft.Contoso/stable/2024-05-01/contoso.json");
-    let bin = env!("CARGO_BIN_EXE_rpconform");
-    let run = |args: &[&str]| {
-        std::process::Command::new(bin)
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| common::rpconform(args, common::QUICK_TIMEOUT);
     let init = run(&[
         "init",
         "--openapi",
@@ -501,7 +495,7 @@ fn init_then_check_from_the_command_line() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    let err = String::from_utf8_lossy(&init.stderr);
+    let err = &init.stderr;
     assert!(init.status.success(), "{err}");
     assert!(
         err.contains("resource type(s)") && err.contains("TODO"),
@@ -515,12 +509,7 @@ fn init_then_check_from_the_command_line() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(again.code(), 2);
     let check = run(&["check", "suites", "--target", out.to_str().unwrap()]);
-    assert!(
-        check.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert!(check.status.success(), "{}{}", check.stdout, check.stderr);
 }

@@ -2,8 +2,12 @@
 //! down and deletes everything the run created; destructive scenarios are skipped, with the
 //! reason, unless the resource group is one the run created or one marked disposable.
 
+mod common;
+
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use common::{RUN_TIMEOUT, finish, rpconform, signal};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rpconform")
@@ -39,7 +43,7 @@ fn sigint_mid_run_leaves_nothing_behind() {
     )
     .unwrap();
     let reports = dir.join("reports");
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .args(["run", &suites(), "--target"])
         .arg(&target)
         .args(["--time-scale", "0.05", "--report-dir"])
@@ -50,36 +54,12 @@ fn sigint_mid_run_leaves_nothing_behind() {
         .unwrap();
     // Let it create resources, then interrupt.
     std::thread::sleep(Duration::from_secs(4));
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            panic!("the run did not finish within 90 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut stderr = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    signal(&child, "INT");
+    let ended = finish(child, "the run after SIGINT", Duration::from_secs(90));
+    let stderr = ended.stderr;
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(
-        status.code(),
+        ended.status.code(),
         Some(130),
         "an interrupted run exits 130\n{stderr}"
     );
@@ -164,22 +144,20 @@ fn destructive_scenarios_skip_in_a_group_the_run_does_not_own() {
     assert!(yaml.contains("shared-rg"));
     let target = dir.join("target.yaml");
     std::fs::write(&target, yaml).unwrap();
-    let out = Command::new(bin())
-        .args([
+    let out = rpconform(
+        &[
             "run",
             &format!("{}/resource-group-delete.yaml", suites()),
             "--target",
-        ])
-        .arg(&target)
-        .args(["--time-scale", "0.05", "--report-dir"])
-        .arg(dir.join("reports"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+            &target.display().to_string(),
+            "--time-scale",
+            "0.05",
+            "--report-dir",
+            &dir.join("reports").display().to_string(),
+        ],
+        RUN_TIMEOUT,
     );
+    assert!(out.status.success(), "{}", out.stdout);
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("reports/report.json")).unwrap())
             .unwrap();

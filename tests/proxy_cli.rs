@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{QUICK_TIMEOUT, Scratch, read_report, results, rpconform};
+use common::{QUICK_TIMEOUT, Scratch, finish, read_report, results, rpconform, signal};
 
 const PATH: &str = "/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
 const ANSWER_BODY: &str = r#"{"Odd":  "spacing kept" }"#;
@@ -164,15 +164,16 @@ fn traffic_passes_unchanged_is_judged_and_reported_on_sigterm() {
             seen[1]
         );
     }
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = child.wait().unwrap();
+    signal(&child, "TERM");
+    let ended = finish(child, "rpconform proxy after SIGTERM", QUICK_TIMEOUT);
     let mut rest = String::new();
     let _ = out.read_to_string(&mut rest);
-    assert_eq!(status.code(), Some(1), "LOC-04 failed: {first}{rest}");
+    assert_eq!(
+        ended.code(),
+        1,
+        "LOC-04 failed: {first}{rest}{}",
+        ended.stderr
+    );
     let text = std::fs::read_to_string(s.join("rep/report.json")).unwrap();
     assert!(
         !text.contains("eyJzdWIiOiJzZWNyZXQifQ"),

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Scratch, read_report, results, schemas_dir, suites_dir};
+use common::{
+    QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, read_report, results, rpconform, schemas_dir, signal,
+    suites_dir,
+};
 use proxy::{Mode, Proxy};
 use serde_json::Value;
 
@@ -56,41 +59,10 @@ fn spawn(args: &[&str], stdout: Stdio) -> Child {
         .unwrap()
 }
 
-fn signal(child: &Child, sig: &str) {
-    assert!(
-        Command::new("kill")
-            .args([&format!("-{sig}"), &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-}
-
 /// Wait for the child (killing it past `limit`); its status and stderr.
-fn finish(mut child: Child, limit: Duration) -> (ExitStatus, String) {
-    let mut err = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the run did not end within {} s\n{}",
-                limit.as_secs(),
-                reader.join().unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (status, reader.join().unwrap_or_default())
+fn finish(child: Child, limit: Duration) -> (ExitStatus, String) {
+    let out = common::finish(child, "the run", limit);
+    (out.status, out.stderr)
 }
 
 fn get_status(rt: &tokio::runtime::Runtime, url: &str) -> u16 {
@@ -249,17 +221,11 @@ fn sigint_then_sigterm_still_cleans_up() {
     assert!(journal.iter().any(|l| l["event"] == "end"), "{journal:?}");
     if !left.is_empty() {
         // Forced: the journal knows what is left, and cleanup finishes it.
-        let out = Command::new(bin())
-            .args(["cleanup", "--journal", reports.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        let out = rpconform(
+            &["cleanup", "--journal", reports.to_str().unwrap()],
+            QUICK_TIMEOUT,
         );
+        assert_eq!(out.code(), 0, "{}{}", out.stdout, out.stderr);
     }
     assert_eq!(get_status(&rt, &rg_url(&server.base_url(), &report)), 404);
     rt.block_on(server.shutdown());
@@ -417,28 +383,24 @@ fn sigkill_then_cleanup_journal() {
         .filter(|u| u.contains("/dataplane/"))
         .map(|u| format!("{u}?api-version=2024-05-01"))
         .collect();
-    let out = Command::new(bin())
-        .args(["cleanup", "--journal", reports.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let out = rpconform(
+        &["cleanup", "--journal", reports.to_str().unwrap()],
+        QUICK_TIMEOUT,
     );
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(out.code(), 0, "{text}");
     assert!(text.contains("confirmed gone"), "{text}");
     assert_eq!(get_status(&rt, &rg), 404, "{text}");
     for u in &dataplane {
         assert_eq!(get_status(&rt, u), 404, "{u} is still there\n{text}");
     }
     // Everything is confirmed: a second pass has nothing to do.
-    let out = Command::new(bin())
-        .args(["cleanup", "--journal", reports.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let out = rpconform(
+        &["cleanup", "--journal", reports.to_str().unwrap()],
+        QUICK_TIMEOUT,
+    );
+    let text = &out.stdout;
+    assert_eq!(out.code(), 0, "{text}");
     assert!(text.contains("nothing outstanding"), "{text}");
     rt.block_on(server.shutdown());
 }
@@ -453,8 +415,8 @@ fn a_throttling_target_still_gets_a_clean_verdict() {
     let target = target_file(&dir, &proxy.base_url());
     let reports = dir.join("reports");
     let s = suites_dir();
-    let out = Command::new(bin())
-        .args([
+    let out = rpconform(
+        &[
             "run",
             s.join("async-put.yaml").to_str().unwrap(),
             s.join("etag.yaml").to_str().unwrap(),
@@ -465,17 +427,16 @@ fn a_throttling_target_still_gets_a_clean_verdict() {
             "0.01",
             "--report-dir",
             reports.to_str().unwrap(),
-        ])
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+        ],
+        RUN_TIMEOUT,
+    );
     let report = read_report(&reports);
     assert_eq!(
-        out.status.code(),
-        Some(0),
+        out.code(),
+        0,
         "{}\n{}",
         common::excerpt(&report),
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
     );
     let seen_429 = proxy.seen().iter().filter(|(_, _, s)| *s == 429).count() as u64;
     let counted = report["run"]["throttling"]["count"].as_u64().unwrap();
@@ -789,14 +750,14 @@ fn sweep_tagged_deletes_only_old_run_groups() {
             target.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        Command::new(bin()).args(&args).output().unwrap()
+        rpconform(&args, QUICK_TIMEOUT)
     };
     let dry = run(&["--dry-run"]);
-    assert_eq!(dry.status.code(), Some(0));
+    assert_eq!(dry.code(), 0);
     assert_eq!(sub.groups().len(), 4, "a dry run deleted something");
     let out = run(&[]);
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let text = &out.stdout;
+    assert_eq!(out.code(), 0, "{text}");
     assert_eq!(
         sub.groups(),
         vec!["rpconform-new", "someone-elses", "untagged"],

@@ -207,26 +207,17 @@ fn sigterm_kills_a_running_token_command_and_its_children() {
     };
     assert!(alive(pid));
     let signalled = Instant::now();
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if signalled.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status();
-            panic!("rpconform did not end within 30 s of SIGTERM while its token command hung");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    common::signal(&child, "TERM");
+    // Past the bound, rpconform and everything under it (the hanging command too) is killed.
+    let ended = common::finish(
+        child,
+        "rpconform after SIGTERM while its token command hung",
+        Duration::from_secs(30),
+    );
     eprintln!(
-        "ended {:.1} s after SIGTERM with {status}",
-        signalled.elapsed().as_secs_f64()
+        "ended {:.1} s after SIGTERM with {}",
+        signalled.elapsed().as_secs_f64(),
+        ended.status
     );
     assert!(signalled.elapsed() < Duration::from_secs(15));
     assert_gone(pid, "the token command's child");

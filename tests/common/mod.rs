@@ -1,6 +1,7 @@
-//! Helpers shared by the end-to-end tests: run the `rpconform` binary with a time bound, give
-//! each test its own scratch directory, read and summarise the reports a run writes, and (in
-//! [`http`]) read the requests a raw-socket test server receives.
+//! Helpers shared by the end-to-end tests: run the `rpconform` binary (or any command) with a
+//! time bound, and signal and wait for a child a test drives itself; give each test its own
+//! scratch directory; read and summarise the reports a run writes, with the one reading of
+//! its verdicts; and (in [`http`]) read the requests a raw-socket test server receives.
 //!
 //! Every run talks only to the embedded reference RP, which listens on 127.0.0.1.
 
@@ -11,7 +12,7 @@ pub mod http;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -104,44 +105,83 @@ pub fn rpconform_in<S: AsRef<str>>(
     timeout: Duration,
 ) -> Output {
     let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
-    let command = format!("rpconform {}", args.join(" "));
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
-        .args(&args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rpconform"));
+    cmd.args(&args)
         .current_dir(dir)
         .envs(env.iter().copied())
-        .env("NO_COLOR", "1")
+        .env("NO_COLOR", "1");
+    run_command(cmd, &format!("rpconform {}", args.join(" ")), timeout)
+}
+
+/// Run `cmd` (named `command` in messages) with stdin closed and its output captured; kill it
+/// and panic when it outlives `timeout`.
+pub fn run_command(cmd: Command, command: &str, timeout: Duration) -> Output {
+    run_watched(cmd, command, timeout, |_| None)
+}
+
+/// [`run_command`], asking `watch` every 20 ms (with the child's pid) whether the process must
+/// be stopped: when it gives a reason, or the run outlives `timeout`, the process and every
+/// process it started are killed and the test panics with the reason and the output so far.
+pub fn run_watched(
+    mut cmd: Command,
+    command: &str,
+    timeout: Duration,
+    watch: impl FnMut(u32) -> Option<String>,
+) -> Output {
+    let started = Instant::now();
+    let child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    wait_bounded(child, command, started, timeout, watch)
+}
+
+/// Wait for a child the test started and drove itself (signals, reads of its output) for at
+/// most `limit`, then kill it (and every process it started) and panic. The output is what its
+/// piped stdout and stderr still held (a stream the test took is empty here).
+pub fn finish(child: Child, command: &str, limit: Duration) -> Output {
+    wait_bounded(child, command, Instant::now(), limit, |_| None)
+}
+
+/// Send `sig` (`INT`, `TERM`, `HUP`, `KILL`...) to the child, with kill(1).
+pub fn signal(child: &Child, sig: &str) {
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args([&format!("-{sig}"), &pid])
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run kill -{sig} {pid}: {e}"));
+    assert!(sent.success(), "kill -{sig} {pid} failed: {sent}");
+}
+
+fn wait_bounded(
+    mut child: Child,
+    command: &str,
+    started: Instant,
+    limit: Duration,
+    mut watch: impl FnMut(u32) -> Option<String>,
+) -> Output {
     // Drain both pipes on threads so a chatty child never blocks on a full pipe.
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
     let status = loop {
+        let why = watch(child.id()).or_else(|| {
+            (started.elapsed() > limit).then(|| format!("it ran longer than {} s", limit.as_secs()))
+        });
+        if let Some(why) = why {
+            kill_tree(&mut child);
+            let stdout = out.join().unwrap_or_default();
+            let stderr = err.join().unwrap_or_default();
+            panic!(
+                "{command} was killed: {why}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
+                tail(&stdout, 4000),
+                tail(&stderr, 4000)
+            );
+        }
         match child.try_wait() {
             Ok(Some(st)) => break st,
-            Ok(None) if started.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let stdout = out.join().unwrap_or_default();
-                let stderr = err.join().unwrap_or_default();
-                panic!(
-                    "{command} did not finish within {} s and was killed\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
-                    timeout.as_secs(),
-                    tail(&stdout, 4000),
-                    tail(&stderr, 4000)
-                );
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(25)),
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => panic!("waiting for {command}: {e}"),
         }
     };
@@ -150,8 +190,51 @@ pub fn rpconform_in<S: AsRef<str>>(
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
         elapsed: started.elapsed(),
-        command,
+        command: command.to_string(),
     }
+}
+
+/// Read a pipe to its end on a thread, lossily as text (empty when there is no pipe).
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut r) = pipe {
+            let _ = r.read_to_end(&mut buf);
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    })
+}
+
+/// Kill the child and every process under it (read from /proc: a wrapper's child, a token
+/// command's shell and what it started), and reap the child.
+fn kill_tree(child: &mut Child) {
+    let mut under = Vec::new();
+    let mut todo = vec![child.id()];
+    while let Some(pid) = todo.pop() {
+        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for c in children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+            {
+                under.push(c);
+                todo.push(c);
+            }
+        }
+    }
+    if !under.is_empty() {
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .args(under.iter().map(u32::to_string))
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// A scratch directory of its own per test, removed when dropped, except after a failed

@@ -12,13 +12,12 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -941,7 +940,6 @@ pub const GNU_TIME: &str = "/usr/bin/time";
 /// memory is the larger of /proc samples (VmHWM) and GNU time's maximum RSS.
 pub fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: &Path) -> Run {
     let command = format!("rpconform {}", args.join(" "));
-    let started = Instant::now();
     let rss_file = reports.with_file_name("maxrss.txt");
     let timed = Path::new(GNU_TIME).exists();
     let mut cmd = if timed {
@@ -958,66 +956,23 @@ pub fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: 
     cmd.args(args)
         .current_dir(crate::common::root())
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = r.read_to_end(&mut buf);
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
-    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+        .envs(env.iter().copied());
     // The rpconform process itself: the child, or GNU time's child.
-    let mut pid = (!timed).then(|| child.id());
+    let mut pid = None;
     let mut peak_kb = 0;
-    let mut why_killed = None;
-    let status = loop {
+    let out = crate::common::run_watched(cmd, &command, WALL_CLOCK, |child| {
         if pid.is_none() {
-            pid = first_child(child.id());
+            pid = if timed {
+                first_child(child)
+            } else {
+                Some(child)
+            };
         }
-        if let Some((hwm, rss)) = pid.and_then(memory_kb) {
-            peak_kb = peak_kb.max(hwm);
-            if rss > MEMORY_KILL_KB {
-                why_killed = Some(format!("its resident memory reached {} MB", rss / 1024));
-            }
-        }
-        if why_killed.is_none() && started.elapsed() > WALL_CLOCK {
-            why_killed = Some(format!("it ran longer than {} s", WALL_CLOCK.as_secs()));
-        }
-        if let Some(why) = &why_killed {
-            // rpconform first (by its own pid), then the child we spawned.
-            if let Some(p) = pid.filter(|p| *p != child.id()) {
-                let _ = Command::new("kill")
-                    .arg("-KILL")
-                    .arg(p.to_string())
-                    .status();
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            let stdout = out.join().unwrap_or_default();
-            let stderr = err.join().unwrap_or_default();
-            panic!(
-                "{command} was killed: {why}\n--- stdout (tail):\n{}\n--- stderr (tail):\n{}",
-                crate::common::tail(&stdout, 4000),
-                crate::common::tail(&stderr, 4000)
-            );
-        }
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("waiting for {command}: {e}"),
-        }
-    };
-    let mut code = status.code();
+        let (hwm, rss) = pid.and_then(memory_kb)?;
+        peak_kb = peak_kb.max(hwm);
+        (rss > MEMORY_KILL_KB).then(|| format!("its resident memory reached {} MB", rss / 1024))
+    });
+    let mut code = out.status.code();
     if timed {
         // GNU time writes "Command exited with non-zero status N" or "Command terminated by
         // signal N" before the %M line, and exits with the command's status.
@@ -1039,9 +994,9 @@ pub fn run_bounded(label: &str, args: &[String], env: &[(&str, &str)], reports: 
     let run = Run {
         label: label.to_string(),
         code,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        elapsed: started.elapsed(),
+        stdout: out.stdout,
+        stderr: out.stderr,
+        elapsed: out.elapsed,
         peak_kb,
         report,
         command,
