@@ -8,6 +8,12 @@ use super::flow::{AfterRead, Flow};
 use crate::http::{Exchange, Role, cut};
 use crate::lro::{Channel, Outcome, is_absolute_uri, resource_state};
 
+/// What the engine judges of AAO by itself, and on which exchanges (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Write(None),
+    &[("AAO-04", super::Shows::Follow(None))],
+);
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     let seq = Some(ex.seq);

@@ -6,6 +6,10 @@ use super::Judge;
 use crate::http::Exchange;
 use crate::target::Addressed;
 
+/// What the engine judges of ACT by itself, and on which exchanges (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) =
+    (super::Shows::Write(Some("POST")), &[]);
+
 /// ACT-01 on a successful POST of an action on a declared resource (`{resourceUrl}/{action}`)
 /// whose answer carries `Azure-AsyncOperation` or `Location`: the action runs long, so it
 /// answers 202 with a Location. A 200 or 204 that hands out an operation URL leaves a client

@@ -10,6 +10,16 @@ use crate::http::{Exchange, cut};
 use crate::lro::{Channel, Outcome, resource_state};
 use crate::target::Addressed;
 
+/// What the engine judges of DEL by itself, and on which exchanges (the selection reads it):
+/// DEL-01/02/05 on a DELETE's answer, DEL-03/04 on a followed DELETE.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Write(Some("DELETE")),
+    &[
+        ("DEL-03", super::Shows::Follow(Some("DELETE"))),
+        ("DEL-04", super::Shows::Follow(Some("DELETE"))),
+    ],
+);
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     if ex.method != "DELETE" {

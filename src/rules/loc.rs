@@ -7,6 +7,21 @@ use super::flow::{AfterRead, Event, Flow};
 use crate::http::{Exchange, Role, cut};
 use crate::lro::{Channel, Outcome, is_absolute_uri, path_key, retry_after_secs};
 
+/// What the engine judges of LOC by itself, and on which exchanges (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Any,
+    &[
+        ("LOC-01", super::Shows::Write(None)),
+        ("LOC-02", super::Shows::Write(None)),
+        ("LOC-03", super::Shows::Write(None)),
+        ("LOC-04", super::Shows::Write(None)),
+        ("LOC-09", super::Shows::Write(None)),
+        ("LOC-05", super::Shows::Follow(None)),
+        ("LOC-06", super::Shows::Follow(None)),
+        ("LOC-08", super::Shows::Follow(None)),
+    ],
+);
+
 /// Is this Location one a client polls (on a 202, on a Location poll's answer, or on the
 /// 200/201 answer of a write, where the SDKs' Location polling picks it up too)?
 fn drives_an_operation(ex: &Exchange, status: u16) -> bool {

@@ -61,6 +61,44 @@ pub use engine::{Judge, Registry, Stripped};
 pub use ledger::{Cause, Finding, Ledger, Outcome, RuleTally};
 pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 
+/// When the engine judges a rule by itself, as the rule's family module declares it (its
+/// `SHOWS`): what a test's steps must make the RP show for the rule to get a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shows {
+    /// Any ARM answer.
+    Any,
+    /// The answer to a write (of this method).
+    Write(Option<&'static str>),
+    /// A followed operation (of this method).
+    Follow(Option<&'static str>),
+    /// Only where a test states it.
+    Stated,
+}
+
+/// When the engine judges `id` by itself (its family's declaration; a family that declares
+/// nothing judges its rules on any ARM answer).
+pub fn shows(id: &str) -> Shows {
+    let (default, rules) = match family_of(id) {
+        "LOC" => loc::SHOWS,
+        "AAO" => aao::SHOWS,
+        "DEL" => del::SHOWS,
+        "PUT" => put::SHOWS,
+        "PATCH" => patch::SHOWS,
+        "ACT" => act::SHOWS,
+        "PSTATE" => pstate::SHOWS,
+        "OPS" => ops::SHOWS,
+        "OPRES" => opres::SHOWS,
+        "MON" => mon::SHOWS,
+        "TASK" => task::SHOWS,
+        "RGDEL" => rgdel::SHOWS,
+        _ => (Shows::Any, &[][..]),
+    };
+    rules
+        .iter()
+        .find(|(r, _)| *r == id)
+        .map_or(default, |(_, s)| *s)
+}
+
 /// The sources of the family modules, with their family, for listing which rules the engine
 /// judges by itself.
 const FAMILY_SOURCES: &[(&str, &str)] = &[
@@ -70,6 +108,7 @@ const FAMILY_SOURCES: &[(&str, &str)] = &[
     ("PUT", include_str!("put.rs")),
     ("PATCH", include_str!("patch.rs")),
     ("DEL", include_str!("del.rs")),
+    ("ACT", include_str!("act.rs")),
     ("LOC", include_str!("loc.rs")),
     ("AAO", include_str!("aao.rs")),
     ("OPRES", include_str!("opres.rs")),

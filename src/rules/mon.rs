@@ -11,6 +11,9 @@ use crate::http::{Exchange, cut};
 use crate::lro::{FinalStateVia, Outcome, is_absolute_uri};
 use crate::target::{Monitor, MonitorLink};
 
+/// MON rules are judged only where a test's action states them (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Stated, &[]);
+
 fn nonempty(v: Option<&Value>) -> bool {
     v.and_then(Value::as_str)
         .is_some_and(|s| !s.trim().is_empty())

@@ -9,6 +9,9 @@ use super::{Judge, iso8601};
 use crate::http::{Exchange, Role};
 use crate::lro::{Channel, Outcome};
 
+/// What the engine judges of OPRES by itself, and on which exchanges (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Follow(None), &[]);
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     if ex.role != Role::OperationStatus {
         return;

@@ -11,6 +11,16 @@ use crate::http::{Exchange, Role};
 use crate::lro::{Outcome, Vocabulary};
 use crate::target::Monitor;
 
+/// What the engine judges of OPS by itself, and on which exchanges (the selection reads it):
+/// OPS-07/08 on a followed operation's reads.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Any,
+    &[
+        ("OPS-07", super::Shows::Follow(None)),
+        ("OPS-08", super::Shows::Follow(None)),
+    ],
+);
+
 /// What reads of one operation showed.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct OpSeen {

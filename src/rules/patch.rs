@@ -9,6 +9,13 @@ use crate::http::Exchange;
 use crate::lro::{Channel, resource_state};
 use crate::target::Addressed;
 
+/// What the engine judges of PATCH by itself, and on which exchanges (the selection reads
+/// it): PATCH-01 on a PATCH's answer, PATCH-02 on a followed PATCH.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Follow(Some("PATCH")),
+    &[("PATCH-01", super::Shows::Write(Some("PATCH")))],
+);
+
 /// PATCH-01 on any successful PATCH of a declared resource: 200 with the resource, or 202. A
 /// 201 (PATCH never creates) or a 204 (no representation) is what no client expects.
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {

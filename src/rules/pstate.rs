@@ -8,6 +8,13 @@ use crate::http::Exchange;
 use crate::lro::{provisioning_state, resource_state};
 use crate::target::Addressed;
 
+/// What the engine judges of PSTATE by itself, and on which exchanges (the selection reads
+/// it): PSTATE-02 on a followed operation, the rest on any answer.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Any,
+    &[("PSTATE-02", super::Shows::Follow(None))],
+);
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     if !matches!(ex.method.as_str(), "GET" | "PUT" | "PATCH") || !matches!(resp.status, 200 | 201) {

@@ -9,6 +9,13 @@ use super::shown::Known;
 use crate::http::Exchange;
 use crate::lro::{Channel, Outcome, provisioning_state, resource_state};
 
+/// What the engine judges of PUT by itself, and on which exchanges (the selection reads it):
+/// PUT-01 on a PUT's answer, PUT-02..04 on a followed PUT.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Follow(Some("PUT")),
+    &[("PUT-01", super::Shows::Write(Some("PUT")))],
+);
+
 /// PUT-01: a successful PUT of a name earlier exchanges showed missing answers 201 (or 202, which
 /// LOC-07 then governs); of one shown existing and settled, 200. Refused PUTs (4xx/5xx) and
 /// resources in an unknown or unsettled state get no verdict.

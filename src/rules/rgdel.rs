@@ -4,6 +4,9 @@
 use super::{Judge, SweepRecord};
 use crate::http::Exchange;
 
+/// RGDEL rules are judged only where a test's action states them (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Stated, &[]);
+
 pub(super) fn sweep(j: &mut Judge<'_>, rec: &SweepRecord, exs: &[Exchange]) {
     let mut bad = false;
     for &i in &rec.deletes {

@@ -8,6 +8,9 @@ use super::{Ledger, Registry, TaskRecord, TaskWrite};
 use crate::http::{Exchange, cut};
 use crate::target::TaskApi;
 
+/// TASK rules are judged only where a test's action states them (the selection reads it).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Stated, &[]);
+
 fn nonempty(v: Option<&Value>) -> bool {
     v.and_then(Value::as_str)
         .is_some_and(|s| !s.trim().is_empty())

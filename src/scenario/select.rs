@@ -33,7 +33,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::{Action, Instance, Step};
-use crate::rules::{self, Profile};
+use crate::rules::{self, Profile, Shows, shows};
 use crate::target::Target;
 
 /// What a run selects.
@@ -236,42 +236,6 @@ pub fn aims(
         }
     }
     out.into_iter().collect()
-}
-
-/// When the engine judges a rule by itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shows {
-    /// Any ARM answer.
-    Any,
-    /// The answer to a write (of this method).
-    Write(Option<&'static str>),
-    /// A followed operation (of this method).
-    Follow(Option<&'static str>),
-    /// Only where a test states it.
-    Stated,
-}
-
-fn shows(id: &str) -> Shows {
-    match id {
-        "LOC-01" | "LOC-02" | "LOC-03" | "LOC-04" | "LOC-09" | "AAO-01" | "AAO-02" | "AAO-03" => {
-            Shows::Write(None)
-        }
-        "DEL-02" => Shows::Write(Some("DELETE")),
-        // Judged on a write's answer against the state earlier answers showed.
-        "PUT-01" => Shows::Write(Some("PUT")),
-        "DEL-01" | "DEL-05" => Shows::Write(Some("DELETE")),
-        "LOC-05" | "LOC-06" | "LOC-08" | "AAO-04" | "PSTATE-02" | "OPS-07" | "OPS-08" => {
-            Shows::Follow(None)
-        }
-        "PUT-02" | "PUT-03" | "PUT-04" => Shows::Follow(Some("PUT")),
-        "PATCH-02" => Shows::Follow(Some("PATCH")),
-        "DEL-03" | "DEL-04" => Shows::Follow(Some("DELETE")),
-        _ => match rules::family_of(id) {
-            "OPRES" => Shows::Follow(None),
-            "MON" | "TASK" | "RGDEL" => Shows::Stated,
-            _ => Shows::Any,
-        },
-    }
 }
 
 /// What a test's steps can make the RP show. `*` stands for a method known only at run time.
