@@ -8,18 +8,15 @@
 //!   for `rule: ${row.x}`) and the rules its actions check by themselves (`start`: MON, `task`:
 //!   TASK, `sweep`: RGDEL-03);
 //! - the rules the **engine** judges by itself that its steps can make the RP show
-//!   ([`judges`]). The mapping is sound (a test that can show a rule is selected) and is read
-//!   from the steps, never from a run:
-//!   - on any ARM answer (HDR, ERR, RES, RETRY, ETAG-24, PSTATE-01/05): any step that sends an
-//!     ARM request (`request`, `create`, `fresh` — which creates parents —, `settle`, `poll`,
-//!     `during`, `sweep`);
-//!   - on the answer to a write that may run long (LOC-01..04, LOC-09, AAO-01..03; DEL-02 for
-//!     DELETE): a write — `create`/`fresh` (PUT), `sweep` (DELETE), a `request` whose method
-//!     is PUT, PATCH, DELETE or POST, or a method the test only knows at run time;
-//!   - on a followed operation (LOC-05/06/08, AAO-04, OPRES, PSTATE-02, OPS-07/08; PUT-02..04
-//!     for PUT, PATCH-02 for PATCH, DEL-03/04 for DELETE): `create`/`fresh` (PUT, followed to
-//!     its end), `sweep` (DELETE), and `poll`/`during` of a step (with that step's method).
-//!   - MON, TASK and RGDEL rules only where stated (their actions state them).
+//!   ([`judges`]), as each rule's family declares it ([`rules::shows`]: any ARM answer, the
+//!   answer to a write of a method, a followed operation of a method, or only where stated).
+//!   The mapping is sound (a test that can show a rule is selected) and is read from the
+//!   steps, never from a run: any step that sends an ARM request (`request`, `create`, `fresh`
+//!   — which creates parents —, `settle`, `poll`, `during`, `sweep`) reaches any answer; a
+//!   write — `create`/`fresh` (PUT), `sweep` (DELETE), a `request` whose method is PUT, PATCH,
+//!   DELETE or POST, or a method the test only knows at run time — a write's answer;
+//!   `create`/`fresh` (PUT, followed to its end), `sweep` (DELETE), and `poll`/`during` of a
+//!   step (with that step's method) a followed operation.
 //!
 //!   Whether the RP then answers with what the rule reads (a 202, a Location) is only known
 //!   when the test runs: a selected test may still give no verdict on the rule.
