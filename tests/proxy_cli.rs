@@ -225,7 +225,17 @@ fn out_of_descriptors_the_proxy_waits_instead_of_spinning_and_recovers() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let stdout = child.stdout.take().unwrap();
+    // Killed whatever happens below (a failed assertion must not leave a proxy spinning).
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _child = KillOnDrop(child);
+    let mut out = BufReader::new(stdout);
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     let addr = first
@@ -255,8 +265,4 @@ fn out_of_descriptors_the_proxy_waits_instead_of_spinning_and_recovers() {
         &format!("GET {PATH} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
     );
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-    let _ = child.wait();
 }
