@@ -128,6 +128,7 @@ pub(super) fn rules(a: RulesArgs) -> u8 {
                     "catalogue_level": r.catalogue_level.map(|l| l.as_str()),
                     "decision": r.decision,
                     "judged_by": judged_by(r),
+                    "field": crate::rules::field::rate(r.id),
                 })
             })
             .collect();
@@ -156,6 +157,13 @@ pub(super) fn rules(a: RulesArgs) -> u8 {
         out.push_str(&wrap(&format!("source: {}", r.source), "    ", 100));
         if !r.decision.is_empty() {
             out.push_str(&wrap(&format!("decision: {}", r.decision), "    ", 100));
+        }
+        if let Some(f) = crate::rules::field::rate(r.id) {
+            out.push_str(&wrap(
+                &format!("real traffic: {}", f.describe()),
+                "    ",
+                100,
+            ));
         }
         out.push('\n');
     }

@@ -239,12 +239,16 @@ fn broken(out: &mut String, conf: &Conformance) {
         }
         let _ = writeln!(
             out,
-            "\n{title}\n\n| rule | level | tests failed | checks failed | first evidence |\n|---|---|---|---|---|"
+            "\n{title}\n\n| rule | level | tests failed | checks failed | first evidence | real traffic |\n|---|---|---|---|---|---|"
         );
         for r in rows {
+            // How often the field breaks it (the replayed recordings of shipping RPs).
+            let field = crate::rules::field::rate(&r.id)
+                .map(|f| esc(&f.describe()))
+                .unwrap_or_else(|| "—".into());
             let _ = writeln!(
                 out,
-                "| **{}** {} | {} | {} of {} | {} of {} | {} |",
+                "| **{}** {} | {} | {} of {} | {} of {} | {} | {} |",
                 r.id,
                 esc(&crate::http::cut(&r.statement, 90)),
                 r.level,
@@ -252,7 +256,8 @@ fn broken(out: &mut String, conf: &Conformance) {
                 r.tests,
                 r.checks_failed,
                 r.checks_failed + r.checks_passed,
-                evidence(r)
+                evidence(r),
+                field
             );
         }
     }

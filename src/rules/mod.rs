@@ -31,6 +31,7 @@ mod engine;
 mod err;
 mod etag;
 pub mod expect;
+pub mod field;
 pub mod flow;
 mod hdr;
 pub mod implied;
