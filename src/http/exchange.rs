@@ -279,16 +279,54 @@ fn is_arm(s: &Surface) -> bool {
 }
 
 pub fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    let total = s.chars().count();
+    if total <= max {
         return s.to_string();
     }
-    let head: String = s.chars().take(max).collect();
-    format!("{head}… ({} more characters)", s.chars().count() - max)
+    // Never in the middle of a URL: one the cut would split is kept whole (up to 2 KiB more),
+    // since half a URL names nothing a reader can open.
+    let at = s.char_indices().nth(max).map_or(s.len(), |(i, _)| i);
+    let start = s
+        .match_indices("http")
+        .map(|(i, _)| i)
+        .take_while(|i| *i < at)
+        .filter(|i| s[*i..].starts_with("http://") || s[*i..].starts_with("https://"))
+        .last();
+    let end = start
+        .map(|st| {
+            s[st..]
+                .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+                .map_or(s.len(), |e| st + e)
+        })
+        .filter(|e| *e > at && *e - at <= URL_SLACK)
+        .unwrap_or(at);
+    let head = &s[..end];
+    let more = total - head.chars().count();
+    if more == 0 {
+        return head.to_string();
+    }
+    format!("{head}… ({more} more characters)")
 }
+
+/// How far past the cut a URL it would split is kept.
+const URL_SLACK: usize = 2048;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_never_splits_a_url() {
+        let url = "https://management.azure.com/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
+        let text = format!("Location: {url} (another host) and more text after it");
+        let c = cut(&text, 30);
+        assert!(c.starts_with(&format!("Location: {url}")), "{c}");
+        assert!(c.ends_with("more characters)"), "{c}");
+        // Plain text is cut where asked.
+        assert_eq!(cut("abcdef", 3), "abc… (3 more characters)");
+        // A URL ending the text is kept whole, with nothing said to be missing.
+        assert_eq!(cut(&format!("see {url}"), 10), format!("see {url}"));
+    }
 
     #[test]
     fn transcripts_say_when_an_exchange_went_to_another_origin() {
