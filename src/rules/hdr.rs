@@ -84,7 +84,8 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
 fn content_type_and_date(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     let seq = Some(ex.seq);
-    if resp.body_bytes > 0 && ex.method != "HEAD" {
+    // A JSON body (one that is not JSON is the envelope rules' failure, not this one's).
+    if resp.body_bytes > 0 && resp.json.is_some() && ex.method != "HEAD" {
         let ct = resp.header("content-type");
         match ct {
             None if j.response_stripped("content-type") => {}

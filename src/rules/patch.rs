@@ -26,6 +26,14 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     {
         return;
     }
+    // PATCH-01 speaks of an existing resource; a PATCH that created one earlier answers showed
+    // missing is ETAG-10's failure ("PATCH never creates"), not this one's.
+    if matches!(
+        j.history.shown.of(&ex.url),
+        Some((super::shown::Known::Absent, _))
+    ) {
+        return;
+    }
     j.ledger.check(
         "PATCH-01",
         matches!(status, 200 | 202),
