@@ -37,6 +37,9 @@ pub struct App {
     pub store: Mutex<Store>,
     pub dataplane: Mutex<dataplane::Store>,
     pub tasks: Mutex<tasks::Store>,
+    /// Operation ids already sent as a request id (the `operation-id-is-request-id` fault
+    /// uses each once: its answers' request ids stay unique, HDR-01 holds).
+    pub ids_as_request_ids: Mutex<std::collections::HashSet<String>>,
 }
 
 impl App {
@@ -48,6 +51,7 @@ impl App {
         ));
         let tasks = Mutex::new(tasks::Store::new(&settings));
         App {
+            ids_as_request_ids: Default::default(),
             settings,
             store,
             dataplane,
@@ -82,7 +86,8 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Resp
             false,
         ),
     };
-    finish(&app.settings, &parts.headers, reply, location_based)
+    let write = parts.method != Method::GET;
+    finish(&app, &parts.headers, reply, location_based, write)
 }
 
 fn dispatch(app: &App, parts: &Parts, body: Bytes) -> (Reply, bool) {
@@ -225,21 +230,48 @@ fn api_version(
         })
 }
 
+/// The operation id of an `operationResults`/`operationStatuses` URL (its last segment).
+fn operation_id_of(url: &str) -> Option<String> {
+    let path = url.split('?').next()?.trim_end_matches('/');
+    let mut segs = path.rsplit('/');
+    let id = segs.next()?;
+    let kind = segs.next()?.to_ascii_lowercase();
+    matches!(kind.as_str(), "operationresults" | "operationstatuses").then(|| id.to_string())
+}
+
 /// Turns a [`Reply`] into a response with the request-id and echoed correlation headers.
-/// `location_based`: the route is one of the location-based type (a fault knob acts there).
+/// `location_based`: the route is one of the location-based type (a fault knob acts there);
+/// `write`: the request was not a GET (a knob acts on the answer that hands an operation out).
 fn finish(
-    settings: &Settings,
+    app: &App,
     request_headers: &HeaderMap,
     reply: Reply,
     location_based: bool,
+    write: bool,
 ) -> Response {
+    let settings = &app.settings;
     let mut response = reply.into_response();
     let headers = response.headers_mut();
-    let request_id = if settings.is(Variant::RequestIdFormat) {
+    let mut request_id = if settings.is(Variant::RequestIdFormat) {
         ids::suffixed_request_id()
     } else {
         ids::uuid()
     };
+    // The fault: the operation id handed out doubles as the answer's request id.
+    if settings.has(Fault::OperationIdIsRequestId)
+        && write
+        && let Some(op) = ["azure-asyncoperation", "location"]
+            .iter()
+            .filter_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+            .find_map(operation_id_of)
+        && app
+            .ids_as_request_ids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(op.clone())
+    {
+        request_id = op;
+    }
     let no_request_id = settings.has(Fault::NoRequestId)
         || (location_based && settings.has(Fault::LocationTypeNoRequestId));
     if !no_request_id && let Ok(v) = HeaderValue::from_str(&request_id) {

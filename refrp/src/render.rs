@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::faults::Fault;
 use crate::path::Kind;
 use crate::settings::Settings;
 use crate::store::{Group, Resource, State};
@@ -40,6 +41,13 @@ pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Valu
     }
     if !r.system_data.is_empty() {
         m.insert("systemData".into(), Value::Object(r.system_data.clone()));
+    } else if settings.has(Fault::SystemDataBadTime) {
+        // Where ARM sent none: the RP's own systemData, with a US-locale time.
+        m.insert(
+            "systemData".into(),
+            json!({"createdBy": "refrp", "createdByType": "Application",
+                   "createdAt": "11/26/2026 6:00:00 PM"}),
+        );
     }
     let mut props = r.properties.clone();
     if let Some(state) = state {

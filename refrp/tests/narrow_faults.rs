@@ -354,3 +354,32 @@ async fn error_additional_info_object() {
     r.assert_error(404, "ResourceNotFound");
     assert!(r.body["error"]["additionalInfo"].is_object(), "{}", r.body);
 }
+
+#[tokio::test]
+async fn operation_id_is_request_id() {
+    let rp = rp_gated_fault(Fault::OperationIdIsRequestId).await;
+    rp.make_rg("rg1").await;
+    let r = rp.put(&widget("rg1", "w1"), &widget_body()).await;
+    let aao = r.aao();
+    let op = aao
+        .split('?')
+        .next()
+        .and_then(|p| p.rsplit('/').next())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(r.h("x-ms-request-id"), Some(op.as_str()));
+    // Other answers keep ids of their own.
+    let g = rp.get(&aao).await;
+    assert_ne!(g.h("x-ms-request-id"), Some(op.as_str()));
+}
+
+#[tokio::test]
+async fn system_data_bad_time() {
+    let faulty = rp_gated_fault(Fault::SystemDataBadTime).await;
+    let w = faulty.with_widget().await;
+    let g = faulty.get(&w).await;
+    assert_eq!(g.body["systemData"]["createdAt"], "11/26/2026 6:00:00 PM");
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    assert!(clean.get(&w).await.body.get("systemData").is_none());
+}

@@ -10,9 +10,14 @@ use crate::http::{Exchange, Role};
 use crate::lro::{Channel, Outcome};
 
 /// What the engine judges of OPRES by itself, and on which exchanges (the selection reads it).
-pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Follow(None), &[]);
+/// OPRES-10 is judged on the answer that hands the operation out.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
+    super::Shows::Follow(None),
+    &[("OPRES-10", super::Shows::Write(None))],
+);
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    operation_id_not_exposed(j, ex);
     if ex.role != Role::OperationStatus {
         return;
     }
@@ -218,6 +223,63 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     }
 }
 
+/// OPRES-10: the operation id an answer hands out (the last segment of an `operationResults`
+/// or `operationStatuses` URL) is none of the ids the exchange already exposes: the request's
+/// correlation or client request id, the answer's `x-ms-request-id`.
+fn operation_id_not_exposed(j: &mut Judge<'_>, ex: &Exchange) {
+    if matches!(
+        ex.role,
+        Role::OperationStatus | Role::LocationPoll | Role::MonitorPoll
+    ) {
+        return;
+    }
+    let Some(resp) = &ex.response else { return };
+    for h in ["azure-asyncoperation", "location"] {
+        let Some(url) = resp.header(h).and_then(|v| crate::lro::resolve(&ex.url, v)) else {
+            continue;
+        };
+        let key = crate::lro::path_key(&url);
+        let mut segs = key.rsplit('/');
+        let (Some(id), Some(kind)) = (segs.next(), segs.next()) else {
+            continue;
+        };
+        if !matches!(
+            kind,
+            "operationresults" | "operationstatuses" | "operationsstatus" | "operations"
+        ) || id.is_empty()
+            || j.placeholder(id)
+        {
+            continue;
+        }
+        let exposed = [
+            (
+                "the request's x-ms-correlation-request-id",
+                ex.request_header("x-ms-correlation-request-id"),
+            ),
+            (
+                "the request's x-ms-client-request-id",
+                ex.request_header("x-ms-client-request-id"),
+            ),
+            (
+                "the answer's x-ms-request-id",
+                resp.header("x-ms-request-id"),
+            ),
+        ];
+        let same = exposed
+            .iter()
+            .find(|(_, v)| v.is_some_and(|v| v.trim().eq_ignore_ascii_case(id)));
+        j.ledger.check("OPRES-10", same.is_none(), Some(ex.seq), || {
+            (
+                "an operation id not exposed by other means (not the correlation or request id)".into(),
+                format!(
+                    "operation id {id} in {h} is {}",
+                    same.map(|(w, _)| *w).unwrap_or_default()
+                ),
+            )
+        });
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::http::Role;
@@ -268,7 +330,7 @@ pub(crate) mod tests {
         )
     }
 
-    /// OPRES-01..09, each shown failing and passing.
+    /// OPRES-01..10, each shown failing and passing.
     pub(crate) const CASES: &[Case] = &[
         failing(
             "OPRES-01",
@@ -425,7 +487,30 @@ pub(crate) mod tests {
             let x = exchange("GET", WIDGET, 200, &[("ETag", "\"1\"")], widget("Canceled"));
             ambient("OPRES-09", &[x]).0
         }),
+        failing(
+            "OPRES-10",
+            "the operation id handed out is the answer's x-ms-request-id",
+            || handed_out("op1"),
+        ),
+        passing("OPRES-10", "an operation id of its own", || {
+            handed_out("5f0c7a1e-0000-4000-8000-000000000001")
+        }),
     ];
+
+    /// A 201 handing out `OP_STATUS` (operation id op1), answered with this x-ms-request-id.
+    fn handed_out(request_id: &str) -> Outcome {
+        let put = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[
+                ("Azure-AsyncOperation", OP_STATUS),
+                ("x-ms-request-id", request_id),
+            ],
+            widget("Creating"),
+        );
+        ambient("OPRES-10", &[put]).0
+    }
 
     #[test]
     fn opres_cases_show_what_they_say() {

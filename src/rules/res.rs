@@ -117,8 +117,49 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
 }
 
 /// RES-01, RES-03, RES-04 on one resource body.
+/// The identity kinds a `systemData` names (the RPC's example and its table differ in case:
+/// both read).
+const IDENTITY_TYPES: [&str; 4] = ["User", "Application", "ManagedIdentity", "Key"];
+
+/// RES-06: `systemData`, when present, as the public RPC describes it.
+fn system_data(j: &mut Judge<'_>, seq: Option<u64>, sd: &Value) {
+    let mut why = Vec::new();
+    match sd.as_object() {
+        None => why.push(format!("systemData is {sd}, not an object")),
+        Some(o) => {
+            for k in ["createdByType", "lastModifiedByType"] {
+                if let Some(v) = o.get(k).filter(|v| !v.is_null()) {
+                    let ok = v
+                        .as_str()
+                        .is_some_and(|s| IDENTITY_TYPES.iter().any(|t| t.eq_ignore_ascii_case(s)));
+                    if !ok {
+                        why.push(format!("{k} = {v}"));
+                    }
+                }
+            }
+            for k in ["createdAt", "lastModifiedAt"] {
+                if let Some(v) = o.get(k).filter(|v| !v.is_null())
+                    && v.as_str().and_then(super::iso8601::parse).is_none()
+                {
+                    why.push(format!("{k} = {v}"));
+                }
+            }
+        }
+    }
+    j.ledger.check("RES-06", why.is_empty(), seq, || {
+        (
+            "systemData: *ByType one of User, Application, ManagedIdentity, Key; *At ISO 8601"
+                .into(),
+            why.join("; "),
+        )
+    });
+}
+
 fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
     let seq = Some(ex.seq);
+    if let Some(sd) = body.get("systemData").filter(|v| !v.is_null()) {
+        system_data(j, seq, sd);
+    }
     let s = |k: &str| body.get(k).and_then(Value::as_str);
     let (id, name, ty) = (s("id"), s("name"), s("type"));
     let last = id.map(|i| i.trim_end_matches('/').rsplit('/').next().unwrap_or(""));
@@ -276,6 +317,30 @@ pub(crate) mod tests {
             b["tags"] = json!({});
             got("RES-04", GADGET, b)
         }),
+        failing("RES-06", "systemData.createdAt in a US locale", || {
+            let b = widget_with(
+                "systemData",
+                json!({"createdBy": "a", "createdByType": "User", "createdAt": "11/26/2026 6:00:00 PM"}),
+            );
+            got("RES-06", WIDGET, b)
+        }),
+        failing("RES-06", "systemData.lastModifiedByType Human", || {
+            let b = widget_with("systemData", json!({"lastModifiedByType": "Human"}));
+            got("RES-06", WIDGET, b)
+        }),
+        passing(
+            "RES-06",
+            "systemData as the RPC shows it (either case)",
+            || {
+                let b = widget_with(
+                    "systemData",
+                    json!({"createdBy": "a", "createdByType": "managedIdentity",
+                       "createdAt": "2026-11-26T18:00:00.1234567Z",
+                       "lastModifiedByType": "Application", "lastModifiedAt": "2026-11-26T18:00:00Z"}),
+                );
+                got("RES-06", WIDGET, b)
+            },
+        ),
         passing(
             "RES-04",
             "a proxy resource with location and tags null",

@@ -167,6 +167,12 @@ pub enum Fault {
     ErrorCodeSnakeCase,
     /// ERR-05: errors carry `additionalInfo` as one object instead of an array.
     ErrorAdditionalInfoObject,
+    /// OPRES-10: an answer that hands out an operation URL carries its operation id as its
+    /// `x-ms-request-id`.
+    OperationIdIsRequestId,
+    /// RES-06: resources ARM sent no system data for carry a `systemData` whose `createdAt` is
+    /// a US-locale time.
+    SystemDataBadTime,
 }
 
 impl Fault {
@@ -228,7 +234,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::ErrorAdditionalInfoObject as usize + 1);
+        assert_eq!(TABLE.len(), Fault::SystemDataBadTime as usize + 1);
     }
 
     #[test]

@@ -470,4 +470,16 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["ERR-05"],
         "errors carry additionalInfo as one {type, info} object, not an array",
     ),
+    (
+        Fault::OperationIdIsRequestId,
+        "operation-id-is-request-id",
+        &["OPRES-10"],
+        "an answer handing out an operation URL uses its operation id as its x-ms-request-id",
+    ),
+    (
+        Fault::SystemDataBadTime,
+        "system-data-bad-time",
+        &["RES-06"],
+        "resources without ARM's system data carry systemData.createdAt as 11/26/2026 6:00:00 PM",
+    ),
 ];
