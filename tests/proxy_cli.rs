@@ -70,6 +70,16 @@ fn target(s: &Scratch, port: u16) -> String {
     .to_string()
 }
 
+/// The address the proxy's first line says it listens on.
+fn listening_on(first: &str) -> String {
+    first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string()
+}
+
 /// Send raw bytes, return the raw answer.
 fn raw(addr: &str, request: &str) -> String {
     let mut c = TcpStream::connect(addr).unwrap();
@@ -106,12 +116,7 @@ fn traffic_passes_unchanged_is_judged_and_reported_on_sigterm() {
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
+    let addr = listening_on(&first);
     // Reverse mode: origin-form request, odd header spelling, a token, a body.
     let body = r#"{"location":  "x"}"#;
     let answer = raw(
@@ -238,12 +243,7 @@ fn out_of_descriptors_the_proxy_waits_instead_of_spinning_and_recovers() {
     let mut out = BufReader::new(stdout);
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
-    let addr = first
-        .split("http://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .to_string();
+    let addr = listening_on(&first);
     // Idle clients, more than the proxy has descriptors for.
     let idle: Vec<TcpStream> = (0..60)
         .filter_map(|_| TcpStream::connect(&addr).ok())

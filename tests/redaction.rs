@@ -171,8 +171,13 @@ scenarios:
 "#;
 
 fn run(dir: &Scratch, target: &Path, env: &[(&str, &str)]) -> Run {
+    run_suite(dir, target, SUITE, env)
+}
+
+/// `suite` run against `target`, bounded in time and memory.
+fn run_suite(dir: &Scratch, target: &Path, suite: &str, env: &[(&str, &str)]) -> Run {
     let reports = dir.join("reports");
-    let suite = dir.write("suite.yaml", SUITE);
+    let suite = dir.write("suite.yaml", suite);
     let args: Vec<String> = [
         "run",
         &suite.display().to_string(),
@@ -414,23 +419,7 @@ fn captured_values_are_sent_as_captured_and_reported_masked() {
         ),
     );
     let reports = dir.join("reports");
-    let suite = dir.write("suite.yaml", CAPTURE_SUITE);
-    let args: Vec<String> = [
-        "run",
-        &suite.display().to_string(),
-        "--target",
-        &target.display().to_string(),
-        "--request-timeout",
-        "5",
-        "--report-dir",
-        &reports.display().to_string(),
-        "--schemas",
-        &common::schemas_dir().display().to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let r = run_bounded("redaction-captured", &args, &[(TOKEN_ENV, TOKEN)], &reports);
+    let r = run_suite(&dir, &target, CAPTURE_SUITE, &[(TOKEN_ENV, TOKEN)]);
     assert_ran(&r);
     // On the wire: each captured link exactly as the target wrote it.
     let sent: Vec<String> = server.seen().iter().map(|s| s.target.clone()).collect();

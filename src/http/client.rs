@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
+use super::json_body::{MAX_JSON_VALUES, json_values_over, scrub_json};
 use super::pace::{Bucket, Limits};
 use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
@@ -128,12 +129,6 @@ const THROTTLED_KEPT: usize = 5;
 
 /// Most of a response body kept in reports.
 pub(crate) const REPORT_BODY_CHARS: usize = 64 * 1024;
-
-/// Most JSON values (scalars and containers) a body may hold to be parsed. A parsed value
-/// costs some 80 bytes, so without this a 16 MiB body of `[0,0,0,...]` (8 million values)
-/// would take over a gigabyte; ARM bodies hold thousands of values, a large page a few
-/// hundred thousand.
-pub(crate) const MAX_JSON_VALUES: usize = 1_000_000;
 
 impl Http {
     pub fn new(
@@ -632,38 +627,6 @@ impl Http {
     }
 }
 
-/// Does `body` hold more than `limit` JSON values? A cheap upper-bound count, no parse: one
-/// value, plus one per `,` outside strings, plus one per `[` or `{` (an empty container holds
-/// none, which only overcounts).
-pub(crate) fn json_values_over(body: &[u8], limit: usize) -> bool {
-    let mut count: usize = 1;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in body {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b',' | b'[' | b'{' => {
-                count += 1;
-                if count > limit {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
-}
-
 fn describe(e: reqwest::Error) -> String {
     use std::error::Error;
     let mut msg = if e.is_timeout() {
@@ -682,29 +645,6 @@ fn describe(e: reqwest::Error) -> String {
         src = s.source();
     }
     msg
-}
-
-/// Redact secrets inside parsed JSON strings too (rules read the parsed form); `changed` says
-/// whether anything was masked (then the runner keeps what was sent, for the traffic).
-fn scrub_json(v: &serde_json::Value, r: &Redactor, changed: &mut bool) -> serde_json::Value {
-    use serde_json::Value;
-    fn text(s: &str, r: &Redactor, changed: &mut bool) -> String {
-        let t = r.text(s);
-        if t != s {
-            *changed = true;
-        }
-        t
-    }
-    match v {
-        Value::String(s) => Value::String(text(s, r, changed)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| scrub_json(x, r, changed)).collect()),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| (text(k, r, changed), scrub_json(x, r, changed)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 mod auth;
 mod client;
 mod exchange;
+mod json_body;
 mod pace;
 mod redact;
 mod redact_view;
@@ -15,9 +16,10 @@ mod redact_view;
 pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
 };
+pub(crate) use client::REPORT_BODY_CHARS;
 pub use client::{Http, HttpOptions, HttpStats, OutRequest};
-pub(crate) use client::{MAX_JSON_VALUES, REPORT_BODY_CHARS, json_values_over};
 pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
+pub(crate) use json_body::{MAX_JSON_VALUES, json_values_over};
 pub use pace::Limits;
 pub use redact::{MASK, Redactor};
 

@@ -60,9 +60,16 @@ pub(crate) fn target() -> crate::target::Target {
 /// Judge these exchanges as the engine judges every exchange (the ambient rules) and give
 /// `rule`'s outcome, with its checks (passed, failed).
 pub(crate) fn ambient(rule: &str, exs: &[Exchange]) -> (super::Outcome, u32, u32) {
+    judged_as(rule, exs, false)
+}
+
+/// The exchanges judged one by one (as read from a recording when `recorded`): `rule`'s
+/// outcome and counts.
+fn judged_as(rule: &str, exs: &[Exchange], recorded: bool) -> (super::Outcome, u32, u32) {
     let t = target();
     let registry = super::Registry::default();
     let mut j = super::Judge::new(&t, &registry);
+    j.stripped.recorded = recorded;
     for ex in exs {
         j.exchange(ex);
     }
@@ -477,17 +484,5 @@ pub(crate) fn arm_flow(
 /// [`ambient`] for exchanges read from a recording (whose recorder may have written
 /// placeholders): the outcome of `rule`.
 pub(crate) fn recorded(rule: &str, exs: &[Exchange]) -> super::Outcome {
-    let t = target();
-    let registry = super::Registry::default();
-    let mut j = super::Judge::new(&t, &registry);
-    j.stripped.recorded = true;
-    for ex in exs {
-        j.exchange(ex);
-    }
-    j.ledger
-        .tallies()
-        .into_iter()
-        .find(|x| x.rule == rule)
-        .map(|x| x.outcome)
-        .unwrap_or(super::Outcome::NotJudged)
+    judged_as(rule, exs, true).0
 }
