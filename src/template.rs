@@ -80,6 +80,8 @@ pub enum Filter {
     /// An ARM path with the case of its group, namespace, type and name segments swapped; the
     /// fixed words and the subscription id stay as they are.
     Recase,
+    /// A URL with another subscription id in place of its own (empty when it names none).
+    OtherSubscription,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -217,9 +219,10 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
                 "json" => Filter::Json,
                 "dirname" => Filter::Dirname,
                 "recase" => Filter::Recase,
+                "other_subscription" => Filter::OtherSubscription,
                 other => {
                     return Err(format!(
-                        "unknown filter `{other}` (expected upper, lower, swapcase, json, dirname or recase)"
+                        "unknown filter `{other}` (expected upper, lower, swapcase, json, dirname, recase or other_subscription)"
                     ));
                 }
             };
@@ -298,10 +301,32 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                         .unwrap_or_default()
                 }
                 Filter::Recase => recase(&s),
+                Filter::OtherSubscription => other_subscription(&s),
                 Filter::Json => unreachable!("handled above"),
             })
         }
     })
+}
+
+/// A subscription id no run uses (OPRES-11 reads an operation under it).
+pub const OTHER_SUBSCRIPTION: &str = "11111111-2222-4333-8444-555555555555";
+
+/// The URL with the segment after `subscriptions` replaced by [`OTHER_SUBSCRIPTION`]; empty
+/// when it has no such segment (or already names that subscription).
+fn other_subscription(url: &str) -> String {
+    let mut segs: Vec<&str> = url.split('/').collect();
+    let Some(i) = segs
+        .iter()
+        .position(|s| s.eq_ignore_ascii_case("subscriptions"))
+        .filter(|i| i + 1 < segs.len() && !segs[i + 1].is_empty())
+    else {
+        return String::new();
+    };
+    if segs[i + 1].eq_ignore_ascii_case(OTHER_SUBSCRIPTION) {
+        return String::new();
+    }
+    segs[i + 1] = OTHER_SUBSCRIPTION;
+    segs.join("/")
 }
 
 fn swap(s: &str) -> String {

@@ -87,6 +87,13 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Resp
         ),
     };
     let write = parts.method != Method::GET;
+    let mut reply = reply;
+    if app.settings.has(Fault::AcceptedWithBody)
+        && reply.status == StatusCode::ACCEPTED
+        && reply.body.is_none()
+    {
+        reply.body = Some(serde_json::json!({"status": "Accepted"}));
+    }
     finish(&app, &parts.headers, reply, location_based, write)
 }
 
@@ -143,6 +150,8 @@ fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<R
         (Route::Resource(r), Method::PATCH) => resources::patch(&req, store, r),
         (Route::Resource(r), Method::DELETE) => resources::delete(&req, store, r),
         (Route::Collection(c), _) => resources::list(&req, store, c),
+        (Route::Across { sub, kind }, _) => resources::list_across(&req, store, sub, *kind),
+        (Route::ProviderOperations(ns), _) => Ok(crate::render::provider_operations(ns, settings)),
         (Route::Skus(r), _) => resources::skus(&req, store, r),
         (Route::Restart(r), _) => resources::restart(&req, store, r),
         (Route::Operation(o), _) => {
@@ -167,7 +176,11 @@ fn method_allowed(route: &Route, method: &Method) -> bool {
             allowed.contains(method)
         }
         Route::Restart(_) => method == Method::POST,
-        Route::Collection(_) | Route::Skus(_) | Route::Operation(_) => method == Method::GET,
+        Route::Collection(_)
+        | Route::Skus(_)
+        | Route::Operation(_)
+        | Route::Across { .. }
+        | Route::ProviderOperations(_) => method == Method::GET,
     }
 }
 

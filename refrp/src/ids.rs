@@ -17,8 +17,21 @@ fn random_u64() -> u64 {
 
 /// A random (version 4 layout) UUID in lowercase hyphenated form.
 pub fn uuid() -> String {
-    let hi = random_u64();
-    let lo = random_u64();
+    uuid_of(random_u64(), random_u64())
+}
+
+/// The same UUID-shaped id every time for one key (the `operation-id-reused` fault).
+pub fn of_key(key: &str) -> String {
+    let hash = |salt: u8| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write(key.as_bytes());
+        h.write_u8(salt);
+        h.finish()
+    };
+    uuid_of(hash(1), hash(2))
+}
+
+fn uuid_of(hi: u64, lo: u64) -> String {
     let hi = (hi & !0xF000) | 0x4000; // version 4
     let lo = (lo & !(0xC000 << 48)) | (0x8000 << 48); // RFC 4122 variant
     format!(

@@ -26,7 +26,14 @@ pub fn read(
     let op = store
         .ops
         .get(&route.op.to_ascii_lowercase())
-        .filter(|op| matches_route(op, route, endpoint))
+        .filter(|op| {
+            matches_route(
+                op,
+                route,
+                endpoint,
+                req.has(Fault::OperationAnySubscription),
+            )
+        })
         .ok_or_else(|| op_not_found(&route.op))?;
     let any_identity = req.has(Fault::OpStatusAnyTenant)
         || (req.has(Fault::NestedStatusAnyTenant) && op.target_kind.nested());
@@ -46,7 +53,7 @@ pub fn read(
 
 /// The operation is the one the URL names: same subscription, location (or original request
 /// path), and a Location generation it handed out.
-fn matches_route(op: &Operation, route: &OpRoute, endpoint: OpEndpoint) -> bool {
+fn matches_route(op: &Operation, route: &OpRoute, endpoint: OpEndpoint, any_sub: bool) -> bool {
     let generation_ok = match endpoint {
         OpEndpoint::Status => route.generation == 0,
         OpEndpoint::Result => route.generation <= op.generation,
@@ -57,7 +64,7 @@ fn matches_route(op: &Operation, route: &OpRoute, endpoint: OpEndpoint) -> bool 
             .is_some_and(|o| o.eq_ignore_ascii_case(origin)),
         (None, None) => false,
     };
-    generation_ok && place_ok && op.sub.eq_ignore_ascii_case(&route.sub)
+    generation_ok && place_ok && (any_sub || op.sub.eq_ignore_ascii_case(&route.sub))
 }
 
 fn op_not_found(op_id: &str) -> ApiError {

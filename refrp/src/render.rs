@@ -3,7 +3,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::faults::Fault;
+use axum::http::StatusCode;
+
 use crate::path::Kind;
+use crate::reply::Reply;
 use crate::settings::Settings;
 use crate::store::{Group, Resource, State};
 use crate::variants::Variant;
@@ -27,8 +30,18 @@ pub fn state_label(state: State, kind: Kind, settings: &Settings) -> &'static st
 /// A resource body; `state: None` omits `properties.provisioningState`.
 pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Value {
     let mut m = Map::new();
-    m.insert("id".into(), json!(r.id));
-    m.insert("name".into(), json!(r.name));
+    if settings.has(Fault::NameUppercased) {
+        let upper = r.name.to_uppercase();
+        let id = match r.id.rsplit_once('/') {
+            Some((head, _)) => format!("{head}/{upper}"),
+            None => r.id.clone(),
+        };
+        m.insert("id".into(), json!(id));
+        m.insert("name".into(), json!(upper));
+    } else {
+        m.insert("id".into(), json!(r.id));
+        m.insert("name".into(), json!(r.name));
+    }
     m.insert("type".into(), json!(r.type_name));
     if settings.is(Variant::EtagInBody) {
         m.insert("etag".into(), json!(r.etag));
@@ -50,6 +63,13 @@ pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Valu
         );
     }
     let mut props = r.properties.clone();
+    if let Some(loc) = r
+        .location
+        .as_ref()
+        .filter(|_| settings.has(Fault::PropertiesRepeatLocation))
+    {
+        props.insert("location".into(), json!(loc));
+    }
     if let Some(state) = state {
         props.insert(
             "provisioningState".into(),
@@ -75,6 +95,65 @@ pub fn group(g: &Group) -> Value {
         json!({"provisioningState": "Succeeded"}),
     );
     Value::Object(m)
+}
+
+/// Each type of the reference RP's namespaces: (namespace, type path under it).
+const TYPE_PATHS: [(&str, &str); 10] = [
+    ("Microsoft.Contoso", "widgets"),
+    ("Microsoft.Contoso", "widgets/gadgets"),
+    ("Microsoft.Contoso", "widgets/gadgets/sprockets"),
+    ("Microsoft.Contoso", "widgets/configurations"),
+    ("Microsoft.Contoso", "links"),
+    ("Microsoft.Contoso", "subscriptionWidgets"),
+    ("Microsoft.Contoso", "locations/regionalWidgets"),
+    ("Microsoft.Contoso", "tenantWidgets"),
+    ("Microsoft.Contoso", "annotations"),
+    ("Microsoft.Fabrikam", "gizmos"),
+];
+
+/// `GET /providers/{ns}/operations`: read, write and delete of each of the namespace's types,
+/// the widget's restart action and the namespace's `register/action`.
+pub fn provider_operations(ns: &str, settings: &Settings) -> Reply {
+    let item = |name: String, resource: &str, operation: String| {
+        let mut op = json!({"name": name, "isDataAction": false, "origin": "user,system"});
+        if !settings.has(Fault::OperationsApiNoDisplay) {
+            op["display"] = json!({
+                "provider": ns.replace('.', " "), "resource": resource, "operation": operation,
+                "description": format!("{operation} (the reference RP)"),
+            });
+        }
+        op
+    };
+    let mut value = Vec::new();
+    if !settings.has(Fault::OperationsApiNoRegister) {
+        value.push(item(
+            format!("{ns}/register/action"),
+            "Subscription",
+            format!("Register the subscription for {ns}"),
+        ));
+    }
+    for (_, path) in TYPE_PATHS.iter().filter(|(n, _)| *n == ns) {
+        let shown = path.rsplit('/').next().unwrap_or(path);
+        for (verb, what) in [
+            ("read", "Read"),
+            ("write", "Create or Update"),
+            ("delete", "Delete"),
+        ] {
+            value.push(item(
+                format!("{ns}/{path}/{verb}"),
+                shown,
+                format!("{what} {shown}"),
+            ));
+        }
+        if *path == "widgets" {
+            value.push(item(
+                format!("{ns}/{path}/restart/action"),
+                shown,
+                format!("Restart {shown}"),
+            ));
+        }
+    }
+    Reply::json(StatusCode::OK, json!({"value": value}))
 }
 
 /// The alternative SKUs of a widget.

@@ -383,3 +383,297 @@ async fn system_data_bad_time() {
     let w = clean.with_widget().await;
     assert!(clean.get(&w).await.body.get("systemData").is_none());
 }
+
+#[tokio::test]
+async fn accepted_with_body() {
+    let faulty = rp_gated_fault(Fault::AcceptedWithBody).await;
+    let w = faulty.with_widget().await;
+    let d = faulty.delete(&w).await;
+    assert_eq!((d.status, &d.body), (202, &json!({"status": "Accepted"})));
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    let d = clean.delete(&w).await;
+    assert_eq!((d.status, &d.body), (202, &serde_json::Value::Null));
+}
+
+/// Another region for the widget than the one it was created in.
+fn moved() -> serde_json::Value {
+    let mut b = widget_body();
+    b["location"] = json!("westus");
+    b
+}
+
+#[tokio::test]
+async fn a_location_never_changes_unless_a_fault_moves_it() {
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    clean
+        .put(&w, &moved())
+        .await
+        .assert_error(400, "InvalidResourceLocation");
+    clean
+        .patch(&w, &json!({"location": "westus"}))
+        .await
+        .assert_error(400, "InvalidResourceLocation");
+    // The same region spelled otherwise is no change.
+    let mut same = widget_body();
+    same["location"] = json!("East US");
+    let r = clean.put(&w, &same).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    clean.wait(&r.aao()).await;
+}
+
+/// Under `fault`, `method` with another location moves the widget; the other method still
+/// refuses.
+async fn moved_by(fault: Fault, method: Method) {
+    let rp = rp_gated_fault(fault).await;
+    let w = rp.with_widget().await;
+    let body = if method == Method::PUT {
+        moved()
+    } else {
+        json!({"location": "westus"})
+    };
+    let r = rp.send(method.clone(), &w, Some(&body), &[]).await;
+    assert_eq!(r.status, 200, "{method}: {}", r.body);
+    rp.wait(&r.aao()).await;
+    assert_eq!(rp.get(&w).await.body["location"], "westus");
+    let other = if method == Method::PUT {
+        rp.patch(&w, &json!({"location": "eastus"})).await
+    } else {
+        let mut b = widget_body();
+        b["location"] = json!("eastus");
+        rp.put(&w, &b).await
+    };
+    other.assert_error(400, "InvalidResourceLocation");
+}
+
+#[tokio::test]
+async fn put_moves_location() {
+    moved_by(Fault::PutMovesLocation, Method::PUT).await;
+}
+
+#[tokio::test]
+async fn patch_moves_location() {
+    moved_by(Fault::PatchMovesLocation, Method::PATCH).await;
+}
+
+#[tokio::test]
+async fn location_case_sensitive() {
+    let faulty = rp_gated_fault(Fault::LocationCaseSensitive).await;
+    faulty.make_rg("rg1").await;
+    let mut b = widget_body();
+    b["location"] = json!("EastUS");
+    faulty
+        .put(&widget("rg1", "w1"), &b)
+        .await
+        .assert_error(400, "LocationNotAvailableForResourceType");
+    faulty.create(&widget("rg1", "w2"), &widget_body()).await;
+    let clean = rp().await;
+    clean.make_rg("rg1").await;
+    clean.create(&widget("rg1", "w1"), &b).await;
+}
+
+#[tokio::test]
+async fn list_omits_subscription_scope() {
+    let across = format!("/subscriptions/{SUB}/providers/Microsoft.Contoso/widgets");
+    let clean = rp().await;
+    clean.with_widget().await;
+    clean.make_rg("rg2").await;
+    clean.create(&widget("rg2", "w2"), &widget_body()).await;
+    clean
+        .create(&gadget("rg2", "w2", "g1"), &proxy_body())
+        .await;
+    let l = clean.get(&across).await;
+    let ids: Vec<&str> = l.body["value"]
+        .as_array()
+        .expect("value")
+        .iter()
+        .filter_map(|v| v["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [widget("rg1", "w1"), widget("rg2", "w2")],
+        "{}",
+        l.body
+    );
+    let faulty = rp_gated_fault(Fault::ListOmitsSubscriptionScope).await;
+    faulty.with_widget().await;
+    assert_eq!(faulty.get(&across).await.body, json!({"value": []}));
+    assert_eq!(
+        faulty.get(&widgets("rg1")).await.body["value"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+#[tokio::test]
+async fn operation_any_subscription() {
+    let other = "00000000-1111-2222-3333-444444444444";
+    for (settings, expect) in [
+        (gated(2), 404),
+        (gated(2).with_fault(Fault::OperationAnySubscription), 200),
+    ] {
+        let rp = rp_with(settings).await;
+        let w = rp.with_widget().await;
+        let p = rp.patch(&w, &json!({"tags": {}})).await;
+        let foreign = p.aao().replace(SUB, other);
+        assert_ne!(foreign, p.aao());
+        assert_eq!(rp.get(&foreign).await.status, expect);
+        assert_eq!(rp.get(&p.aao()).await.status, 200);
+        rp.wait(&p.aao()).await;
+    }
+}
+
+#[tokio::test]
+async fn operation_id_reused() {
+    let faulty = rp_gated_fault(Fault::OperationIdReused).await;
+    let w = faulty.with_widget().await;
+    let first = faulty.patch(&w, &json!({"tags": {}})).await;
+    faulty.wait(&first.aao()).await;
+    let second = faulty.patch(&w, &json!({"tags": {}})).await;
+    assert_eq!(first.aao(), second.aao());
+    faulty.wait(&second.aao()).await;
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    let first = clean.patch(&w, &json!({"tags": {}})).await;
+    clean.wait(&first.aao()).await;
+    let second = clean.patch(&w, &json!({"tags": {}})).await;
+    assert_ne!(first.aao(), second.aao());
+}
+
+#[tokio::test]
+async fn name_uppercased() {
+    let faulty = rp_with(
+        gated(2)
+            .with_fault(Fault::NameUppercased)
+            .with_fault(Fault::PropertiesRepeatLocation),
+    )
+    .await;
+    let w = faulty.with_widget().await;
+    let g = faulty.get(&w).await;
+    assert_eq!(g.body["name"], "W1");
+    assert_eq!(g.body["id"], widget("rg1", "W1"));
+    assert_eq!(g.body["properties"]["location"], "eastus");
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    let g = clean.get(&w).await;
+    assert_eq!(g.body["name"], "w1");
+    assert!(g.body["properties"].get("location").is_none());
+}
+
+#[tokio::test]
+async fn oversized_skus() {
+    let faulty = rp_gated_fault(Fault::OversizedSkus).await;
+    let w = faulty.with_widget().await;
+    let r = faulty.get(&format!("{w}/skus")).await;
+    assert!(r.body["padding"].as_str().map(str::len) > Some(8 * 1024 * 1024));
+    assert!(r.body["value"].is_array());
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    assert!(
+        clean
+            .get(&format!("{w}/skus"))
+            .await
+            .body
+            .get("padding")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn operations_api_no_register() {
+    let ops = "/providers/Microsoft.Contoso/operations";
+    let names = |b: &serde_json::Value| -> Vec<String> {
+        b["value"]
+            .as_array()
+            .expect("value")
+            .iter()
+            .filter_map(|o| o["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let clean = rp().await;
+    let r = clean.get(ops).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(names(&r.body).contains(&"Microsoft.Contoso/register/action".to_string()));
+    assert!(names(&r.body).contains(&"Microsoft.Contoso/widgets/restart/action".to_string()));
+    assert!(
+        r.body["value"]
+            .as_array()
+            .is_some_and(|v| v.iter().all(|o| o["display"]["operation"].is_string()))
+    );
+    let fab = clean
+        .get(&format!(
+            "/providers/Microsoft.Fabrikam/operations?api-version={FABRIKAM_API}"
+        ))
+        .await;
+    assert_eq!(fab.status, 200, "{}", fab.body);
+    let no_register = rp_fault(Fault::OperationsApiNoRegister).await;
+    let b = no_register.get(ops).await.body;
+    assert!(!names(&b).iter().any(|n| n.ends_with("/register/action")));
+    let no_display = rp_fault(Fault::OperationsApiNoDisplay).await;
+    let b = no_display.get(ops).await.body;
+    assert!(b["value"][0].get("display").is_none(), "{b}");
+}
+
+#[tokio::test]
+async fn name_from_body() {
+    let faulty = rp_gated_fault(Fault::NameFromBody).await;
+    let w = faulty.with_widget().await;
+    let mut b = widget_body();
+    b["name"] = json!("other");
+    let r = faulty.put(&w, &b).await;
+    assert_eq!(r.body["name"], "other");
+    faulty.wait(&r.aao()).await;
+    assert_eq!(faulty.get(&w).await.body["id"], widget("rg1", "other"));
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    let r = clean.put(&w, &b).await;
+    assert_eq!(r.body["name"], "w1");
+}
+
+#[tokio::test]
+async fn tags_limit_15() {
+    let tags: serde_json::Map<String, serde_json::Value> =
+        (0..16).map(|i| (format!("t{i}"), json!("v"))).collect();
+    let mut b = widget_body();
+    b["tags"] = serde_json::Value::Object(tags.clone());
+    let faulty = rp_gated_fault(Fault::TagsLimit15).await;
+    let w = faulty.with_widget().await;
+    faulty
+        .put(&w, &b)
+        .await
+        .assert_error(400, "InvalidTagCount");
+    faulty
+        .patch(&w, &json!({"tags": tags}))
+        .await
+        .assert_error(400, "InvalidTagCount");
+    let clean = rp().await;
+    let w = clean.with_widget().await;
+    let r = clean.put(&w, &b).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[tokio::test]
+async fn properties_repeat_location() {
+    let faulty = rp_gated_fault(Fault::PropertiesRepeatLocation).await;
+    let w = faulty.with_widget().await;
+    assert_eq!(
+        faulty.get(&w).await.body["properties"]["location"],
+        "eastus"
+    );
+}
+
+#[tokio::test]
+async fn operations_api_no_display() {
+    let faulty = rp_fault(Fault::OperationsApiNoDisplay).await;
+    let b = faulty
+        .get("/providers/Microsoft.Contoso/operations")
+        .await
+        .body;
+    let ops = b["value"].as_array().expect("value");
+    assert!(
+        !ops.is_empty() && ops.iter().all(|o| o.get("display").is_none()),
+        "{b}"
+    );
+}

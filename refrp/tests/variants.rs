@@ -321,3 +321,18 @@ async fn new_location_per_poll() {
         .await
         .assert_error(404, "OperationNotFound");
 }
+
+#[tokio::test]
+async fn location_change_ignored() {
+    let rp = rp_variant(Variant::LocationChangeIgnored).await;
+    let w = rp.with_widget().await;
+    let mut b = widget_body();
+    b["location"] = json!("westus");
+    let r = rp.put(&w, &b).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    rp.wait(&r.aao()).await;
+    let p = rp.patch(&w, &json!({"location": "westus"})).await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    rp.wait(&p.aao()).await;
+    assert_eq!(rp.get(&w).await.body["location"], "eastus");
+}

@@ -39,6 +39,7 @@ fn all_cases() -> Vec<&'static Case> {
         stated::SHAPES,
         stated::PROPAGATION,
         stated::OPERATIONS,
+        super::stated_rpc::CASES,
     ];
     tables.iter().flat_map(|t| t.iter()).collect()
 }

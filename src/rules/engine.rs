@@ -110,6 +110,9 @@ pub struct History {
     /// The Azure-AsyncOperation URLs handed out (as resolved, query included), with the caller
     /// identity headers of the request they answered.
     pub(super) status_urls: HashMap<String, Identity>,
+    /// Each operation URL handed out (path key): when a read showed it ended, and whether a
+    /// later write handed it out again (OPRES-12).
+    pub(super) op_urls: HashMap<String, opres::Handed>,
 }
 
 /// The caller identity headers of a request (ARM scopes an operation's status to them).
@@ -149,6 +152,7 @@ impl<'r> Judge<'r> {
     pub fn absorb(&mut self, other: Judge<'_>) {
         self.ledger.absorb(other.ledger);
         self.history.ops.extend(other.history.ops);
+        self.history.op_urls.extend(other.history.op_urls);
     }
 
     /// Is this response header one the recording format drops?

@@ -191,11 +191,15 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
                     .map(|a| a.iter().collect())
                     .unwrap_or_default(),
             };
+            // An item is named by its `id`; one without (an operations API entry) by `name`.
             let found = items.iter().any(|i| {
-                i.get("id").and_then(Value::as_str).is_some_and(|x| {
-                    x.trim_end_matches('/')
-                        .eq_ignore_ascii_case(id.trim_end_matches('/'))
-                })
+                i.get("id")
+                    .or_else(|| i.get("name"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|x| {
+                        x.trim_end_matches('/')
+                            .eq_ignore_ascii_case(id.trim_end_matches('/'))
+                    })
             });
             let contains = matches!(check, Check::ListContains(_));
             if found == contains {

@@ -4,10 +4,24 @@
 use super::Judge;
 use crate::http::Exchange;
 
+/// The largest answer ARM accepts from an RP: 8 MB, read as 8 MiB (the larger of the two
+/// readings, so no answer between them fails).
+const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     let seq = Some(ex.seq);
     content_type_and_date(j, ex);
+    j.ledger
+        .check("HDR-06", resp.body_bytes <= MAX_RESPONSE_BYTES, seq, || {
+            (
+                "a response body of at most 8 MB".into(),
+                format!(
+                    "{} bytes (ARM drops a larger answer and returns 500)",
+                    resp.body_bytes
+                ),
+            )
+        });
     let rid = resp
         .header("x-ms-request-id")
         .map(str::trim)
@@ -159,6 +173,20 @@ pub(crate) mod tests {
                 ("Date", "Thu, 26 Nov 2026 18:00:00 GMT"),
             ];
             ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
+        }),
+        failing("HDR-06", "a 9 MiB answer", || {
+            let mut ex = exchange("GET", URL, 200, &[("x-ms-request-id", "r-1")], json!({}));
+            if let Some(r) = ex.response.as_mut() {
+                r.body_bytes = 9 * 1024 * 1024;
+            }
+            ambient("HDR-06", &[ex]).0
+        }),
+        passing("HDR-06", "an answer of exactly 8 MiB", || {
+            let mut ex = exchange("GET", URL, 200, &[("x-ms-request-id", "r-1")], json!({}));
+            if let Some(r) = ex.response.as_mut() {
+                r.body_bytes = 8 * 1024 * 1024;
+            }
+            ambient("HDR-06", &[ex]).0
         }),
         failing("HDR-01", "an answer without x-ms-request-id", || {
             ambient("HDR-01", &[exchange("GET", URL, 200, &[], json!({}))]).0

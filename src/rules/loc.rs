@@ -1,4 +1,4 @@
-//! LOC: 202 Accepted + Location, and Retry-After. LOC-01..04 and LOC-09 are ambient (every ARM
+//! LOC: 202 Accepted + Location, and Retry-After. LOC-01..04, LOC-09 and LOC-10 are ambient (every ARM
 //! answer); LOC-05, LOC-06 and LOC-08 are judged on each followed operation; LOC-07 (a 202
 //! create stays invisible) is stated by the suites.
 
@@ -16,6 +16,7 @@ pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
         ("LOC-03", super::Shows::Write(None)),
         ("LOC-04", super::Shows::Write(None)),
         ("LOC-09", super::Shows::Write(None)),
+        ("LOC-10", super::Shows::Write(None)),
         ("LOC-05", super::Shows::Follow(None)),
         ("LOC-06", super::Shows::Follow(None)),
         ("LOC-08", super::Shows::Follow(None)),
@@ -85,6 +86,20 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         && let Some(l) = loc
     {
         location_shape(j, ex, l);
+    }
+    // A 202 read of an operation resource is OPRES-01's failure, not a body out of place.
+    if resp.status == 202 && ex.role != Role::OperationStatus {
+        j.ledger
+            .check("LOC-10", resp.body.trim().is_empty(), seq, || {
+                (
+                    "no body on a 202 Accepted".into(),
+                    format!(
+                        "a {}-byte body: {}",
+                        resp.body_bytes,
+                        cut(resp.body.trim(), 120)
+                    ),
+                )
+            });
     }
 }
 

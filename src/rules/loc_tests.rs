@@ -210,6 +210,22 @@ pub(crate) const CASES: &[Case] = &[
     passing("LOC-01", "a 202 with Location", || {
         one("LOC-01", "DELETE", &[("Location", OP_RESULT)])
     }),
+    failing("LOC-10", "a 202 with a status body", || {
+        let h = [("x-ms-request-id", "r-1"), ("Location", OP_RESULT)];
+        let ex = exchange("DELETE", WIDGET, 202, &h, json!({"status": "Accepted"}));
+        ambient("LOC-10", &[ex]).0
+    }),
+    failing(
+        "LOC-10",
+        "a Location poll answered 202 with the resource",
+        || {
+            let ex = location_poll(202, &[("Location", OP_RESULT)], widget("Updating"));
+            ambient("LOC-10", &[ex]).0
+        },
+    ),
+    passing("LOC-10", "a 202 with no body", || {
+        one("LOC-10", "DELETE", &[("Location", OP_RESULT)])
+    }),
     failing("LOC-02", "a bare-path Location", || {
         one(
             "LOC-02",

@@ -51,6 +51,8 @@ mod rgdel;
 mod shown;
 #[cfg(test)]
 mod stated;
+#[cfg(test)]
+mod stated_rpc;
 mod task;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -13,11 +13,15 @@ use crate::lro::{Channel, Outcome};
 /// OPRES-10 is judged on the answer that hands the operation out.
 pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
     super::Shows::Follow(None),
-    &[("OPRES-10", super::Shows::Write(None))],
+    &[
+        ("OPRES-10", super::Shows::Write(None)),
+        ("OPRES-12", super::Shows::Follow(None)),
+    ],
 );
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     operation_id_not_exposed(j, ex);
+    successive_ids(j, ex);
     if ex.role != Role::OperationStatus {
         return;
     }
@@ -223,6 +227,89 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     }
 }
 
+/// An operation URL handed out, as later answers showed it (OPRES-12).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Handed {
+    /// The read that showed the operation ended.
+    ended: Option<u64>,
+    /// A write that handed the URL out again after it ended: (seq, method).
+    again: Option<(u64, String)>,
+}
+
+/// The operation id (last path segment) of an operation-shaped URL an answer hands out in
+/// `header`, with its path key; `None` for other links (a Location that is the resource).
+fn handed_out(j: &Judge<'_>, ex: &Exchange, header: &str) -> Option<(String, String)> {
+    let resp = ex.response.as_ref()?;
+    let url = crate::lro::resolve(&ex.url, resp.header(header)?)?;
+    let key = crate::lro::path_key(&url);
+    let mut segs = key.rsplit('/');
+    let (id, kind) = (segs.next()?, segs.next()?);
+    let operation_shaped = matches!(
+        kind,
+        "operationresults" | "operationstatuses" | "operationsstatus" | "operations"
+    );
+    let id = id.to_string();
+    (operation_shaped && !id.is_empty() && !j.placeholder(&id)).then_some((id, key))
+}
+
+/// OPRES-12: an operation URL that ended and is handed out again must not start a new
+/// operation under the old id. Handing a finished operation out again (a repeated request
+/// the RP treats as done) is allowed; a read showing it running again is not.
+fn successive_ids(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(resp) = &ex.response else { return };
+    if ex.method != "GET" {
+        for h in ["azure-asyncoperation", "location"] {
+            let Some((_, key)) = handed_out(j, ex, h) else {
+                continue;
+            };
+            let entry = j.history.op_urls.entry(key.clone()).or_default();
+            if entry.ended.is_some() {
+                entry.again = Some((ex.seq, ex.method.clone()));
+                // Its reads from here on are of whatever operation the URL now names: OPS-07
+                // and OPS-08 judge them afresh (a new operation under the old id is this
+                // rule's failure, not a terminal status that changed).
+                j.history.ops.remove(&key);
+            } else {
+                j.ledger.pass("OPRES-12");
+            }
+        }
+        return;
+    }
+    let key = crate::lro::path_key(&ex.url);
+    let Some(entry) = j.history.op_urls.get_mut(&key) else {
+        return;
+    };
+    let status = resp
+        .json
+        .as_ref()
+        .and_then(|b| b.get("status"))
+        .and_then(Value::as_str);
+    let running = match status {
+        Some(st) => Outcome::of_arm(st).is_none(),
+        None => resp.status == 202,
+    };
+    if !running {
+        if (200..300).contains(&resp.status) {
+            entry.ended = Some(ex.seq);
+            entry.again = None;
+        }
+        return;
+    }
+    if let (Some(ended), Some((again, method))) = (entry.ended, entry.again.take()) {
+        entry.ended = None;
+        let shown = status.map_or_else(|| resp.status.to_string(), str::to_string);
+        j.ledger.fail(
+            "OPRES-12",
+            "a new operation id for each operation on a resource",
+            format!(
+                "this operation URL ended (read #{ended}), was handed out again by {method} #{again}, and now reads {shown}: a new operation under the old id"
+            ),
+            Some(ex.seq),
+            None,
+        );
+    }
+}
+
 /// OPRES-10: the operation id an answer hands out (the last segment of an `operationResults`
 /// or `operationStatuses` URL) is none of the ids the exchange already exposes: the request's
 /// correlation or client request id, the answer's `x-ms-request-id`.
@@ -287,8 +374,8 @@ pub(crate) mod tests {
     use crate::rules::Outcome;
     use crate::rules::flow::End;
     use crate::rules::testing::{
-        Case, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome, op_read,
-        op_status, passing, poll, run_cases, widget, with_role,
+        Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome,
+        op_read, op_status, passing, poll, run_cases, widget, with_role,
     };
     use serde_json::{Value, json};
 
@@ -495,7 +582,54 @@ pub(crate) mod tests {
         passing("OPRES-10", "an operation id of its own", || {
             handed_out("5f0c7a1e-0000-4000-8000-000000000001")
         }),
+        failing(
+            "OPRES-12",
+            "an ended operation's URL handed out again reads running",
+            || successive(OP_STATUS, "InProgress"),
+        ),
+        passing(
+            "OPRES-12",
+            "the second operation gets a URL of its own",
+            || {
+                successive(
+                    "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/op2?api-version=2024-05-01",
+                    "InProgress",
+                )
+            },
+        ),
+        passing(
+            "OPRES-12",
+            "an ended operation's URL handed out again for a repeat still reads Succeeded",
+            || successive(OP_STATUS, "Succeeded"),
+        ),
     ];
+
+    /// A PATCH handing out `OP_STATUS`, read Succeeded; a second PATCH handing out `second`,
+    /// which then reads `then`.
+    fn successive(second: &str, then: &str) -> Outcome {
+        let patch = |aao: &str| {
+            exchange(
+                "PATCH",
+                WIDGET,
+                202,
+                &[("Azure-AsyncOperation", aao), ("Location", OP_RESULT)],
+                Value::Null,
+            )
+        };
+        let status_read = |url: &str, st: &str| {
+            with_role(
+                exchange("GET", url, 200, &[], json!({"status": st})),
+                Role::OperationStatus,
+            )
+        };
+        let exs = [
+            patch(OP_STATUS),
+            status_read(OP_STATUS, "Succeeded"),
+            patch(second),
+            status_read(second, then),
+        ];
+        ambient("OPRES-12", &exs).0
+    }
 
     /// A 201 handing out `OP_STATUS` (operation id op1), answered with this x-ms-request-id.
     fn handed_out(request_id: &str) -> Outcome {

@@ -155,11 +155,62 @@ fn system_data(j: &mut Judge<'_>, seq: Option<u64>, sd: &Value) {
     });
 }
 
+/// The members of the resource envelope the RPC names as never repeated inside `properties`:
+/// present there in any form (any letter case, any value), they are a second copy.
+const NEVER_REPEATED: [&str; 4] = ["id", "name", "location", "tags"];
+
+/// The other envelope members: repeated only when `properties` holds the same value (a
+/// `properties.type` naming an extension's handler, or a discriminator, is the type's own
+/// property, not the ARM type again).
+const NOT_AGAIN: [&str; 9] = [
+    "type",
+    "sku",
+    "kind",
+    "etag",
+    "identity",
+    "plan",
+    "managedBy",
+    "zones",
+    "systemData",
+];
+
+/// RES-08: what the envelope holds is not repeated inside `properties`.
+fn not_repeated(j: &mut Judge<'_>, seq: Option<u64>, body: &Value) {
+    let Some(props) = body.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let outer = |k: &str| body.get(k).filter(|v| !v.is_null());
+    let inner = |k: &str| {
+        props
+            .iter()
+            .find(|(pk, pv)| pk.eq_ignore_ascii_case(k) && !pv.is_null())
+            .map(|(_, v)| v)
+    };
+    let repeated: Vec<&str> = NEVER_REPEATED
+        .iter()
+        .copied()
+        .filter(|k| outer(k).is_some() && inner(k).is_some())
+        .chain(
+            NOT_AGAIN
+                .iter()
+                .copied()
+                .filter(|k| outer(k).is_some() && outer(k) == inner(k)),
+        )
+        .collect();
+    j.ledger.check("RES-08", repeated.is_empty(), seq, || {
+        (
+            "envelope members (name, location, tags...) not repeated inside properties".into(),
+            format!("properties repeats {}", repeated.join(", ")),
+        )
+    });
+}
+
 fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
     let seq = Some(ex.seq);
     if let Some(sd) = body.get("systemData").filter(|v| !v.is_null()) {
         system_data(j, seq, sd);
     }
+    not_repeated(j, seq, body);
     let s = |k: &str| body.get(k).and_then(Value::as_str);
     let (id, name, ty) = (s("id"), s("name"), s("type"));
     let last = id.map(|i| i.trim_end_matches('/').rsplit('/').next().unwrap_or(""));
@@ -317,6 +368,39 @@ pub(crate) mod tests {
             b["tags"] = json!({});
             got("RES-04", GADGET, b)
         }),
+        passing(
+            "RES-08",
+            "properties.type naming an extension's handler",
+            || {
+                let mut b = widget("Succeeded");
+                b["properties"]["type"] = json!("CustomScriptExtension");
+                got("RES-08", WIDGET, b)
+            },
+        ),
+        failing("RES-08", "properties repeats the ARM type", || {
+            let mut b = widget("Succeeded");
+            b["properties"]["type"] = b["type"].clone();
+            got("RES-08", WIDGET, b)
+        }),
+        failing("RES-08", "properties repeats location", || {
+            let mut b = widget_with("location", json!("eastus"));
+            b["properties"]["location"] = json!("eastus");
+            got("RES-08", WIDGET, b)
+        }),
+        failing("RES-08", "properties repeats Name in another case", || {
+            let mut b = widget("Succeeded");
+            b["properties"]["Name"] = json!("w");
+            got("RES-08", WIDGET, b)
+        }),
+        passing(
+            "RES-08",
+            "properties.sku of a type with no top-level sku",
+            || {
+                let mut b = widget_with("location", json!("eastus"));
+                b["properties"]["sku"] = json!({"name": "standard"});
+                got("RES-08", WIDGET, b)
+            },
+        ),
         failing("RES-06", "systemData.createdAt in a US locale", || {
             let b = widget_with(
                 "systemData",

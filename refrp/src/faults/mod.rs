@@ -173,6 +173,35 @@ pub enum Fault {
     /// RES-06: resources ARM sent no system data for carry a `systemData` whose `createdAt` is
     /// a US-locale time.
     SystemDataBadTime,
+    /// LOC-10: ARM-surface 202 answers carry a body (`{"status": "Accepted"}`).
+    AcceptedWithBody,
+    /// PUT-06: a PUT on an existing resource with another `location` moves it there.
+    PutMovesLocation,
+    /// PATCH-04: a PATCH with another `location` moves the resource there.
+    PatchMovesLocation,
+    /// PUT-07: a create whose `location` has capitals or spaces is refused.
+    LocationCaseSensitive,
+    /// RES-07: the subscription-scope list of a resource-group type is always empty.
+    ListOmitsSubscriptionScope,
+    /// OPRES-11: an operation URL answers under any subscription id.
+    OperationAnySubscription,
+    /// OPRES-12: every operation on one resource gets the same operation id.
+    OperationIdReused,
+    /// OPS-14: resource bodies spell the resource's name in capitals.
+    NameUppercased,
+    /// RES-08: resource bodies repeat `location` inside `properties`.
+    PropertiesRepeatLocation,
+    /// HDR-06: a widget's `/skus` answer is padded past 8 MB.
+    OversizedSkus,
+    /// PROV-01: the operations API lists its operations without `display`.
+    OperationsApiNoDisplay,
+    /// PROV-02: the operations API leaves out `{ns}/register/action`.
+    OperationsApiNoRegister,
+    /// PUT-08, RES-02: a replacing PUT whose body names the resource otherwise renames it in
+    /// answers.
+    NameFromBody,
+    /// RES-09: more than 15 tags are refused.
+    TagsLimit15,
 }
 
 impl Fault {
@@ -234,7 +263,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::SystemDataBadTime as usize + 1);
+        assert_eq!(TABLE.len(), Fault::TagsLimit15 as usize + 1);
     }
 
     #[test]

@@ -355,6 +355,14 @@ pub enum Route {
     Restart(ResRef),
     Skus(ResRef),
     Operation(OpRoute),
+    /// `/subscriptions/{sub}/providers/{ns}/{type}` of a type that lives in resource groups:
+    /// every one of the subscription's, across its groups.
+    Across {
+        sub: String,
+        kind: Kind,
+    },
+    /// `/providers/{ns}/operations`: the operations API of a namespace.
+    ProviderOperations(&'static str),
 }
 
 impl Route {
@@ -364,7 +372,11 @@ impl Route {
             Route::Group(_) => "GET, HEAD, PUT, DELETE",
             Route::Resource(r) => r.kind().allowed(),
             Route::Restart(_) => "POST",
-            Route::Collection(_) | Route::Skus(_) | Route::Operation(_) => "GET, HEAD",
+            Route::Collection(_)
+            | Route::Skus(_)
+            | Route::Operation(_)
+            | Route::Across { .. }
+            | Route::ProviderOperations(_) => "GET, HEAD",
         }
     }
 
@@ -374,6 +386,8 @@ impl Route {
             Route::Group(_) => None,
             Route::Resource(r) | Route::Restart(r) | Route::Skus(r) => Some(r.kind().namespace()),
             Route::Collection(c) => Some(c.kind.namespace()),
+            Route::Across { kind, .. } => Some(kind.namespace()),
+            Route::ProviderOperations(ns) => Some(ns),
             Route::Operation(_) => Some(NAMESPACE),
         }
     }

@@ -7,6 +7,9 @@ use super::{
 };
 use crate::{FABRIKAM_NAMESPACE, NAMESPACE};
 
+/// The top-level types that live in resource groups: each also lists at subscription scope.
+const GROUP_TYPES: [Kind; 3] = [Kind::Widget, Kind::Link, Kind::Gizmo];
+
 fn eq(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
@@ -79,10 +82,27 @@ struct Parser {
 impl Parser {
     fn route(&self, s: &[&str]) -> Option<Route> {
         match s {
+            [p, ns, ops] if eq(p, "providers") && eq(ops, "operations") => {
+                [NAMESPACE, FABRIKAM_NAMESPACE]
+                    .into_iter()
+                    .find(|n| eq(n, ns))
+                    .map(Route::ProviderOperations)
+            }
             [p, ns, rest @ ..] if eq(p, "providers") && eq(ns, NAMESPACE) => {
                 self.top(Scope::Tenant, &[Kind::TenantWidget], rest)
             }
             [subs, sub, p, ns, rest @ ..] if eq(subs, "subscriptions") && eq(p, "providers") => {
+                if let [seg] = rest
+                    && let Some(kind) = GROUP_TYPES
+                        .iter()
+                        .copied()
+                        .find(|k| eq(k.namespace(), ns) && eq(k.segment(), seg))
+                {
+                    return Some(Route::Across {
+                        sub: sub.to_string(),
+                        kind,
+                    });
+                }
                 if !eq(ns, NAMESPACE) {
                     return None;
                 }

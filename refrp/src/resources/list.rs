@@ -1,4 +1,5 @@
-//! Collection lists (paged, absolute `nextLink`) and `/skus`.
+//! Collection lists (paged, absolute `nextLink`), at subscription scope too for the types that
+//! live in resource groups, and `/skus`.
 
 use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -22,6 +23,45 @@ pub fn list(req: &Req, store: &Store, c: &CollRef) -> Result<Reply, ApiError> {
         return Err(parent_not_found(parent));
     }
     let prefix = c.key_prefix(fold);
+    page(req, store, &prefix, store.children(&prefix))
+}
+
+/// GET `/subscriptions/{sub}/providers/{ns}/{type}` of a type that lives in resource groups:
+/// the subscription's resources of that type across all its groups, paged like [`list`].
+pub fn list_across(req: &Req, store: &Store, sub: &str, kind: Kind) -> Result<Reply, ApiError> {
+    let prefix = format!(
+        "/subscriptions/{}/resourcegroups/",
+        sub.to_ascii_lowercase()
+    );
+    let tail = format!(
+        "providers/{}/{}/",
+        kind.namespace().to_ascii_lowercase(),
+        kind.segment().to_ascii_lowercase()
+    );
+    let omitted = req.has(Fault::ListOmitsSubscriptionScope);
+    // `{group}/providers/{ns}/{type}/{name}` after the prefix.
+    let of_kind = |rest: &str| {
+        rest.split_once('/').is_some_and(|(_group, r)| {
+            r.strip_prefix(tail.as_str())
+                .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+        })
+    };
+    let items = store
+        .resources
+        .range(prefix.clone()..)
+        .take_while(|(k, _)| k.starts_with(prefix.as_str()))
+        .filter(|(k, _)| !omitted && of_kind(&k[prefix.len()..]));
+    page(req, store, &prefix, items)
+}
+
+/// One page of `items` (keys in order, each starting with `prefix`): hidden resources left
+/// out, an absolute `nextLink` with a `$skipToken` when more remain.
+fn page<'a>(
+    req: &Req,
+    store: &'a Store,
+    prefix: &str,
+    items: impl Iterator<Item = (&'a String, &'a Resource)>,
+) -> Result<Reply, ApiError> {
     let after = match req.query("$skipToken") {
         None => None,
         Some(t) => Some(decode_token(t).ok_or_else(|| {
@@ -29,8 +69,7 @@ pub fn list(req: &Req, store: &Store, c: &CollRef) -> Result<Reply, ApiError> {
         })?),
     };
     let page_size = req.settings.effective_page_size();
-    let mut items: Vec<(&String, &Resource)> = store
-        .children(&prefix)
+    let mut items: Vec<(&String, &Resource)> = items
         .filter(|(k, _)| after.as_deref().is_none_or(|a| &k[prefix.len()..] > a))
         .filter(|(k, _)| !store.hidden(k))
         .take(page_size + 1)
@@ -69,6 +108,11 @@ pub fn skus(req: &Req, store: &Store, r: &ResRef) -> Result<Reply, ApiError> {
         return Err(not_found(r));
     }
     match r.kind() {
+        Kind::Widget if req.has(Fault::OversizedSkus) => {
+            let mut body = render::widget_skus();
+            body["padding"] = json!("x".repeat(9 * 1024 * 1024));
+            Ok(Reply::json(StatusCode::OK, body))
+        }
         Kind::Widget => Ok(Reply::json(StatusCode::OK, render::widget_skus())),
         _ if req.has(Fault::EmptySkus404) => Err(ApiError::not_found(
             "NotFound",

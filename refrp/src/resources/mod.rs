@@ -17,12 +17,12 @@ use crate::lro::{self, Answer};
 use crate::path::{Kind, ResRef};
 use crate::render;
 use crate::reply::Reply;
-use crate::store::{OpKind, OpSpec, Store};
+use crate::store::{OpKind, OpSpec, Resource, Store};
 use crate::validate::{self, PutBody};
 use crate::variants::Variant;
 
 pub use checks::require_group;
-pub use list::{list, skus};
+pub use list::{list, list_across, skus};
 
 use checks::{
     check_link_target, check_name, check_not_busy, not_found, require_parent, require_scope,
@@ -90,6 +90,35 @@ pub fn put(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError> 
         }
         Err(details) => return Err(ApiError::invalid_content(details)),
     };
+    if existing.is_none()
+        && req.has(Fault::LocationCaseSensitive)
+        && let Some(l) = body.location.as_deref()
+        && l != validate::normalize_location(l)
+    {
+        return Err(ApiError::bad_request(
+            "LocationNotAvailableForResourceType",
+            format!(
+                "The location '{l}' is not available for resource type '{}'.",
+                r.type_name()
+            ),
+        ));
+    }
+    if !req.has(Fault::PutMovesLocation) {
+        keep_location(req, existing.as_ref(), &mut body.location)?;
+    }
+    tag_count(req, body.tags.as_ref())?;
+    // The fault: the body's `name` renames an existing resource in every later answer.
+    let existing = match (existing, value.as_ref().ok().and_then(|v| v.get("name"))) {
+        (Some(mut e), Some(Value::String(n))) if req.has(Fault::NameFromBody) && *n != e.name => {
+            e.id = match e.id.rsplit_once('/') {
+                Some((head, _)) => format!("{head}/{n}"),
+                None => e.id.clone(),
+            };
+            e.name = n.clone();
+            Some(e)
+        }
+        (e, _) => e,
+    };
     if kind == Kind::Configuration {
         for (k, v) in validate::configuration_defaults() {
             body.properties.entry(k).or_insert(v);
@@ -116,6 +145,44 @@ pub fn put(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError> 
         method: Answer::PutReplace,
     };
     write(req, store, r, w)
+}
+
+/// The geo region of a resource never changes after it is created (public RPC § Put Resource,
+/// § Patch Resource): another location is refused, or kept as it was under
+/// `location-change-ignored`. The same region spelled otherwise (`East US`) is no change.
+fn keep_location(
+    req: &Req,
+    existing: Option<&Resource>,
+    wanted: &mut Option<String>,
+) -> Result<(), ApiError> {
+    let (Some(old), Some(new)) = (existing.and_then(|e| e.location.as_ref()), wanted.as_ref())
+    else {
+        return Ok(());
+    };
+    if validate::normalize_location(old) == validate::normalize_location(new) {
+        return Ok(());
+    }
+    if req.is(Variant::LocationChangeIgnored) {
+        *wanted = Some(old.clone());
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "InvalidResourceLocation",
+        format!(
+            "The resource already exists in location '{old}'; its location cannot be changed to '{new}'."
+        ),
+    ))
+}
+
+/// The `tags-limit-15` fault: more than 15 tags refused (ARM allows 50).
+fn tag_count(req: &Req, tags: Option<&serde_json::Map<String, Value>>) -> Result<(), ApiError> {
+    match tags {
+        Some(t) if req.has(Fault::TagsLimit15) && t.len() > 15 => Err(ApiError::bad_request(
+            "InvalidTagCount",
+            format!("{} tags were given; at most 15 are allowed.", t.len()),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A PUT body's `properties.provisioningState` must equal the current value (PSTATE-03/04).
@@ -169,6 +236,11 @@ pub fn patch(req: &Req, store: &mut Store, r: &ResRef) -> Result<Reply, ApiError
         _ => existing,
     };
     check_not_busy(req, store, &key)?;
+    let mut patch = patch;
+    if !req.has(Fault::PatchMovesLocation) {
+        keep_location(req, existing.as_ref(), &mut patch.location)?;
+    }
+    tag_count(req, patch.tags.as_ref().and_then(Option::as_ref))?;
     let mut properties = existing
         .as_ref()
         .map(|e| e.properties.clone())

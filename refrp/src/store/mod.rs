@@ -205,6 +205,8 @@ struct Knobs {
     orphans: bool,
     delete_hides: bool,
     fast: bool,
+    /// `operation-id-reused`: one operation id per resource.
+    reused_ids: bool,
 }
 
 /// All state of one RP instance.
@@ -250,6 +252,7 @@ impl Store {
                 orphans: settings.has(Fault::ParentDeleteOrphans),
                 delete_hides: settings.is(Variant::DeleteHidesAtOnce),
                 fast,
+                reused_ids: settings.has(Fault::OperationIdReused),
             },
         }
     }
@@ -442,7 +445,19 @@ impl Store {
     /// Starts an operation now; returns its id. Under `fast-operations` it ends at once.
     pub fn start(&mut self, spec: OpSpec, now: Instant) -> String {
         self.seq += 1;
-        let id = ids::uuid();
+        // The fault: the resource's earlier operation id again, once that one has succeeded
+        // (a superseded one, just canceled, keeps its id to itself).
+        let id = match self.knobs.reused_ids.then(|| ids::of_key(&spec.target)) {
+            Some(id)
+                if self
+                    .ops
+                    .get(&id)
+                    .is_none_or(|op| op.status == OpStatus::Succeeded) =>
+            {
+                id
+            }
+            _ => ids::uuid(),
+        };
         let op = Operation {
             id: id.clone(),
             sub: spec.sub,

@@ -297,6 +297,14 @@ pub(super) const TABLE: &[Row] = &[
         None,
         &[],
     ),
+    row!(
+        LocationChangeIgnored,
+        "location-change-ignored",
+        "a PUT or PATCH of an existing resource that names another location is accepted and the location left as it was, instead of being refused with 400 InvalidResourceLocation",
+        "public RPC resource-api-reference.md § Put Resource (\"The geo region of a resource never changes after it is created\") and § Patch Resource (location is immutable): refusing and ignoring both keep it",
+        None,
+        &[],
+    ),
 ];
 
 #[cfg(test)]
@@ -309,6 +317,7 @@ mod tests {
             assert!(
                 r.source.starts_with("001-arm-rp-contract.txt")
                     || r.source.starts_with("00")
+                    || r.source.starts_with("public RPC")
                     || r.source.starts_with("rules.md"),
                 "{}",
                 r.name
