@@ -151,6 +151,9 @@ pub struct Conformance {
     pub rules: Vec<RuleRow>,
     pub families: Vec<FamilyRow>,
     pub undeclared: Vec<Undeclared>,
+    /// Recorded traffic only: each provider namespace's broken rules, ranked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<super::namespaces::NamespaceRow>,
 }
 
 impl Conformance {
@@ -189,6 +192,7 @@ pub struct Builder {
     filtered: bool,
     interrupted: bool,
     acc: BTreeMap<&'static str, Acc>,
+    namespaces: super::namespaces::Builder,
 }
 
 /// The line of a `file:line:col` position (0 when it has none).
@@ -220,10 +224,12 @@ impl Builder {
             filtered: info.filtered(),
             interrupted: info.interrupted,
             acc: BTreeMap::new(),
+            namespaces: super::namespaces::Builder::new(info.strict),
         }
     }
 
     pub fn add(&mut self, r: &ScenarioResult) {
+        self.namespaces.add(r);
         let key = (r.suite_file.clone(), line_of(&r.at), r.name.clone());
         for v in &r.verdicts {
             let Some(rule) = rules::lookup(&v.rule) else {
@@ -459,6 +465,7 @@ impl Builder {
             rules: rows,
             families,
             undeclared,
+            namespaces: self.namespaces.finish(),
         }
     }
 }

@@ -263,6 +263,55 @@ fn broken(out: &mut String, conf: &Conformance) {
     }
 }
 
+/// Recorded traffic: each provider namespace's broken rules apart, ranked by severity, then
+/// root cause, then breadth (recordings), never by volume.
+fn by_namespace(out: &mut String, conf: &Conformance) {
+    if conf.namespaces.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## By provider namespace\n\nEach namespace's broken rules, apart from every other's: MUST first, then the rules whose failure left others unjudged (root causes), then by how many recordings show it, never by how many checks failed."
+    );
+    for ns in &conf.namespaces {
+        let n = |v: RuleVerdict| ns.rules.iter().filter(|r| r.verdict == v).count();
+        let _ = writeln!(
+            out,
+            "\n### `{}`: {} MUST rule(s) broken, {} SHOULD warned, in {} recording(s)\n\n| # | rule | level | recordings | root of | first evidence |\n|---|---|---|---|---|---|",
+            esc(&ns.namespace),
+            n(RuleVerdict::Failed),
+            n(RuleVerdict::Warned),
+            ns.recordings
+        );
+        for (i, r) in ns.rules.iter().enumerate() {
+            let mut ev = format!(
+                "expected {}; seen {} — in `{}`",
+                crate::http::cut(&r.expected, 160),
+                crate::http::cut(&r.seen, 240),
+                r.test
+            );
+            if let Some(req) = &r.request {
+                ev.push_str(&format!(" · `{req}`"));
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} `{}` | {} | {} | {} | {} |",
+                i + 1,
+                r.verdict.icon(),
+                r.rule,
+                r.level,
+                r.recordings,
+                if r.root_of > 0 {
+                    format!("{} check(s) left unjudged", r.root_of)
+                } else {
+                    "—".into()
+                },
+                esc(&ev)
+            );
+        }
+    }
+}
+
 fn families(out: &mut String, conf: &Conformance) {
     let _ = writeln!(
         out,
@@ -396,6 +445,7 @@ pub fn conformance_md(
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
+    by_namespace(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);
     let _ = writeln!(
@@ -452,6 +502,7 @@ pub fn summary_md(
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
+    by_namespace(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);
     let bad: Vec<&TestLine> = tests

@@ -25,6 +25,7 @@ mod junit;
 mod markdown;
 mod merge;
 mod model;
+pub mod namespaces;
 pub mod render;
 mod sarif;
 mod status;

@@ -87,10 +87,12 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     {
         location_shape(j, ex, l);
     }
-    // A 202 read of an operation resource is OPRES-01's failure, not a body out of place.
+    // A 202 read of an operation resource is OPRES-01's failure, not a body out of place. A
+    // literal JSON `null` carries nothing either (ASP.NET writes it for an empty result).
     if resp.status == 202 && ex.role != Role::OperationStatus {
+        let body = resp.body.trim();
         j.ledger
-            .check("LOC-10", resp.body.trim().is_empty(), seq, || {
+            .check("LOC-10", body.is_empty() || body == "null", seq, || {
                 (
                     "no body on a 202 Accepted".into(),
                     format!(
