@@ -82,6 +82,8 @@ pub enum Filter {
     Recase,
     /// A URL with another subscription id in place of its own (empty when it names none).
     OtherSubscription,
+    /// A URL's path (no scheme, host or query): an ARM id from a URL.
+    Path,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,9 +222,10 @@ fn parse_var(inner: &str) -> Result<VarRef, String> {
                 "dirname" => Filter::Dirname,
                 "recase" => Filter::Recase,
                 "other_subscription" => Filter::OtherSubscription,
+                "path" => Filter::Path,
                 other => {
                     return Err(format!(
-                        "unknown filter `{other}` (expected upper, lower, swapcase, json, dirname, recase or other_subscription)"
+                        "unknown filter `{other}` (expected upper, lower, swapcase, json, dirname, recase, other_subscription or path)"
                     ));
                 }
             };
@@ -302,6 +305,9 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                 }
                 Filter::Recase => recase(&s),
                 Filter::OtherSubscription => other_subscription(&s),
+                Filter::Path => url::Url::parse(&s)
+                    .map(|u| u.path().to_string())
+                    .unwrap_or_else(|_| s.split('?').next().unwrap_or("").to_string()),
                 Filter::Json => unreachable!("handled above"),
             })
         }

@@ -141,6 +141,14 @@ fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<R
         now,
     };
     let store = &mut *store;
+    if matches!(method, Method::PUT | Method::PATCH | Method::POST) {
+        let sub = match &route {
+            Route::Resource(r) | Route::Restart(r) => r.sub(),
+            Route::Move(g) => Some(g.sub.as_str()),
+            _ => None,
+        };
+        crate::subscriptions::writable(&req, store, sub)?;
+    }
     match (&route, method) {
         (Route::Group(g), Method::GET) => groups::get(store, g),
         (Route::Group(g), Method::PUT) => groups::put(&req, store, g),
@@ -152,6 +160,8 @@ fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<R
         (Route::Collection(c), _) => resources::list(&req, store, c),
         (Route::Across { sub, kind }, _) => resources::list_across(&req, store, sub, *kind),
         (Route::ProviderOperations(ns), _) => Ok(crate::render::provider_operations(ns, settings)),
+        (Route::Subscription(sub), _) => crate::subscriptions::notify(&req, store, sub),
+        (Route::Move(g), _) => crate::moves::move_resources(&req, store, g),
         (Route::Skus(r), _) => resources::skus(&req, store, r),
         (Route::Restart(r), _) => resources::restart(&req, store, r),
         (Route::Operation(o), _) => {
@@ -181,6 +191,8 @@ fn method_allowed(route: &Route, method: &Method) -> bool {
         | Route::Operation(_)
         | Route::Across { .. }
         | Route::ProviderOperations(_) => method == Method::GET,
+        Route::Subscription(_) => method == Method::PUT,
+        Route::Move(_) => method == Method::POST,
     }
 }
 
@@ -210,6 +222,9 @@ fn api_version(
         ));
     };
     let supported: Vec<&str> = match route.namespace() {
+        None if matches!(route, Route::Subscription(_)) => {
+            vec![crate::subscriptions::LIFECYCLE_API_VERSION]
+        }
         None => API_VERSIONS
             .iter()
             .copied()

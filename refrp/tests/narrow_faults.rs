@@ -677,3 +677,103 @@ async fn operations_api_no_display() {
         "{b}"
     );
 }
+
+/// A lifecycle notification of `state` for subscription `sub`.
+async fn notify(rp: &Rp, sub: &str, state: &str) -> Resp {
+    rp.send(
+        Method::PUT,
+        &format!("/subscriptions/{sub}?api-version=2.0"),
+        Some(&json!({"state": state, "properties": {"tenantId": "t", "extra": {"a": [1]}}})),
+        &[],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn lifecycle_unknown_404() {
+    let never = "99999999-0000-4000-8000-000000000001";
+    let clean = rp().await;
+    let r = notify(&clean, never, "Unregistered").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["properties"]["extra"], json!({"a": [1]}));
+    assert_eq!(notify(&clean, never, "unregistered").await.status, 200);
+    let faulty = rp_fault(Fault::LifecycleUnknown404).await;
+    assert_eq!(notify(&faulty, never, "Unregistered").await.status, 404);
+    faulty.make_rg("rg1").await;
+    assert_eq!(notify(&faulty, SUB, "Registered").await.status, 200);
+}
+
+#[tokio::test]
+async fn suspended_allows_writes() {
+    for (settings, refused) in [
+        (gated(2), true),
+        (gated(2).with_fault(Fault::SuspendedAllowsWrites), false),
+    ] {
+        let rp = rp_with(settings).await;
+        let w = rp.with_widget().await;
+        for state in ["Warned", "Suspended"] {
+            assert_eq!(notify(&rp, SUB, state).await.status, 200);
+            assert_eq!(rp.get(&w).await.status, 200);
+            let p = rp.patch(&w, &json!({"tags": {}})).await;
+            if refused {
+                p.assert_error(409, "ReadOnlyDisabledSubscription");
+            } else {
+                assert_eq!(p.status, 200, "{}", p.body);
+                rp.wait(&p.aao()).await;
+            }
+        }
+        let d = rp.delete(&w).await;
+        assert_eq!(d.status, 202, "{}", d.body);
+        rp.wait(&d.aao()).await;
+        assert_eq!(notify(&rp, SUB, "Registered").await.status, 200);
+        rp.create(&w, &widget_body()).await;
+        assert_eq!(notify(&rp, SUB, "Deleted").await.status, 200);
+        assert_eq!(rp.get(&w).await.status, 404);
+    }
+}
+
+/// POST `{rg1}/moveResources` of `ids` to `rg2`.
+async fn move_to_rg2(rp: &Rp, ids: &[String]) -> Resp {
+    let body = json!({"targetResourceGroup": rg("rg2"), "resources": ids});
+    rp.send(
+        Method::POST,
+        &format!("{}/moveResources", rg("rg1")),
+        Some(&body),
+        &[],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn move_leaves_source() {
+    for (settings, left) in [
+        (gated(2), false),
+        (gated(2).with_fault(Fault::MoveLeavesSource), true),
+    ] {
+        let rp = rp_with(settings).await;
+        let w = rp.with_widget().await;
+        rp.create(&gadget("rg1", "w1", "g1"), &proxy_body()).await;
+        rp.make_rg("rg2").await;
+        let r = move_to_rg2(&rp, std::slice::from_ref(&w)).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let moved = rp.get(&widget("rg2", "w1")).await;
+        assert_eq!(moved.status, 200);
+        assert_eq!(moved.body["id"], widget("rg2", "w1"));
+        assert_eq!(rp.get(&gadget("rg2", "w1", "g1")).await.status, 200);
+        assert_eq!(rp.get(&w).await.status == 200, left);
+    }
+}
+
+#[tokio::test]
+async fn move_missing_200() {
+    for (settings, status) in [
+        (gated(2), 404),
+        (gated(2).with_fault(Fault::MoveMissing200), 200),
+    ] {
+        let rp = rp_with(settings).await;
+        rp.make_rg("rg1").await;
+        rp.make_rg("rg2").await;
+        let r = move_to_rg2(&rp, &[widget("rg1", "never")]).await;
+        assert_eq!(r.status, status, "{}", r.body);
+    }
+}

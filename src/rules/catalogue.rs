@@ -54,15 +54,21 @@ pub enum Profile {
     AroHcp,
     /// Task-based APIs (seed 004).
     TaskApi,
+    /// Subscription lifecycle notifications (public RPC), for RPs that take them directly.
+    SubscriptionLifecycle,
+    /// Moving resources between resource groups (public RPC), for RPs that support it.
+    ResourceMove,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 5] = [
+    pub const ALL: [Profile; 7] = [
         Profile::Arm,
         Profile::Propagation,
         Profile::AzureCoreLro,
         Profile::AroHcp,
         Profile::TaskApi,
+        Profile::SubscriptionLifecycle,
+        Profile::ResourceMove,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +78,8 @@ impl Profile {
             Profile::AzureCoreLro => "azure-core-lro",
             Profile::AroHcp => "aro-hcp",
             Profile::TaskApi => "task-api",
+            Profile::SubscriptionLifecycle => "subscription-lifecycle",
+            Profile::ResourceMove => "resource-move",
         }
     }
 
@@ -97,6 +105,12 @@ impl Profile {
             }
             Profile::TaskApi => {
                 "task-based APIs: task ids, task states, provisioning states (seed 004)"
+            }
+            Profile::SubscriptionLifecycle => {
+                "subscription lifecycle notifications ARM sends the RP (public RPC): opt in only for an RP endpoint you own, never through ARM"
+            }
+            Profile::ResourceMove => {
+                "moving resources between resource groups (public RPC § Move Resource)"
             }
         }
     }

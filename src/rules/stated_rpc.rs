@@ -92,7 +92,84 @@ fn tags_at_limits(drop: usize) -> Value {
     Value::Object(keep)
 }
 
+const NOTIFY: At = ("subscription-lifecycle.yaml", "notifications", "first");
+const SUSPENDED_PATCH: At = (
+    "subscription-lifecycle.yaml",
+    "suspended-reads-and-deletes-only",
+    "#2",
+);
+const MOVED_SOURCE: At = ("resource-move.yaml", "moved-to-another-group", "#4");
+const MOVE_MISSING: At = ("resource-move.yaml", "missing-resource", "#1");
+
+/// The scope of a lifecycle notification of `state`.
+fn notice(state: &str) -> Value {
+    json!({"row": {"state": state}})
+}
+
+/// What the RP answers to that notification: the request as sent.
+fn echoed(state: &str) -> Value {
+    json!({"state": state, "properties": {"rpconform-unexpected": {"nested": [1, "two", {"three": true}]}}})
+}
+
+/// An error answer's body.
+fn refused() -> Value {
+    json!({"error": {"code": "Refused", "message": "no"}})
+}
+
 pub(crate) const CASES: &[Case] = &[
+    failing(
+        "SUB-01",
+        "a notification for an unknown subscription answered 404",
+        || read("SUB-01", NOTIFY, notice("Unregistered"), 404, refused()),
+    ),
+    failing("SUB-01", "the unexpected property dropped", || {
+        read(
+            "SUB-01",
+            NOTIFY,
+            notice("Registered"),
+            200,
+            json!({"state": "Registered", "properties": {}}),
+        )
+    }),
+    passing(
+        "SUB-01",
+        "the notification answered with the request",
+        || {
+            read(
+                "SUB-01",
+                NOTIFY,
+                notice("Suspended"),
+                200,
+                echoed("Suspended"),
+            )
+        },
+    ),
+    failing("SUB-02", "a PATCH accepted while Warned", || {
+        read(
+            "SUB-02",
+            SUSPENDED_PATCH,
+            json!({}),
+            200,
+            widget("Succeeded"),
+        )
+    }),
+    passing("SUB-02", "a PATCH refused while Warned", || {
+        read("SUB-02", SUSPENDED_PATCH, json!({}), 409, refused())
+    }),
+    failing(
+        "MOVE-01",
+        "the moved resource still answers at its old address",
+        || read("MOVE-01", MOVED_SOURCE, json!({}), 200, widget("Succeeded")),
+    ),
+    passing("MOVE-01", "the old address answers 404", || {
+        read("MOVE-01", MOVED_SOURCE, json!({}), 404, refused())
+    }),
+    failing("MOVE-02", "a missing resource moved with 200", || {
+        read("MOVE-02", MOVE_MISSING, json!({}), 200, json!({}))
+    }),
+    passing("MOVE-02", "a missing resource answered 404", || {
+        read("MOVE-02", MOVE_MISSING, json!({}), 404, refused())
+    }),
     failing("PROV-01", "operations without display", || {
         let list = operations(json!([{"name": "Microsoft.Contoso/register/action"}]));
         read(

@@ -253,6 +253,8 @@ impl<'a> Exec<'a> {
         );
         self.scope
             .insert("unique".into(), Value::String(self.ctx.unique()));
+        self.scope
+            .insert("uuid".into(), Value::String(super::ids::uuid()));
         if let Some(t) = self.ty {
             self.scope
                 .insert("type".into(), t.scope_value(&self.ctx.target));

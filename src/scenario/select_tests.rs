@@ -36,7 +36,7 @@ scenarios:
 
 fn setup(profiles: &str) -> (Vec<Instance>, Target) {
     let yaml = embedded_target_yaml("http://127.0.0.1:1/").replace(
-        "profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]",
+        "profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api, subscription-lifecycle, resource-move]",
         profiles,
     );
     let target = parse_target(Path::new("t.yaml"), &yaml, "t").expect("embedded target");

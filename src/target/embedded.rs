@@ -75,7 +75,7 @@ resource_group:
   create: true          # the run creates the group (name + run suffix) and deletes it at the end
 # The reference RP implements every profile: the ARM contract, propagation, the ARO-HCP
 # operation design, a TypeSpec data plane and a task API.
-profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api]
+profiles: [arm, propagation, aro-hcp, azure-core-lro, task-api, subscription-lifecycle, resource-move]
 namespace: Microsoft.Contoso
 api_version: "2024-05-01"
 namespaces:

@@ -202,6 +202,14 @@ pub enum Fault {
     NameFromBody,
     /// RES-09: more than 15 tags are refused.
     TagsLimit15,
+    /// SUB-01: a notification for a subscription the RP has never seen answers 404.
+    LifecycleUnknown404,
+    /// SUB-02: writes go on while the subscription is Warned or Suspended.
+    SuspendedAllowsWrites,
+    /// MOVE-01: a move copies the resources and leaves them in the source group too.
+    MoveLeavesSource,
+    /// MOVE-02: a move naming a resource that does not exist answers 200 and does nothing.
+    MoveMissing200,
 }
 
 impl Fault {
@@ -263,7 +271,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::TagsLimit15 as usize + 1);
+        assert_eq!(TABLE.len(), Fault::MoveMissing200 as usize + 1);
     }
 
     #[test]

@@ -566,4 +566,28 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["RES-09"],
         "PUT and PATCH with more than 15 tags are refused with 400 InvalidTagCount",
     ),
+    (
+        Fault::LifecycleUnknown404,
+        "lifecycle-unknown-404",
+        &["SUB-01"],
+        "a lifecycle notification for a subscription the RP never saw answers 404",
+    ),
+    (
+        Fault::SuspendedAllowsWrites,
+        "suspended-allows-writes",
+        &["SUB-02"],
+        "PUT, PATCH and POST still work while the subscription is Warned or Suspended",
+    ),
+    (
+        Fault::MoveLeavesSource,
+        "move-leaves-source",
+        &["MOVE-01"],
+        "moveResources copies the resources to the target group and leaves them in the source",
+    ),
+    (
+        Fault::MoveMissing200,
+        "move-missing-200",
+        &["MOVE-02"],
+        "moveResources naming a resource that does not exist answers 200 and moves nothing",
+    ),
 ];

@@ -363,6 +363,10 @@ pub enum Route {
     },
     /// `/providers/{ns}/operations`: the operations API of a namespace.
     ProviderOperations(&'static str),
+    /// `PUT /subscriptions/{sub}`: a subscription lifecycle notification.
+    Subscription(String),
+    /// `POST {group}/moveResources`.
+    Move(GroupRef),
 }
 
 impl Route {
@@ -377,13 +381,15 @@ impl Route {
             | Route::Operation(_)
             | Route::Across { .. }
             | Route::ProviderOperations(_) => "GET, HEAD",
+            Route::Subscription(_) => "PUT",
+            Route::Move(_) => "POST",
         }
     }
 
     /// The namespace whose api-versions the route takes (`None`: resource groups).
     pub fn namespace(&self) -> Option<&'static str> {
         match self {
-            Route::Group(_) => None,
+            Route::Group(_) | Route::Subscription(_) | Route::Move(_) => None,
             Route::Resource(r) | Route::Restart(r) | Route::Skus(r) => Some(r.kind().namespace()),
             Route::Collection(c) => Some(c.kind.namespace()),
             Route::Across { kind, .. } => Some(kind.namespace()),

@@ -108,6 +108,17 @@ impl Parser {
                 }
                 self.subscription(sub, rest)
             }
+            [subs, sub] if eq(subs, "subscriptions") => Some(Route::Subscription(sub.to_string())),
+            [subs, sub, rgs, rg, mv]
+                if eq(subs, "subscriptions")
+                    && eq(rgs, "resourceGroups")
+                    && eq(mv, "moveResources") =>
+            {
+                Some(Route::Move(GroupRef {
+                    sub: sub.to_string(),
+                    rg: rg.to_string(),
+                }))
+            }
             [subs, sub, rgs, rg, rest @ ..]
                 if eq(subs, "subscriptions") && eq(rgs, "resourceGroups") =>
             {

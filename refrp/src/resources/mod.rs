@@ -21,7 +21,7 @@ use crate::store::{OpKind, OpSpec, Resource, Store};
 use crate::validate::{self, PutBody};
 use crate::variants::Variant;
 
-pub use checks::require_group;
+pub use checks::{busy_error, require_group};
 pub use list::{list, list_across, skus};
 
 use checks::{

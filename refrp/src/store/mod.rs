@@ -213,6 +213,8 @@ struct Knobs {
 #[derive(Debug)]
 pub struct Store {
     pub groups: BTreeMap<String, Group>,
+    /// The latest lifecycle state notified for each subscription (lower-case id).
+    pub subscriptions: BTreeMap<String, String>,
     pub resources: BTreeMap<String, Resource>,
     pub ops: HashMap<String, Operation>,
     running: BTreeSet<String>,
@@ -227,6 +229,7 @@ impl Store {
         let fast = settings.is(Variant::FastOperations);
         Store {
             groups: BTreeMap::new(),
+            subscriptions: BTreeMap::new(),
             resources: BTreeMap::new(),
             ops: HashMap::new(),
             running: BTreeSet::new(),
@@ -522,6 +525,63 @@ impl Store {
     }
 
     /// Removes a group and everything in it, cancelling running operations there.
+    /// Has the RP seen this subscription (a notification, a group, a resource)?
+    pub fn knows_subscription(&self, sub_key: &str) -> bool {
+        let prefix = format!("/subscriptions/{sub_key}/");
+        self.subscriptions.contains_key(sub_key)
+            || self.groups.keys().any(|k| k.starts_with(&prefix))
+            || self.resources.keys().any(|k| k.starts_with(&prefix))
+    }
+
+    /// A Deleted subscription: everything the RP holds for it goes (a cascade, no DELETE per
+    /// resource), its running operations canceled.
+    pub fn remove_subscription(&mut self, sub_key: &str) {
+        let prefix = format!("/subscriptions/{sub_key}");
+        let groups: Vec<String> = self
+            .groups
+            .keys()
+            .filter(|k| within(&prefix, k))
+            .cloned()
+            .collect();
+        for g in groups {
+            self.remove_group(&g);
+        }
+        let victims: Vec<String> = self
+            .running_ops()
+            .filter(|op| within(&prefix, &op.target))
+            .map(|op| op.id.clone())
+            .collect();
+        for id in victims {
+            self.cancel(
+                &id,
+                "The operation was canceled because its subscription was deleted.",
+            );
+        }
+        self.resources.retain(|k, _| !within(&prefix, k));
+    }
+
+    /// Moves the resource at `key` (in the group `from`) and everything under it to the group
+    /// `to`: new keys and ids, the rest kept. With `copy` (a fault) the source stays too.
+    pub fn regroup(&mut self, key: &str, from: &str, to: &crate::path::GroupRef, copy: bool) {
+        let moved: Vec<(String, Resource)> = self
+            .resources
+            .range(key.to_string()..)
+            .take_while(|(k, _)| k.starts_with(key))
+            .filter(|(k, _)| k.as_str() == key || within(key, k))
+            .map(|(k, r)| (k.clone(), r.clone()))
+            .collect();
+        for (k, mut r) in moved {
+            let new_key = format!("{}{}", to.key(), &k[from.len()..]);
+            if r.id.len() >= from.len() && r.id[..from.len()].eq_ignore_ascii_case(from) {
+                r.id = format!("{}{}", to.id(), &r.id[from.len()..]);
+            }
+            if !copy {
+                self.resources.remove(&k);
+            }
+            self.resources.insert(new_key, r);
+        }
+    }
+
     pub fn remove_group(&mut self, group_key: &str) {
         let victims: Vec<String> = self
             .running_ops()

@@ -39,7 +39,7 @@ const SCENARIO_KEYS: &[&str] = &[
     "teardown",
 ];
 /// Variables every scenario sees.
-const ALWAYS: &[&str] = &["target", "run", "unique"];
+const ALWAYS: &[&str] = &["target", "run", "unique", "uuid"];
 
 /// Where the suites and schemas are.
 pub struct LoadOptions {
@@ -479,7 +479,7 @@ impl<'o> SuiteParser<'o> {
                 "target" => Some(TARGET_SCOPE_KEYS.to_vec()),
                 "type" => Some(TYPE_SCOPE_KEYS.to_vec()),
                 "run" => Some(vec!["id", "time_scale"]),
-                "unique" => Some(vec![]),
+                "unique" | "uuid" => Some(vec![]),
                 "row" => def
                     .row_fields
                     .as_ref()
