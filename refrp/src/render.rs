@@ -31,7 +31,11 @@ pub fn state_label(state: State, kind: Kind, settings: &Settings) -> &'static st
 pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Value {
     let mut m = Map::new();
     if settings.has(Fault::NameUppercased) {
-        let upper = r.name.to_uppercase();
+        let mut chars = r.name.chars();
+        let upper: String = chars
+            .next()
+            .map(|c| c.to_uppercase().chain(chars).collect())
+            .unwrap_or_default();
         let id = match r.id.rsplit_once('/') {
             Some((head, _)) => format!("{head}/{upper}"),
             None => r.id.clone(),
@@ -129,7 +133,7 @@ pub fn provider_operations(ns: &str, settings: &Settings) -> Reply {
         value.push(item(
             format!("{ns}/register/action"),
             "Subscription",
-            format!("Register the subscription for {ns}"),
+            "Register the subscription for the resource provider".to_string(),
         ));
     }
     for (_, path) in TYPE_PATHS.iter().filter(|(n, _)| *n == ns) {

@@ -543,7 +543,7 @@ async fn operation_id_reused() {
 }
 
 #[tokio::test]
-async fn name_uppercased() {
+async fn name_capitalized() {
     let faulty = rp_with(
         gated(2)
             .with_fault(Fault::NameUppercased)
@@ -554,6 +554,7 @@ async fn name_uppercased() {
     let g = faulty.get(&w).await;
     assert_eq!(g.body["name"], "W1");
     assert_eq!(g.body["id"], widget("rg1", "W1"));
+    // A name a request used keeps its casing: only the first letter changes.
     assert_eq!(g.body["properties"]["location"], "eastus");
     let clean = rp().await;
     let w = clean.with_widget().await;

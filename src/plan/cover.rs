@@ -51,6 +51,10 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
         // (a list per parent, a parent's delete).
         // A singleton child (fixed names) lives and goes with its parent unlike a named one.
         ("NEST", Some(t)) => format!("{} fixed={}", inst.scenario().name, t.names.is_some()),
+        // The optional profiles' behaviour is the RP front end's (its subscriptions, its
+        // groups), whatever the type; the operations API is the namespace's.
+        ("SUB" | "MOVE", _) => inst.scenario().name.clone(),
+        ("PROV", Some(t)) => t.namespace.clone(),
         // An api-version is the namespace's; each scenario sends a different wrong one.
         ("API", Some(t)) => format!("{}/{}", t.namespace, inst.scenario().name),
         // Propagation reads what the scenario changes (an update, a failed one, a delete)

@@ -58,8 +58,12 @@ const ACROSS: At = (SHAPES, "listed-at-subscription-scope", "#1");
 const FOREIGN: At = ("operation-resource.yaml", "other-subscription", "#1");
 const CASING: At = ("operations-lifecycle.yaml", "case-insensitive-ids", "#2");
 
-/// The created widget's path as rpconform sent it, mixed case.
-const SENT: &str = "/subscriptions/s/resourceGroups/Grp/providers/Microsoft.Contoso/widgets/Wid";
+/// The widget answered with this `name`.
+fn named(name: &str) -> Value {
+    let mut b = widget("Succeeded");
+    b["name"] = json!(name);
+    b
+}
 
 fn with_id(id: &str) -> Value {
     let mut b = widget("Succeeded");
@@ -410,34 +414,46 @@ pub(crate) const CASES: &[Case] = &[
             )
         },
     ),
-    failing("OPS-14", "the id lower-cased by the RP", || {
+    failing("OPS-14", "the name lower-cased by the RP", || {
         read(
             "OPS-14",
             CASING,
-            json!({"r": {"path": SENT}}),
+            json!({"r": {"name": "Wid"}}),
             200,
-            with_id(&SENT.to_lowercase()),
+            named("wid"),
         )
     }),
-    passing("OPS-14", "the id in the creating PUT's casing", || {
+    failing("OPS-14", "the name capitalized by the RP", || {
         read(
             "OPS-14",
             CASING,
-            json!({"r": {"path": SENT}}),
+            json!({"r": {"name": "wid"}}),
             200,
-            with_id(SENT),
+            named("Wid"),
         )
     }),
-    passing("OPS-14", "the id in the most recent PUT's casing", || {
-        let recased = "/subscriptions/s/resourceGroups/gRP/providers/mICROSOFT.cONTOSO/WIDGETS/wID";
+    passing("OPS-14", "the name in the creating PUT's casing", || {
         read(
             "OPS-14",
             CASING,
-            json!({"r": {"path": SENT}}),
+            json!({"r": {"name": "Wid"}}),
             200,
-            with_id(recased),
+            named("Wid"),
         )
     }),
+    passing(
+        "OPS-14",
+        "the name in the re-cased requests' casing",
+        || {
+            read(
+                "OPS-14",
+                CASING,
+                json!({"r": {"name": "Wid"}}),
+                200,
+                named("wID"),
+            )
+        },
+    ),
 ];
 
 #[test]

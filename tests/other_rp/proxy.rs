@@ -149,6 +149,14 @@ impl Disguise {
                     *seg = Self::swap(self.arm_segments, seg, dir);
                 }
             }
+        } else if segs[1].eq_ignore_ascii_case("providers") {
+            // Tenant level: `/providers/{ns}/operations`, `/providers/{ns}/{type}/...`.
+            if let Some(ns) = Self::rename(namespace, &segs[2], dir, true) {
+                segs[2] = ns;
+                for seg in segs.iter_mut().skip(3).step_by(2) {
+                    *seg = Self::swap(self.arm_segments, seg, dir);
+                }
+            }
         } else if let Some(root) = Self::rename(dataplane, &segs[1], dir, true) {
             segs[1] = root;
             segs[2] = Self::swap(self.dataplane_segments, &segs[2], dir);

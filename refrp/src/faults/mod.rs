@@ -187,7 +187,7 @@ pub enum Fault {
     OperationAnySubscription,
     /// OPRES-12: every operation on one resource gets the same operation id.
     OperationIdReused,
-    /// OPS-14: resource bodies spell the resource's name in capitals.
+    /// OPS-14: resource bodies spell the resource's name with a capital first letter.
     NameUppercased,
     /// RES-08: resource bodies repeat `location` inside `properties`.
     PropertiesRepeatLocation,

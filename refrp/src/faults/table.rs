@@ -208,7 +208,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::TagsDropped,
         "tags-dropped",
-        &["OPS-10", "PATCH-01"],
+        &["OPS-10", "PATCH-01", "RES-09"],
         "tags are not stored",
     ),
     (
@@ -526,9 +526,9 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     ),
     (
         Fault::NameUppercased,
-        "name-uppercased",
+        "name-capitalized",
         &["OPS-14", "OPS-13"],
-        "resource bodies spell the resource's name (in name and id) in capitals",
+        "resource bodies spell the resource's name (in name and id) with a capital first letter, a casing no request used",
     ),
     (
         Fault::PropertiesRepeatLocation,
