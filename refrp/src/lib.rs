@@ -39,6 +39,7 @@ mod lro;
 mod moves;
 mod operations;
 mod path;
+mod spec;
 mod render;
 mod reply;
 mod resources;
@@ -53,6 +54,7 @@ mod variants;
 pub use faults::Fault;
 pub use server::{RunningServer, start};
 pub use settings::Settings;
+pub use spec::{SpecFile, spec_files};
 pub use variants::{TargetHints, Variant, list_variants_text, target_hints};
 
 /// The resource-provider namespace served.
