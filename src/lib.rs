@@ -24,6 +24,7 @@ pub mod report;
 pub mod rules;
 pub mod runner;
 pub mod scenario;
+pub mod spec;
 pub mod suiteset;
 pub mod target;
 pub mod template;

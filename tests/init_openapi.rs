@@ -396,6 +396,7 @@ fn options_fill_the_placeholders() {
         location: "westeurope".into(),
         resource_group: "my-ci".into(),
         subscription: Some("12345678-1234-1234-1234-123456789abc".into()),
+        ..Default::default()
     };
     let out = target_from_openapi(&[fixture(CONTOSO)], &opts).unwrap();
     let v = parse_checked(&out.yaml);
@@ -512,4 +513,31 @@ fn init_then_check_from_the_command_line() {
     assert_eq!(again.code(), 2);
     let check = run(&["check", "suites", "--target", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}{}", check.stdout, check.stderr);
+}
+
+#[test]
+fn the_target_names_its_specs_relative_to_itself_and_loads_them() {
+    let dir = scratch_dir("openapi-field");
+    let opts = InitOptions {
+        target_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    let out = target_from_openapi(&[fixture(CONTOSO)], &opts).unwrap();
+    let line = line_of(&out.yaml, "openapi:");
+    assert!(line.contains("openapi:"), "{line}");
+    let listed: serde_yaml::Value = serde_yaml::from_str(&out.yaml).unwrap();
+    let first = listed["openapi"][0].as_str().expect("a spec path");
+    assert!(
+        !first.starts_with('/'),
+        "relative to the target file: {first}"
+    );
+    let at = dir.join("target.yaml");
+    std::fs::write(&at, &out.yaml).unwrap();
+    let t = rpconform::target::load_target(&at).unwrap_or_else(|r| panic!("{}", r.render()));
+    let specs = t
+        .specs
+        .as_ref()
+        .expect("the spec is loaded with the target");
+    assert!(specs.operations().len() > 5);
+    assert!(t.profiles.iter().any(|p| p.name() == "openapi"));
 }

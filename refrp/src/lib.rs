@@ -44,6 +44,7 @@ mod reply;
 mod resources;
 mod server;
 mod settings;
+mod spec;
 mod store;
 mod subscriptions;
 mod tasks;
@@ -53,6 +54,7 @@ mod variants;
 pub use faults::Fault;
 pub use server::{RunningServer, start};
 pub use settings::Settings;
+pub use spec::{SpecFile, spec_files};
 pub use variants::{TargetHints, Variant, list_variants_text, target_hints};
 
 /// The resource-provider namespace served.

@@ -67,6 +67,10 @@ pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Valu
         );
     }
     let mut props = r.properties.clone();
+    // Write-only (`x-ms-secret` in the spec): stored, never returned.
+    if r.kind == Kind::Widget {
+        props.remove("adminPassword");
+    }
     if let Some(loc) = r
         .location
         .as_ref()

@@ -778,3 +778,107 @@ async fn move_missing_200() {
         assert_eq!(r.status, status, "{}", r.body);
     }
 }
+
+/// The widget path of the embedded spec and its operation `method` under these faults.
+fn spec_widget_op(faults: &[Fault], method: &str) -> serde_json::Value {
+    let mut s = rpconform_refrp::Settings::default();
+    for f in faults {
+        s = s.with_fault(*f);
+    }
+    let files = rpconform_refrp::spec_files(&s);
+    let w = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Contoso/widgets/{widgetName}";
+    files[0].doc["paths"][w][method].clone()
+}
+
+fn spec_size(faults: &[Fault]) -> serde_json::Value {
+    let mut s = rpconform_refrp::Settings::default();
+    for f in faults {
+        s = s.with_fault(*f);
+    }
+    rpconform_refrp::spec_files(&s)[0].doc["definitions"]["WidgetProperties"]["properties"]["size"]
+        .clone()
+}
+
+#[tokio::test]
+async fn spec_drops_202() {
+    assert!(
+        spec_widget_op(&[], "delete")["responses"]
+            .get("202")
+            .is_some()
+    );
+    assert!(
+        spec_widget_op(&[Fault::SpecDrops202], "delete")["responses"]
+            .get("202")
+            .is_none()
+    );
+    // The RP itself is unchanged: its DELETE still answers 202.
+    let rp = rp_gated_fault(Fault::SpecDrops202).await;
+    let w = rp.with_widget().await;
+    assert_eq!(rp.delete(&w).await.status, 202);
+}
+
+#[tokio::test]
+async fn spec_not_long_running() {
+    assert_eq!(
+        spec_widget_op(&[], "patch")["x-ms-long-running-operation"],
+        true
+    );
+    let op = spec_widget_op(&[Fault::SpecNotLongRunning], "patch");
+    assert!(op.get("x-ms-long-running-operation").is_none());
+}
+
+#[tokio::test]
+async fn spec_final_state_operation_location() {
+    let op = spec_widget_op(&[Fault::SpecFinalStateOperationLocation], "patch");
+    assert_eq!(
+        op["x-ms-long-running-operation-options"]["final-state-via"],
+        "operation-location"
+    );
+}
+
+#[tokio::test]
+async fn spec_size_is_string() {
+    assert_eq!(spec_size(&[])["type"], "integer");
+    assert_eq!(spec_size(&[Fault::SpecSizeIsString])["type"], "string");
+}
+
+#[tokio::test]
+async fn spec_declares_operation_location() {
+    let op = spec_widget_op(&[Fault::SpecDeclaresOperationLocation], "get");
+    assert!(
+        op["responses"]["200"]["headers"]
+            .get("Operation-Location")
+            .is_some()
+    );
+    assert!(
+        spec_widget_op(&[], "get")["responses"]["200"]["headers"]
+            .get("Operation-Location")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn spec_secret_size() {
+    assert_eq!(spec_size(&[Fault::SpecSecretSize])["x-ms-secret"], true);
+    assert!(spec_size(&[]).get("x-ms-secret").is_none());
+}
+
+#[tokio::test]
+async fn a_widget_keeps_its_admin_password_to_itself() {
+    let rp = rp().await;
+    rp.make_rg("rg1").await;
+    let mut b = widget_body();
+    b["properties"]["adminPassword"] = json!("s3cret");
+    let r = rp.create(&widget("rg1", "w1"), &b).await;
+    assert!(
+        r.body["properties"].get("adminPassword").is_none(),
+        "{}",
+        r.body
+    );
+    let g = rp.get(&widget("rg1", "w1")).await;
+    assert!(
+        g.body["properties"].get("adminPassword").is_none(),
+        "{}",
+        g.body
+    );
+}

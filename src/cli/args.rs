@@ -334,6 +334,9 @@ pub struct ProbeArgs {
     #[arg(long)]
     pub target: Option<String>,
     /// Also write the usual reports (junit.xml, report.json, summary.md) here.
+    /// The RP's own OpenAPI spec files: the answers are also judged against them (SPEC)
+    #[arg(long = "openapi", value_name = "SPEC", num_args = 1..)]
+    pub openapi: Vec<PathBuf>,
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Reference-RP fault knobs to turn on (embedded target).
@@ -380,6 +383,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub target: Option<PathBuf>,
     /// Write the target used (inferred or given) as a target file, to review and reuse.
+    /// The RP's own OpenAPI spec files: every recorded answer is also judged against it
+    /// (the SPEC rules), besides any `openapi:` of the target file
+    #[arg(long = "openapi", value_name = "SPEC", num_args = 1..)]
+    pub openapi: Vec<PathBuf>,
     #[arg(long, value_name = "FILE")]
     pub write_target: Option<PathBuf>,
     /// Where reports go.

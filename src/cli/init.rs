@@ -21,6 +21,12 @@ pub(super) fn init(a: InitArgs) -> u8 {
         location: a.location.clone(),
         resource_group: a.resource_group.clone(),
         subscription: a.subscription.clone(),
+        target_dir: (!to_stdout).then(|| {
+            a.output
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or_else(|| Path::new(".").to_path_buf(), Path::to_path_buf)
+        }),
     };
     // Every error here is about the specs given (missing, unreadable, malformed): bad input.
     let out = match target_from_openapi(&a.openapi, &opts) {
@@ -37,9 +43,13 @@ pub(super) fn init(a: InitArgs) -> u8 {
         ));
     }
     // What `check` would say: a generated file the parser refuses is a bug, said plainly.
-    if let Err(r) =
-        crate::target::parse_target(Path::new("generated-target.yaml"), &out.yaml, "generated")
-    {
+    // Parsed where it will be written: `openapi:` names the specs relative to it.
+    let at = if to_stdout {
+        Path::new("generated-target.yaml").to_path_buf()
+    } else {
+        a.output.clone()
+    };
+    if let Err(r) = crate::target::parse_target(&at, &out.yaml, "generated") {
         eprint!("{}", r.render());
         eprintln!(
             "error: the generated target file does not parse (please report this); not written"

@@ -238,7 +238,19 @@ async fn run(
             let yaml = embedded_target_yaml(&s.base_url());
             server = Some(s);
             match parse_target(Path::new("embedded-target.yaml"), &yaml, "embedded") {
-                Ok(t) => (t, true),
+                Ok(mut t) => {
+                    let settings = rpconform_refrp::Settings {
+                        faults: faults.clone(),
+                        ..Default::default()
+                    };
+                    match crate::target::embedded_specs(&settings) {
+                        Ok(specs) => {
+                            t.attach_specs(std::sync::Arc::new(specs), "the embedded RP's spec")
+                        }
+                        Err(e) => return usage(e),
+                    }
+                    (t, true)
+                }
                 Err(r) => {
                     eprint!("{}", r.render());
                     return EXIT_USAGE;
@@ -261,6 +273,12 @@ async fn run(
             Err(e) => return usage(e),
         },
     };
+    if !a.openapi.is_empty() {
+        match crate::spec::Specs::load(&a.openapi) {
+            Ok(s) => target.attach_specs(std::sync::Arc::new(s), "--openapi"),
+            Err(e) => return usage(format!("--openapi: {e}")),
+        }
+    }
     if let Some(d) = a.deadline {
         target.deadline = Duration::from_secs(d.max(1));
     }

@@ -242,6 +242,24 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
             inf.target()
         }
     };
+    let specs = if a.openapi.is_empty() {
+        None
+    } else {
+        match crate::spec::Specs::load(&a.openapi) {
+            Ok(s) => {
+                for w in &s.warnings {
+                    eprintln!("warning: {w}");
+                }
+                Some(s)
+            }
+            Err(e) => return usage(format!("--openapi: {e}")),
+        }
+    };
+    let specs = specs.map(std::sync::Arc::new);
+    let mut target = target;
+    if let Some(s) = &specs {
+        target.attach_specs(s.clone(), "--openapi");
+    }
     if let Some(h) = target.base_url.host_str() {
         opts.arm_hosts.push(h.to_ascii_lowercase());
     }
@@ -275,7 +293,11 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         let own = a.target.is_none().then(|| {
             let mut inf = infer::Inference::new();
             inf.add(&rec);
-            inf.target()
+            let mut t = inf.target();
+            if let Some(s) = &specs {
+                t.attach_specs(s.clone(), "--openapi");
+            }
+            t
         });
         let registry = Registry::default();
         let judged_by = own.as_ref().unwrap_or(&target);

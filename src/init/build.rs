@@ -99,6 +99,12 @@ pub(crate) fn target(
     root.push("resource_group", rg);
     root.push("location", Node::str(opts.location.clone()));
     root.push("profiles", Node::Seq(vec![Item::new(Node::str("arm"))]));
+    let listed: Vec<Item> = files
+        .iter()
+        .map(|f| Item::new(Node::str(relative(f, opts.target_dir.as_deref()))))
+        .collect();
+    root.push("openapi", Node::Seq(listed))
+        .comment("the RP's own spec: every answer is also judged against it (SPEC rules)");
 
     // Namespaces in the order their first creatable type was found; the first (that of the
     // first spec named) is the default.
@@ -399,4 +405,23 @@ pub(crate) fn set_pointer(body: &mut Value, pointer: &str, v: Value) {
     if let Some(slot) = body.pointer_mut(pointer) {
         *slot = v;
     }
+}
+
+/// `file` as a path relative to `dir` (both resolved); as given when either cannot be.
+fn relative(file: &std::path::Path, dir: Option<&std::path::Path>) -> String {
+    let resolved = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    let (Some(d), Some(f)) = (dir.and_then(resolved), resolved(file)) else {
+        return file.display().to_string();
+    };
+    let dc: Vec<_> = d.components().collect();
+    let fc: Vec<_> = f.components().collect();
+    let common = dc.iter().zip(&fc).take_while(|(a, b)| a == b).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..dc.len() {
+        out.push("..");
+    }
+    for c in &fc[common..] {
+        out.push(c);
+    }
+    out.display().to_string()
 }

@@ -28,7 +28,7 @@ mod model;
 mod ops;
 mod paths;
 mod quote;
-mod spec;
+pub(crate) mod spec;
 
 use std::path::PathBuf;
 
@@ -41,6 +41,9 @@ pub struct InitOptions {
     pub resource_group: String,
     /// The subscription; `None` writes a placeholder GUID with a TODO.
     pub subscription: Option<String>,
+    /// The folder the target file is written to: `openapi:` names the specs relative to it
+    /// (`None`: as given).
+    pub target_dir: Option<PathBuf>,
 }
 
 impl Default for InitOptions {
@@ -49,6 +52,7 @@ impl Default for InitOptions {
             location: "eastus".into(),
             resource_group: "rpconform-ci".into(),
             subscription: None,
+            target_dir: None,
         }
     }
 }

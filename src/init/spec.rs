@@ -115,6 +115,13 @@ impl Store {
         })
     }
 
+    /// A document held in memory under `path` (the embedded RP's spec), read as if from disk.
+    pub fn preload(&self, path: &Path, doc: Value) {
+        self.docs
+            .borrow_mut()
+            .insert(normalize(path), (Rc::new(doc), false));
+    }
+
     /// Read a JSON or YAML file (an example) relative to `from`'s file; `Ok(None)` when it
     /// does not exist.
     pub fn load_relative(&self, from: &Loc, rel: &str) -> Result<Option<Loc>, InitError> {

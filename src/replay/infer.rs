@@ -442,6 +442,7 @@ impl Inference {
             secret_headers: Vec::new(),
             headers: Vec::new(),
             arm_paths: Vec::new(),
+            specs: None,
             subscription: most(&self.subscriptions)
                 .unwrap_or("00000000-0000-0000-0000-000000000000")
                 .to_string(),

@@ -233,7 +233,12 @@ fn broken(out: &mut String, conf: &Conformance) {
         (RuleVerdict::Failed, "## ❌ Failed rules"),
         (RuleVerdict::Warned, "## ⚠️ Warned rules (SHOULD)"),
     ] {
-        let rows: Vec<&RuleRow> = conf.rules.iter().filter(|r| r.verdict == v).collect();
+        // Spec drift has its own section: the fix is often in the spec, not the code.
+        let rows: Vec<&RuleRow> = conf
+            .rules
+            .iter()
+            .filter(|r| r.verdict == v && r.family != "SPEC")
+            .collect();
         if rows.is_empty() {
             continue;
         }
@@ -260,6 +265,46 @@ fn broken(out: &mut String, conf: &Conformance) {
                 field
             );
         }
+    }
+}
+
+/// The SPEC rules the RP broke: where it does not do what its own OpenAPI spec says, with the
+/// spec file and line of the operation (the fix may be the spec's).
+fn spec_drift(out: &mut String, conf: &Conformance) {
+    let rows: Vec<&RuleRow> = conf
+        .rules
+        .iter()
+        .filter(|r| r.family == "SPEC")
+        .filter(|r| matches!(r.verdict, RuleVerdict::Failed | RuleVerdict::Warned))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n## Spec drift: where the RP breaks its own OpenAPI spec\n\nGenerated SDKs, the CLI and the portal are built from the spec: each row is an answer they will misread. The fix may be in the spec (the operation's file and line) as often as in the code.\n\n| rule | level | verdict | tests failed | checks failed | spec | first evidence |\n|---|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        let spec = r
+            .evidence
+            .as_ref()
+            .map(|e| format!("`{}`", e.at))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| **{}** {} | {} | {} {} | {} of {} | {} of {} | {} | {} |",
+            r.id,
+            esc(&crate::http::cut(&r.statement, 90)),
+            r.level,
+            r.verdict.icon(),
+            r.verdict.label(),
+            r.tests_failed,
+            r.tests,
+            r.checks_failed,
+            r.checks_failed + r.checks_passed,
+            spec,
+            evidence(r)
+        );
     }
 }
 
@@ -445,6 +490,7 @@ pub fn conformance_md(
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
+    spec_drift(&mut out, conf);
     by_namespace(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);
@@ -502,6 +548,7 @@ pub fn summary_md(
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
+    spec_drift(&mut out, conf);
     by_namespace(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);

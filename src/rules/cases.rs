@@ -33,6 +33,7 @@ fn all_cases() -> Vec<&'static Case> {
         res::tests::CASES,
         mon::tests::CASES,
         ops::tests::CASES,
+        super::spec::tests::CASES,
         task::tests::CASES,
         stated::ETAG,
         stated::WRITES,

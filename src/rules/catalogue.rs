@@ -58,10 +58,12 @@ pub enum Profile {
     SubscriptionLifecycle,
     /// Moving resources between resource groups (public RPC), for RPs that support it.
     ResourceMove,
+    /// The RP's behaviour against its own OpenAPI spec (SPEC), for a target that has one.
+    OpenApi,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 7] = [
+    pub const ALL: [Profile; 8] = [
         Profile::Arm,
         Profile::Propagation,
         Profile::AzureCoreLro,
@@ -69,6 +71,7 @@ impl Profile {
         Profile::TaskApi,
         Profile::SubscriptionLifecycle,
         Profile::ResourceMove,
+        Profile::OpenApi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +83,7 @@ impl Profile {
             Profile::TaskApi => "task-api",
             Profile::SubscriptionLifecycle => "subscription-lifecycle",
             Profile::ResourceMove => "resource-move",
+            Profile::OpenApi => "openapi",
         }
     }
 
@@ -111,6 +115,9 @@ impl Profile {
             }
             Profile::ResourceMove => {
                 "moving resources between resource groups (public RPC § Move Resource)"
+            }
+            Profile::OpenApi => {
+                "the RP against its own OpenAPI spec: statuses, long-running declarations, final-state-via, schemas, headers, secrets (SPEC)"
             }
         }
     }

@@ -177,6 +177,10 @@ impl<'r> Judge<'r> {
         if ex.response.is_none() {
             return;
         }
+        // The RP against its own spec, on every surface the spec describes.
+        if !ex.foreign {
+            super::spec::ambient(self, ex);
+        }
         if ex.surface == Surface::Arm {
             match self.status_read(ex) {
                 Some(read) => self.ambient(&read),

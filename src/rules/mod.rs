@@ -49,6 +49,7 @@ mod res;
 mod retry;
 mod rgdel;
 mod shown;
+mod spec;
 #[cfg(test)]
 mod stated;
 #[cfg(test)]
@@ -119,6 +120,7 @@ const FAMILY_SOURCES: &[(&str, &str)] = &[
     ("RGDEL", include_str!("rgdel.rs")),
     ("RETRY", include_str!("retry.rs")),
     ("RES", include_str!("res.rs")),
+    ("SPEC", include_str!("spec.rs")),
     ("MON", include_str!("mon.rs")),
     ("OPS", include_str!("ops.rs")),
     ("TASK", include_str!("task.rs")),

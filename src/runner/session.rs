@@ -112,16 +112,23 @@ fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Start
                 .block_on(rpconform_refrp::start(settings.clone(), 0))
                 .map_err(|e| format!("cannot start the embedded RP: {e}"))?;
             let yaml = embedded_target_yaml_for(&server.base_url(), variants);
-            match parse_target(Path::new("embedded-target.yaml"), &yaml, label) {
+            let parsed = parse_target(Path::new("embedded-target.yaml"), &yaml, label)
+                .map_err(|r| r.render())
+                .and_then(|mut t| {
+                    let specs = crate::target::embedded_specs(settings)?;
+                    t.attach_specs(std::sync::Arc::new(specs), "the embedded RP's spec");
+                    Ok(t)
+                });
+            match parsed {
                 Ok(target) => Ok(Started {
                     target,
                     server: Some(server),
                     file: None,
                     variants: variants.iter().map(|v| v.name().to_string()).collect(),
                 }),
-                Err(r) => {
+                Err(e) => {
                     rt.block_on(server.shutdown());
-                    Err(r.render())
+                    Err(e)
                 }
             }
         }

@@ -12,6 +12,16 @@ use std::collections::BTreeSet;
 
 use rpconform_refrp::{TargetHints, Variant, target_hints};
 
+/// The reference RP's own OpenAPI spec for these settings (its variants' overlays and spec-drift
+/// faults applied): the SPEC rules judge the embedded run by it.
+pub fn embedded_specs(settings: &rpconform_refrp::Settings) -> Result<crate::spec::Specs, String> {
+    let docs: Vec<(String, String, serde_json::Value)> = rpconform_refrp::spec_files(settings)
+        .into_iter()
+        .map(|f| (f.name.to_string(), f.text.to_string(), f.doc))
+        .collect();
+    crate::spec::Specs::from_documents(&docs)
+}
+
 /// Target YAML for the reference RP (no variant on) listening at `base_url`.
 pub fn embedded_target_yaml(base_url: &str) -> String {
     embedded_target_yaml_for(base_url, &BTreeSet::new())

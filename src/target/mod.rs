@@ -19,7 +19,7 @@ mod surfaces;
 
 pub use address::{Addressed, is_guid};
 pub use client::Connection;
-pub use embedded::{embedded_target_yaml, embedded_target_yaml_for};
+pub use embedded::{embedded_specs, embedded_target_yaml, embedded_target_yaml_for};
 pub use parse::{load_target, parse_target};
 pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 
@@ -321,6 +321,9 @@ pub struct Target {
     /// Path prefixes of the ARM surface that are not shaped like ARM resource ids (a test
     /// double's `/lro/...` routes): requests there get the ARM rules.
     pub arm_paths: Vec<String>,
+    /// The RP's own OpenAPI spec (`openapi:`, `--openapi`, the embedded RP's): the SPEC rules
+    /// judge answers against it.
+    pub specs: Option<std::sync::Arc<crate::spec::Specs>>,
 }
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).
@@ -558,6 +561,17 @@ pub const TARGET_SCOPE_KEYS: &[&str] = &[
 ];
 
 impl Target {
+    /// Judge answers against this spec too: the `openapi` profile comes with it (`from` says
+    /// where the spec came from, for `check` and the run to say).
+    pub fn attach_specs(&mut self, specs: std::sync::Arc<crate::spec::Specs>, from: &str) {
+        self.specs = Some(specs);
+        if !self.profiles.contains(&Profile::OpenApi) {
+            self.profiles.push(Profile::OpenApi);
+            self.implied_profiles
+                .push(format!("{} ({from})", Profile::OpenApi.name()));
+        }
+    }
+
     pub fn monitor_named(&self, name: &str) -> Option<&Monitor> {
         self.monitors.iter().find(|m| m.name == name)
     }

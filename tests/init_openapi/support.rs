@@ -78,6 +78,7 @@ pub fn kinds(v: &Value) -> Vec<(String, String)> {
 
 const TOP: &[&str] = &[
     "base_url",
+    "openapi",
     "auth",
     "secret_headers",
     "headers",

@@ -210,6 +210,18 @@ pub enum Fault {
     MoveLeavesSource,
     /// MOVE-02: a move naming a resource that does not exist answers 200 and does nothing.
     MoveMissing200,
+    /// SPEC-01 (the spec, not the RP): the widget DELETE's 202 is not declared.
+    SpecDrops202,
+    /// SPEC-02: the widget PATCH is not declared long-running.
+    SpecNotLongRunning,
+    /// SPEC-03: the widget PATCH declares `final-state-via: operation-location`.
+    SpecFinalStateOperationLocation,
+    /// SPEC-04: the widget's `properties.size` is declared a string.
+    SpecSizeIsString,
+    /// SPEC-05: the widget GET declares an `Operation-Location` response header.
+    SpecDeclaresOperationLocation,
+    /// SPEC-06: the widget's `properties.size` is declared `x-ms-secret`.
+    SpecSecretSize,
 }
 
 impl Fault {
@@ -271,7 +283,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::MoveMissing200 as usize + 1);
+        assert_eq!(TABLE.len(), Fault::SpecSecretSize as usize + 1);
     }
 
     #[test]

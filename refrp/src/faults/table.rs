@@ -590,4 +590,40 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["MOVE-02"],
         "moveResources naming a resource that does not exist answers 200 and moves nothing",
     ),
+    (
+        Fault::SpecDrops202,
+        "spec-drops-202",
+        &["SPEC-01"],
+        "the embedded spec leaves 202 out of the widget DELETE's responses (the RP is unchanged)",
+    ),
+    (
+        Fault::SpecNotLongRunning,
+        "spec-not-long-running",
+        &["SPEC-02"],
+        "the embedded spec does not declare the widget PATCH long-running (the RP is unchanged)",
+    ),
+    (
+        Fault::SpecFinalStateOperationLocation,
+        "spec-final-state-operation-location",
+        &["SPEC-03"],
+        "the embedded spec declares the widget PATCH final-state-via operation-location (the RP is unchanged)",
+    ),
+    (
+        Fault::SpecSizeIsString,
+        "spec-size-is-string",
+        &["SPEC-04"],
+        "the embedded spec declares the widget's properties.size a string (the RP is unchanged)",
+    ),
+    (
+        Fault::SpecDeclaresOperationLocation,
+        "spec-declares-operation-location",
+        &["SPEC-05"],
+        "the embedded spec declares an Operation-Location header on the widget GET (the RP is unchanged)",
+    ),
+    (
+        Fault::SpecSecretSize,
+        "spec-secret-size",
+        &["SPEC-06"],
+        "the embedded spec marks the widget's properties.size x-ms-secret (the RP is unchanged)",
+    ),
 ];

@@ -421,12 +421,37 @@ mod tests {
     }
 
     #[test]
+    fn lifecycle_move_operations_api_and_subscription_lists() {
+        assert!(matches!(p("/subscriptions/S1"), Some(Route::Subscription(s)) if s == "S1"));
+        assert!(
+            matches!(p("/subscriptions/s/resourceGroups/rg/moveResources"), Some(Route::Move(g)) if g.rg == "rg")
+        );
+        assert!(matches!(
+            p("/providers/microsoft.fabrikam/operations"),
+            Some(Route::ProviderOperations(ns)) if ns == FABRIKAM_NAMESPACE
+        ));
+        assert!(matches!(
+            p("/subscriptions/s/providers/Microsoft.Contoso/widgets"),
+            Some(Route::Across {
+                kind: Kind::Widget,
+                ..
+            })
+        ));
+        assert!(matches!(
+            p("/subscriptions/s/providers/Microsoft.Fabrikam/gizmos"),
+            Some(Route::Across {
+                kind: Kind::Gizmo,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn unknown_paths() {
         for path in [
             "",
             "/",
             "/foo",
-            "/subscriptions/s",
             "/subscriptions//resourceGroups/rg",
             "/subscriptions/s/resourceGroups/rg/providers/Other.Ns/widgets",
             "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Contoso/things",

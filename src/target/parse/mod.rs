@@ -34,6 +34,7 @@ const TOP_KEYS: &[&str] = &[
     "monitors",
     "tasks",
     "arm_paths",
+    "openapi",
 ];
 
 /// Read and parse a target file from disk.
@@ -361,6 +362,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             None,
         );
     }
+    let specs = m.get("openapi").and_then(|n| read_openapi(r, n));
     let defaults = types::Defaults {
         namespace: ns.clone().unwrap_or_default(),
         api_version: api.clone().unwrap_or_default(),
@@ -393,7 +395,33 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         monitors,
         tasks,
         arm_paths,
+        specs: None,
     })
+    .map(|mut t| {
+        if let Some(s) = specs {
+            t.attach_specs(Arc::new(s), "openapi:");
+        }
+        t
+    })
+}
+
+/// `openapi: [files]`, relative to the target file: the RP's own spec, loaded now so that a
+/// file that cannot be read is an error at its line, before anything is sent.
+fn read_openapi(r: &mut Reader, n: &Node) -> Option<crate::spec::Specs> {
+    let dir = r.file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let files = r.strings(n, "an OpenAPI file");
+    let first = files.first().map(|(_, pos)| pos.clone())?;
+    let paths: Vec<std::path::PathBuf> = files.iter().map(|(p, _)| dir.join(p)).collect();
+    match crate::spec::Specs::load(&paths) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            r.diags.push(Diagnostic::new(
+                first,
+                format!("cannot read the OpenAPI spec: {e}"),
+            ));
+            None
+        }
+    }
 }
 
 fn read_auth(r: &mut Reader, n: &Node) -> Option<Auth> {

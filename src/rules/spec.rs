@@ -1,0 +1,349 @@
+//! SPEC: the RP against its own OpenAPI spec (the target's `openapi:` files). Every answer the
+//! spec describes is judged as it happens: its status is declared (SPEC-01), a long-running
+//! answer belongs to an operation declared long-running and one declared so answers as one
+//! (SPEC-02), the header its `final-state-via` names is handed out (SPEC-03), its body
+//! validates against the declared schema (SPEC-04), the declared polling headers are sent
+//! (SPEC-05), and `x-ms-secret` properties never come back (SPEC-06). Findings name the spec
+//! file and line of the operation; reports list them apart ("your RP breaks its own spec"),
+//! since the fix is often in the spec.
+
+use super::Judge;
+use crate::http::Exchange;
+use crate::spec::{Found, Operation};
+
+/// The headers SPEC-05 holds a response to when its operation declares them: the ones clients
+/// poll and wait by.
+const POLLING_HEADERS: [&str; 4] = [
+    "location",
+    "azure-asyncoperation",
+    "operation-location",
+    "retry-after",
+];
+
+/// Skip schema validation of bodies larger than this (HDR-06's limit: ARM drops them).
+const MAX_VALIDATED_BYTES: usize = 8 * 1024 * 1024;
+
+pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
+    let Some(specs) = j.target.specs.clone() else {
+        return;
+    };
+    let Some(resp) = &ex.response else { return };
+    let Found::Operation(op) = specs.find(&ex.method, &ex.url) else {
+        return;
+    };
+    let seq = Some(ex.seq);
+    let Some(declared) = op.response(resp.status) else {
+        j.ledger.fail(
+            "SPEC-01",
+            format!("a status `{}` declares ({})", op.id, op.declared()),
+            format!(
+                "{} (not declared; `default` covers errors only)",
+                resp.status
+            ),
+            seq,
+            Some(&op.pos),
+        );
+        return;
+    };
+    j.ledger.pass("SPEC-01");
+    long_running(j, ex, op);
+    if let Some(schema) = &declared.schema
+        && let Some(body) = &resp.json
+        && resp.body_bytes <= MAX_VALIDATED_BYTES
+    {
+        let errors = schema.errors(body);
+        if errors.is_empty() {
+            j.ledger.pass("SPEC-04");
+        } else {
+            j.ledger.fail(
+                "SPEC-04",
+                format!(
+                    "a body valid against `{}` ({} {})",
+                    schema.name, op.id, resp.status
+                ),
+                errors.join("; "),
+                seq,
+                Some(&op.pos),
+            );
+        }
+    }
+    let missing: Vec<&str> = declared
+        .headers
+        .iter()
+        .map(String::as_str)
+        .filter(|h| POLLING_HEADERS.contains(h))
+        .filter(|h| resp.header(h).is_none() && !j.response_stripped(h))
+        .collect();
+    if !missing.is_empty() {
+        j.ledger.fail(
+            "SPEC-05",
+            format!("the headers `{}` declares on {}", op.id, resp.status),
+            format!("no {}", missing.join(", ")),
+            seq,
+            Some(&op.pos),
+        );
+    } else if declared
+        .headers
+        .iter()
+        .any(|h| POLLING_HEADERS.contains(&h.as_str()))
+    {
+        j.ledger.pass("SPEC-05");
+    }
+    secrets(j, ex, op);
+}
+
+/// SPEC-02 and SPEC-03, on the answer to a write.
+fn long_running(j: &mut Judge<'_>, ex: &Exchange, op: &Operation) {
+    let Some(resp) = &ex.response else { return };
+    if matches!(ex.method.as_str(), "GET" | "HEAD") || !(200..300).contains(&resp.status) {
+        return;
+    }
+    let seq = Some(ex.seq);
+    let polling = ["azure-asyncoperation", "operation-location"]
+        .into_iter()
+        .find(|h| resp.header(h).is_some())
+        .or_else(|| {
+            (resp.status == 202 && resp.header("location").is_some()).then_some("location")
+        });
+    match polling {
+        Some(h) if !op.long_running => j.ledger.fail(
+            "SPEC-02",
+            format!("`{}` declared x-ms-long-running-operation, as its answers are", op.id),
+            format!("{} handing out {h}, but the spec does not declare it long-running (generated clients will not poll)", resp.status),
+            seq,
+            Some(&op.pos),
+        ),
+        None if op.long_running && resp.status == 202 => j.ledger.fail(
+            "SPEC-02",
+            format!("`{}`, declared long-running, handing out where to poll", op.id),
+            "202 with no Location, Azure-AsyncOperation or Operation-Location",
+            seq,
+            Some(&op.pos),
+        ),
+        Some(_) => j.ledger.pass("SPEC-02"),
+        None => {}
+    }
+    let (Some(_), Some(fsv)) = (polling, op.final_state_via.as_deref()) else {
+        return;
+    };
+    let header = match fsv {
+        "location" => "location",
+        "azure-async-operation" => "azure-asyncoperation",
+        "operation-location" => "operation-location",
+        // original-uri: the result is the operation's own URL, always there.
+        _ => {
+            j.ledger.pass("SPEC-03");
+            return;
+        }
+    };
+    if resp.header(header).is_some() {
+        j.ledger.pass("SPEC-03");
+    } else {
+        j.ledger.fail(
+            "SPEC-03",
+            format!(
+                "`{}` declares final-state-via {fsv}: the final result is read from its {header}",
+                op.id
+            ),
+            format!(
+                "{} without {header}: a generated client has nowhere to read the result",
+                resp.status
+            ),
+            seq,
+            Some(&op.pos),
+        );
+    }
+}
+
+/// SPEC-06: no `x-ms-secret` property in a successful answer's body.
+fn secrets(j: &mut Judge<'_>, ex: &Exchange, op: &Operation) {
+    let Some(resp) = &ex.response else { return };
+    if op.secrets.is_empty() || !(200..300).contains(&resp.status) {
+        return;
+    }
+    let Some(body) = &resp.json else { return };
+    let shown: Vec<&str> = op
+        .secrets
+        .iter()
+        .map(String::as_str)
+        .filter(|p| body.pointer(p).is_some_and(|v| !v.is_null()))
+        .collect();
+    if shown.is_empty() {
+        j.ledger.pass("SPEC-06");
+    } else {
+        j.ledger.fail(
+            "SPEC-06",
+            format!("no x-ms-secret property of `{}` in its answer", op.id),
+            format!("{} returned at {}", shown.len(), shown.join(", ")),
+            Some(ex.seq),
+            Some(&op.pos),
+        );
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use serde_json::{Value, json};
+
+    use crate::http::Exchange;
+    use crate::rules::Outcome;
+    use crate::rules::testing::{Case, WIDGET, exchange, failing, passing, run_cases, widget};
+    use rpconform_refrp::{Fault, Settings};
+
+    /// `rule`'s outcome on these exchanges, judged against the embedded RP's spec for
+    /// `settings` (its spec-drift faults change the spec only).
+    fn judged(rule: &str, settings: &Settings, exs: &[Exchange]) -> Outcome {
+        let mut t = crate::rules::testing::target();
+        let specs = crate::target::embedded_specs(settings).expect("the embedded spec loads");
+        t.attach_specs(std::sync::Arc::new(specs), "test");
+        let registry = crate::rules::Registry::default();
+        let mut j = crate::rules::Judge::new(&t, &registry);
+        for ex in exs {
+            j.exchange(ex);
+        }
+        j.ledger
+            .tallies()
+            .into_iter()
+            .find(|x| x.rule == rule)
+            .map_or(Outcome::NotJudged, |x| x.outcome)
+    }
+
+    fn clean(rule: &str, ex: Exchange) -> Outcome {
+        judged(rule, &Settings::default(), &[ex])
+    }
+
+    const AAO: &str = "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationStatuses/op1?api-version=2024-05-01";
+    const LOC: &str = "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operationResults/op1?api-version=2024-05-01";
+    const REGIONAL: &str = "http://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/regionalWidgets/r1?api-version=2024-05-01";
+
+    fn regional() -> Value {
+        json!({"id": "/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/regionalWidgets/r1",
+               "name": "r1", "type": "Microsoft.Contoso/locations/regionalWidgets",
+               "properties": {"provisioningState": "Succeeded"}})
+    }
+
+    /// SPEC-01..06, each shown failing and passing.
+    pub(crate) const CASES: &[Case] = &[
+        failing(
+            "SPEC-01",
+            "a GET answered 201, which it does not declare",
+            || {
+                clean(
+                    "SPEC-01",
+                    exchange("GET", WIDGET, 201, &[], widget("Succeeded")),
+                )
+            },
+        ),
+        passing("SPEC-01", "a GET answered 200; a 404 under default", || {
+            let e = json!({"error": {"code": "ResourceNotFound", "message": "no"}});
+            judged(
+                "SPEC-01",
+                &Settings::default(),
+                &[
+                    exchange("GET", WIDGET, 200, &[], widget("Succeeded")),
+                    exchange("GET", WIDGET, 404, &[], e),
+                ],
+            )
+        }),
+        failing(
+            "SPEC-02",
+            "a synchronous PUT handing out Azure-AsyncOperation",
+            || {
+                let h = [("Azure-AsyncOperation", AAO)];
+                clean("SPEC-02", exchange("PUT", REGIONAL, 201, &h, regional()))
+            },
+        ),
+        failing(
+            "SPEC-02",
+            "a long-running DELETE answered 202 with nothing to poll",
+            || clean("SPEC-02", exchange("DELETE", WIDGET, 202, &[], Value::Null)),
+        ),
+        passing(
+            "SPEC-02",
+            "a long-running PUT handing out Azure-AsyncOperation",
+            || {
+                let h = [("Azure-AsyncOperation", AAO), ("Location", LOC)];
+                clean(
+                    "SPEC-02",
+                    exchange("PUT", WIDGET, 201, &h, widget("Creating")),
+                )
+            },
+        ),
+        failing("SPEC-03", "final-state-via location, no Location", || {
+            let h = [("Azure-AsyncOperation", AAO)];
+            clean("SPEC-03", exchange("PATCH", WIDGET, 202, &h, Value::Null))
+        }),
+        passing("SPEC-03", "final-state-via location, with Location", || {
+            let h = [("Azure-AsyncOperation", AAO), ("Location", LOC)];
+            clean("SPEC-03", exchange("PATCH", WIDGET, 202, &h, Value::Null))
+        }),
+        failing("SPEC-04", "a widget whose size is text", || {
+            let mut b = widget("Succeeded");
+            b["properties"]["size"] = json!("three");
+            clean("SPEC-04", exchange("GET", WIDGET, 200, &[], b))
+        }),
+        passing("SPEC-04", "a widget as the spec describes it", || {
+            clean(
+                "SPEC-04",
+                exchange("GET", WIDGET, 200, &[], widget("Succeeded")),
+            )
+        }),
+        failing(
+            "SPEC-05",
+            "a PUT without the Location and Retry-After it declares",
+            || {
+                let h = [("Azure-AsyncOperation", AAO)];
+                clean(
+                    "SPEC-05",
+                    exchange("PUT", WIDGET, 201, &h, widget("Creating")),
+                )
+            },
+        ),
+        passing(
+            "SPEC-05",
+            "a PUT with every polling header it declares",
+            || {
+                let h = [
+                    ("Azure-AsyncOperation", AAO),
+                    ("Location", LOC),
+                    ("Retry-After", "10"),
+                ];
+                clean(
+                    "SPEC-05",
+                    exchange("PUT", WIDGET, 201, &h, widget("Creating")),
+                )
+            },
+        ),
+        failing("SPEC-06", "a property marked x-ms-secret returned", || {
+            let s = Settings::default().with_fault(Fault::SpecSecretSize);
+            judged(
+                "SPEC-06",
+                &s,
+                &[exchange("GET", WIDGET, 200, &[], widget("Succeeded"))],
+            )
+        }),
+        passing("SPEC-06", "the secret property left out", || {
+            let s = Settings::default().with_fault(Fault::SpecSecretSize);
+            let mut b = widget("Succeeded");
+            b["properties"].as_object_mut().map(|p| p.remove("size"));
+            judged("SPEC-06", &s, &[exchange("GET", WIDGET, 200, &[], b)])
+        }),
+    ];
+
+    #[test]
+    fn spec_cases_show_what_they_say() {
+        run_cases(CASES);
+    }
+
+    #[test]
+    fn an_answer_for_another_api_version_is_not_judged() {
+        let url = WIDGET.replace("2024-05-01", "2021-01-01");
+        assert_eq!(
+            clean(
+                "SPEC-01",
+                exchange("GET", &url, 201, &[], widget("Succeeded"))
+            ),
+            Outcome::NotJudged
+        );
+    }
+}

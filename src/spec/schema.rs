@@ -1,0 +1,367 @@
+//! OpenAPI 2 schemas as JSON Schema (2020-12), converted and compiled once per response.
+//!
+//! What changes in the conversion, as AutoRest and the Azure SDKs read a spec:
+//! - `$ref`s (within and between files) become `$defs`, so recursive models stay finite;
+//! - `x-nullable: true` allows `null`, and so does leaving a property out of `required`: a
+//!   member sent as `null` is an absent member (the same reading as RES-04);
+//! - an `enum` with `x-ms-enum.modelAsString: true` is extensible: any string passes;
+//! - `exclusiveMinimum`/`exclusiveMaximum` are booleans in OpenAPI 2, numbers here;
+//! - a `discriminator` dispatches on its property: a body whose discriminator names a subtype
+//!   (its `x-ms-discriminator-value`, else its definition name) is held to that subtype too;
+//! - `type: file`, `format` (annotations only) and `readOnly` do not constrain a response;
+//! - a schema that does not compile (a `pattern` in another regex dialect) is retried
+//!   without patterns, then left out with a warning: never a false failure.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::init::spec::{Loc, Store};
+
+/// A compiled response schema.
+pub struct Compiled {
+    validator: jsonschema::Validator,
+    /// What it describes, for messages (`Widget`, or the operation).
+    pub name: String,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Compiled({})", self.name)
+    }
+}
+
+/// Report at most this many errors for one body.
+pub const MAX_ERRORS: usize = 3;
+
+impl Compiled {
+    /// Why `body` does not validate: each error at its JSON pointer, with the schema path
+    /// that refused it (at most [`MAX_ERRORS`]).
+    pub fn errors(&self, body: &Value) -> Vec<String> {
+        self.validator
+            .iter_errors(body)
+            .take(MAX_ERRORS)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                format!(
+                    "at `{}`: {} (schema {})",
+                    if at.is_empty() { "/" } else { &at },
+                    crate::http::cut(&e.to_string(), 160),
+                    e.schema_path()
+                )
+            })
+            .collect()
+    }
+}
+
+/// Compiles the response schemas of one file set; the same model compiles once.
+pub(crate) struct Compiler<'s> {
+    store: &'s Store,
+    cache: HashMap<String, Option<Arc<Compiled>>>,
+    pub warnings: Vec<String>,
+}
+
+impl<'s> Compiler<'s> {
+    pub(crate) fn new(store: &'s Store) -> Self {
+        Compiler {
+            store,
+            cache: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The compiled schema at `loc` (a response's `schema`); `what` names it in warnings.
+    pub(crate) fn compile(&mut self, loc: &Loc, what: &str) -> Option<Arc<Compiled>> {
+        let key = match loc.str("$ref") {
+            Some(r) => self
+                .store
+                .resolve(loc, r)
+                .map_or_else(|_| loc.describe(), |l| l.describe()),
+            None => loc.describe(),
+        };
+        if let Some(c) = self.cache.get(&key) {
+            return c.clone();
+        }
+        let name = loc
+            .str("$ref")
+            .and_then(|r| r.rsplit('/').next())
+            .unwrap_or(what)
+            .to_string();
+        let mut conv = Converter {
+            store: self.store,
+            defs: Map::new(),
+            names: HashMap::new(),
+            warnings: Vec::new(),
+        };
+        let root = conv.schema(loc, false);
+        self.warnings.append(&mut conv.warnings);
+        let doc = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": Value::Object(conv.defs),
+            "allOf": [root],
+        });
+        let built = build(&doc).or_else(|_| build(&without_patterns(doc)));
+        let out = match built {
+            Ok(validator) => Some(Arc::new(Compiled { validator, name })),
+            Err(e) => {
+                self.warnings.push(format!(
+                    "{}: the response schema of {what} does not compile ({e}); its bodies are not judged",
+                    loc.describe()
+                ));
+                None
+            }
+        };
+        self.cache.insert(key, out.clone());
+        out
+    }
+
+    /// JSON pointers of the `x-ms-secret` properties a body of this schema may hold.
+    pub(crate) fn secrets(&self, loc: &Loc) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        self.walk_secrets(loc, String::new(), 0, &mut seen, &mut out);
+        out
+    }
+
+    fn walk_secrets(
+        &self,
+        loc: &Loc,
+        at: String,
+        depth: usize,
+        seen: &mut HashSet<String>,
+        out: &mut Vec<String>,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        let Ok(loc) = self.store.deref(loc) else {
+            return;
+        };
+        if !seen.insert(format!("{}@{at}", loc.describe())) {
+            return;
+        }
+        for part in loc.key("allOf").map(|a| a.items()).unwrap_or_default() {
+            self.walk_secrets(&part, at.clone(), depth + 1, seen, out);
+        }
+        let Some(props) = loc.key("properties") else {
+            return;
+        };
+        for (name, p) in props.entries() {
+            let here = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+            let Ok(pd) = self.store.deref(&p) else {
+                continue;
+            };
+            if pd.value().get("x-ms-secret") == Some(&Value::Bool(true))
+                || p.value().get("x-ms-secret") == Some(&Value::Bool(true))
+            {
+                out.push(here.clone());
+            }
+            self.walk_secrets(&pd, here, depth + 1, seen, out);
+        }
+    }
+}
+
+/// `s`, or null. Written as `if null / else s` rather than `anyOf`, so that a non-null value's
+/// errors keep their own pointers (an `anyOf` reports only that no branch matched).
+fn or_null(s: Value) -> Value {
+    json!({"if": {"type": "null"}, "else": s})
+}
+
+fn build(doc: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(doc)
+        .map_err(|e| e.to_string())
+}
+
+/// The same schema with every `pattern` removed (a regex dialect the validator refuses).
+fn without_patterns(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if m.get("pattern").is_some_and(Value::is_string) {
+                    m.remove("pattern");
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+/// One schema's conversion: its definitions, named `d0`, `d1`...
+struct Converter<'s> {
+    store: &'s Store,
+    defs: Map<String, Value>,
+    /// `file#pointer` (and `#core` for a discriminated base without its dispatch) → def name.
+    names: HashMap<String, String>,
+    warnings: Vec<String>,
+}
+
+/// Keywords copied as they are.
+const COPIED: [&str; 13] = [
+    "required",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "multipleOf",
+    "minProperties",
+    "maxProperties",
+    "minimum",
+    "maximum",
+    "const",
+];
+
+impl Converter<'_> {
+    fn schema(&mut self, loc: &Loc, core: bool) -> Value {
+        match loc.str("$ref") {
+            Some(r) => match self.store.resolve(loc, r) {
+                Ok(target) => json!({"$ref": format!("#/$defs/{}", self.def(&target, core))}),
+                Err(e) => {
+                    self.warnings.push(format!("{e}; read as an open object"));
+                    json!({})
+                }
+            },
+            None => self.body(loc, core),
+        }
+    }
+
+    /// The definition name for the schema at `target` (converted on first use).
+    fn def(&mut self, target: &Loc, core: bool) -> String {
+        let target = self.store.deref(target).unwrap_or_else(|_| target.clone());
+        let key = format!("{}{}", target.describe(), if core { "#core" } else { "" });
+        if let Some(n) = self.names.get(&key) {
+            return n.clone();
+        }
+        let name = format!("d{}", self.names.len());
+        self.names.insert(key, name.clone());
+        self.defs.insert(name.clone(), json!({}));
+        let body = self.body(&target, core);
+        self.defs.insert(name.clone(), body);
+        name
+    }
+
+    fn body(&mut self, loc: &Loc, core: bool) -> Value {
+        let Some(v) = loc.value().as_object() else {
+            return json!({});
+        };
+        let mut out = Map::new();
+        if let Some(t) = v.get("type")
+            && t != "file"
+        {
+            out.insert("type".into(), t.clone());
+        }
+        for k in COPIED {
+            if let Some(x) = v.get(k) {
+                out.insert(k.into(), x.clone());
+            }
+        }
+        for (flag, bound) in [
+            ("exclusiveMinimum", "minimum"),
+            ("exclusiveMaximum", "maximum"),
+        ] {
+            if v.get(flag) == Some(&Value::Bool(true))
+                && let Some(b) = out.remove(bound)
+            {
+                out.insert(flag.into(), b);
+            }
+        }
+        let extensible =
+            v.get("x-ms-enum").and_then(|e| e.get("modelAsString")) == Some(&Value::Bool(true));
+        if let Some(e) = v.get("enum")
+            && !extensible
+        {
+            out.insert("enum".into(), e.clone());
+        }
+        let required: Vec<&str> = v
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = loc.key("properties") {
+            let mut m = Map::new();
+            for (name, p) in props.entries() {
+                let s = self.schema(&p, false);
+                let s = if required.contains(&name.as_str()) {
+                    s
+                } else {
+                    or_null(s)
+                };
+                m.insert(name, s);
+            }
+            out.insert("properties".into(), Value::Object(m));
+        }
+        if let Some(ap) = loc.key("additionalProperties") {
+            let s = match ap.value() {
+                Value::Bool(b) => Value::Bool(*b),
+                _ => self.schema(&ap, false),
+            };
+            out.insert("additionalProperties".into(), s);
+        }
+        if let Some(items) = loc.key("items") {
+            let s = self.schema(&items, false);
+            out.insert("items".into(), s);
+        }
+        // A model's `allOf` names its base: the base without its own dispatch (a subtype of
+        // a discriminated base would otherwise dispatch back to itself, forever).
+        if let Some(all) = loc.key("allOf") {
+            let parts: Vec<Value> = all.items().iter().map(|p| self.schema(p, true)).collect();
+            out.insert("allOf".into(), Value::Array(parts));
+        }
+        for k in ["anyOf", "oneOf"] {
+            if let Some(list) = loc.key(k) {
+                let parts: Vec<Value> =
+                    list.items().iter().map(|p| self.schema(p, false)).collect();
+                out.insert(k.into(), Value::Array(parts));
+            }
+        }
+        let mut out = Value::Object(out);
+        if !core && let Some(disc) = v.get("discriminator").and_then(Value::as_str) {
+            out = self.dispatch(loc, out, disc);
+        }
+        if v.get("x-nullable") == Some(&Value::Bool(true)) {
+            out = or_null(out);
+        }
+        out
+    }
+
+    /// A discriminated base: the base itself, and the subtype its discriminator names.
+    fn dispatch(&mut self, base: &Loc, body: Value, disc: &str) -> Value {
+        let Ok(defs) = self.store.resolve(base, "#/definitions") else {
+            return body;
+        };
+        let me = base.describe();
+        let mut rules = vec![body];
+        for (name, d) in defs.entries() {
+            let extends = d
+                .key("allOf")
+                .map(|a| a.items())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|p| p.str("$ref").and_then(|r| self.store.resolve(p, r).ok()))
+                .any(|t| t.describe() == me);
+            if !extends {
+                continue;
+            }
+            let value = d
+                .str("x-ms-discriminator-value")
+                .map_or(name.clone(), str::to_string);
+            let sub = self.def(&d, false);
+            rules.push(json!({
+                "if": {"properties": {disc: {"const": value}}, "required": [disc]},
+                "then": {"$ref": format!("#/$defs/{sub}")},
+            }));
+        }
+        if rules.len() == 1 {
+            return rules.remove(0);
+        }
+        json!({"allOf": rules})
+    }
+}

@@ -1,0 +1,180 @@
+use serde_json::{Value, json};
+
+use super::{Found, Specs};
+
+const W: &str = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Contoso/widgets/{widgetName}";
+
+fn spec() -> Value {
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "2024-05-01"},
+        "paths": {
+            W: {
+                "get": {"operationId": "Widgets_Get", "responses": {
+                    "200": {"description": "ok", "schema": {"$ref": "#/definitions/Widget"}, "headers": {"ETag": {"type": "string"}}},
+                    "default": {"description": "e", "schema": {"$ref": "#/definitions/Error"}}}},
+                "delete": {"operationId": "Widgets_Delete", "x-ms-long-running-operation": true,
+                    "x-ms-long-running-operation-options": {"final-state-via": "location"},
+                    "responses": {"202": {"description": "a", "headers": {"Location": {"type": "string"}}}, "204": {"description": "n"}}}
+            },
+            "/{resourceUri}/providers/Microsoft.Contoso/notes/{name}": {
+                "parameters": [{"name": "resourceUri", "in": "path", "required": true, "type": "string", "x-ms-skip-url-encoding": true}],
+                "get": {"operationId": "Notes_Get", "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Pet"}}}}
+            },
+            "/subscriptions/{subscriptionId}/providers/Microsoft.Contoso/locations/{l}/operations/{id}": {
+                "get": {"operationId": "Status", "responses": {"200": {"description": "ok", "schema": {"type": "object"}}}}
+            }
+        },
+        "x-ms-paths": {
+            "/subscriptions/{subscriptionId}/providers/Microsoft.Contoso/locations/{l}/operations/{id}?monitor=true": {
+                "get": {"operationId": "Result", "responses": {"200": {"description": "ok"}}}
+            }
+        },
+        "definitions": {
+            "Widget": {"type": "object", "required": ["id"], "properties": {
+                "id": {"type": "string"},
+                "kind": {"type": "string", "enum": ["a", "b"], "x-ms-enum": {"name": "K", "modelAsString": true}},
+                "tier": {"type": "string", "enum": ["Basic", "Premium"]},
+                "properties": {"$ref": "#/definitions/WidgetProperties"}}},
+            "WidgetProperties": {"type": "object", "properties": {
+                "size": {"type": "integer", "minimum": 1, "exclusiveMaximum": true, "maximum": 100},
+                "password": {"type": "string", "x-ms-secret": true},
+                "child": {"$ref": "#/definitions/WidgetProperties"}}},
+            "Error": {"type": "object", "properties": {"error": {"type": "object"}}},
+            "Pet": {"type": "object", "discriminator": "petType", "required": ["petType"],
+                "properties": {"petType": {"type": "string"}, "name": {"type": "string"}}},
+            "Dog": {"x-ms-discriminator-value": "dog", "allOf": [{"$ref": "#/definitions/Pet"}],
+                "properties": {"bark": {"type": "boolean"}}, "required": ["bark"]}
+        }
+    })
+}
+
+fn specs() -> Specs {
+    let text = serde_json::to_string_pretty(&spec()).unwrap();
+    Specs::from_documents(&[("spec/t.json".into(), text, spec())]).expect("loads")
+}
+
+const URL: &str = "https://h/subscriptions/S1/resourceGroups/Rg/providers/microsoft.contoso/widgets/W1?api-version=2024-05-01";
+
+fn op<'a>(s: &'a Specs, method: &str, url: &str) -> &'a super::Operation {
+    match s.find(method, url) {
+        Found::Operation(o) => o,
+        Found::OtherVersion(v) => panic!("{method} {url}: other versions {v:?}"),
+        Found::None => panic!("{method} {url}: no operation"),
+    }
+}
+
+#[test]
+fn exchanges_map_to_their_operation_without_case_and_by_api_version() {
+    let s = specs();
+    let get = op(&s, "GET", URL);
+    assert_eq!(get.id, "Widgets_Get");
+    assert!(get.place().starts_with("spec/t.json:"), "{}", get.place());
+    assert!(get.line > 1);
+    assert_eq!(
+        op(&s, "delete", URL).final_state_via.as_deref(),
+        Some("location")
+    );
+    assert!(matches!(s.find("PATCH", URL), Found::None));
+    let other = URL.replace("2024-05-01", "2023-01-01");
+    assert!(matches!(s.find("GET", &other), Found::OtherVersion(v) if v == ["2024-05-01"]));
+}
+
+#[test]
+fn a_path_parameter_spans_segments_and_a_fixed_query_wins() {
+    let s = specs();
+    let note = "https://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w/providers/Microsoft.Contoso/notes/n1?api-version=2024-05-01";
+    assert_eq!(op(&s, "GET", note).id, "Notes_Get");
+    let status = "https://h/subscriptions/s/providers/Microsoft.Contoso/locations/eastus/operations/op1?api-version=2024-05-01";
+    assert_eq!(op(&s, "GET", status).id, "Status");
+    assert_eq!(
+        op(&s, "GET", &format!("{status}&monitor=true")).id,
+        "Result"
+    );
+}
+
+#[test]
+fn declared_responses_default_only_for_errors() {
+    let s = specs();
+    let get = op(&s, "GET", URL);
+    assert!(get.response(200).is_some());
+    assert!(get.response(404).is_some(), "default covers errors");
+    assert!(
+        get.response(201).is_none(),
+        "default never covers a success"
+    );
+    assert_eq!(get.response(200).unwrap().headers, ["etag"]);
+}
+
+fn errors(body: Value) -> Vec<String> {
+    let s = specs();
+    let get = op(&s, "GET", URL);
+    get.response(200)
+        .and_then(|r| r.schema.as_ref())
+        .expect("schema")
+        .errors(&body)
+}
+
+#[test]
+fn bodies_validate_as_the_sdks_read_the_spec() {
+    assert!(errors(json!({"id": "x", "properties": {"size": 3}})).is_empty());
+    // Extensible enums take any string; a sealed one does not.
+    assert!(errors(json!({"id": "x", "kind": "c"})).is_empty());
+    let e = errors(json!({"id": "x", "tier": "Gold"}));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("/tier"), "{e:?}");
+    // A member sent as null is absent; a required one is not.
+    assert!(errors(json!({"id": "x", "properties": {"size": null}})).is_empty());
+    assert!(!errors(json!({"id": null})).is_empty());
+    // exclusiveMaximum: true makes maximum exclusive; recursion stays finite.
+    let e = errors(json!({"id": "x", "properties": {"child": {"child": {"size": 100}}}}));
+    assert!(
+        e.iter().any(|m| m.contains("/properties/child/child/size")),
+        "{e:?}"
+    );
+    let e = errors(json!({"id": 3, "properties": {"size": "three"}}));
+    assert_eq!(e.len(), 2, "{e:?}");
+}
+
+#[test]
+fn a_discriminator_holds_the_body_to_the_subtype_it_names() {
+    let s = specs();
+    let note = "https://h/x/providers/Microsoft.Contoso/notes/n1?api-version=2024-05-01";
+    let c = op(&s, "GET", note)
+        .response(200)
+        .and_then(|r| r.schema.clone())
+        .expect("schema");
+    assert!(
+        c.errors(&json!({"petType": "dog", "bark": true}))
+            .is_empty()
+    );
+    assert!(
+        !c.errors(&json!({"petType": "dog"})).is_empty(),
+        "a dog barks"
+    );
+    assert!(
+        c.errors(&json!({"petType": "cat"})).is_empty(),
+        "an unknown kind is the base"
+    );
+    assert!(
+        !c.errors(&json!({"name": "x"})).is_empty(),
+        "petType is required"
+    );
+}
+
+#[test]
+fn secrets_are_found_through_refs() {
+    let s = specs();
+    let get = op(&s, "GET", URL);
+    assert!(
+        get.secrets.contains(&"/properties/password".to_string()),
+        "{:?}",
+        get.secrets
+    );
+}
+
+#[test]
+fn a_document_that_is_not_openapi_is_refused_by_name() {
+    let e = Specs::from_documents(&[("x.json".into(), "{}".into(), json!({"a": 1}))]).unwrap_err();
+    assert!(e.contains("x.json") && e.contains("not an OpenAPI"), "{e}");
+}
