@@ -177,10 +177,6 @@ impl<'r> Judge<'r> {
         if ex.response.is_none() {
             return;
         }
-        // The RP against its own spec, on every surface the spec describes.
-        if !ex.foreign {
-            super::spec::ambient(self, ex);
-        }
         if ex.surface == Surface::Arm {
             match self.status_read(ex) {
                 Some(read) => self.ambient(&read),
@@ -192,6 +188,11 @@ impl<'r> Judge<'r> {
             {
                 self.history.status_urls.insert(u, identity(ex));
             }
+        }
+        // The RP against its own spec, on every surface the spec describes: after the contract
+        // rules, so that an answer that broke one is not reported again as spec drift.
+        if !ex.foreign {
+            super::spec::ambient(self, ex);
         }
         self.history.shown.observe(ex);
     }

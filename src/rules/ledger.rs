@@ -266,6 +266,19 @@ impl Ledger {
         })
     }
 
+    /// A rule `related` picks that already failed on exchange `seq`.
+    pub fn failed_here(&self, seq: u64, related: impl Fn(&str) -> bool) -> Option<Cause> {
+        self.failed_on.get(&seq).and_then(|on| {
+            on.iter()
+                .find(|(r, _)| related(r))
+                .map(|(rule, step)| Cause {
+                    rule,
+                    seq,
+                    step: step.clone(),
+                })
+        })
+    }
+
     /// The first exchange of this test on which one of `rules` failed.
     pub fn first_failure(&self, rules: &[&str]) -> Option<Cause> {
         self.cause_among(self.failed_on.keys().copied().collect::<Vec<_>>(), rules)

@@ -106,7 +106,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::PatchCreates,
         "patch-creates",
-        &["ETAG-10", "ETAG-12", "ETAG-14"],
+        &["ETAG-10", "ETAG-12", "ETAG-14", "SPEC-01"],
         "PATCH of a missing resource creates it",
     ),
     (
@@ -226,7 +226,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::InvalidBodyAccepted,
         "invalid-body-accepted",
-        &["OPS-11"],
+        &["OPS-11", "SPEC-04"],
         "invalid bodies start an operation that fails later",
     ),
     (
@@ -264,7 +264,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::MonNoOperationLocation,
         "mon-no-operation-location",
-        &["MON-01"],
+        &["MON-01", "SPEC-05"],
         "data-plane PUT answers without Operation-Location",
     ),
     (
@@ -333,13 +333,13 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::TaskErrorWithoutDescription,
         "task-error-without-description",
-        &["TASK-03"],
+        &["TASK-03", "SPEC-04"],
         "a processing-error task does not describe the cause",
     ),
     (
         Fault::TaskGetAsync,
         "task-get-async",
-        &["TASK-05"],
+        &["TASK-05", "SPEC-01"],
         "GET of a subscription answers 202 with a taskId",
     ),
     (
