@@ -84,8 +84,21 @@ const SUITE_DEVIATIONS: &[(&str, &str)] = &[
         "SHOULD: a finished operation resource carries the order's id and name instead of its own",
     ),
     (
-        "OPS-07",
-        "one fixed operation URL (operations/lro_create_aao) for every PUT of order1: the URL that said Succeeded says InProgress for the next PUT",
+        "OPRES-12",
+        "SHOULD: one fixed operation URL (operations/lro_create_aao) for every PUT of order1: the URL that said Succeeded reads InProgress again for the next PUT (a new operation under the old id, no longer read as OPS-07's terminal status changing)",
+    ),
+    (
+        "OPRES-11",
+        "the fixed operation URLs answer under any subscription id",
+    ),
+    (
+        "PROV-01",
+        "no operations API: GET /providers/Azure.ResourceManager.*/operations answers 404",
+    ),
+    ("PROV-02", "no operations API, so no register/action"),
+    (
+        "RES-07",
+        "the top-level tracked type has no subscription-scope list (404)",
     ),
     (
         "OPS-12",

@@ -71,6 +71,9 @@ pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 pub enum Shows {
     /// Any ARM answer.
     Any,
+    /// Any answer on any surface (the SPEC rules: the spec describes the data plane and task
+    /// APIs too).
+    Every,
     /// The answer to a write (of this method).
     Write(Option<&'static str>),
     /// A followed operation (of this method).
@@ -95,6 +98,7 @@ pub fn shows(id: &str) -> Shows {
         "MON" => mon::SHOWS,
         "TASK" => task::SHOWS,
         "RGDEL" => rgdel::SHOWS,
+        "SPEC" => spec::SHOWS,
         _ => (Shows::Any, &[][..]),
     };
     rules

@@ -11,6 +11,9 @@ use super::Judge;
 use crate::http::Exchange;
 use crate::spec::{Found, Operation};
 
+/// What the engine judges of SPEC by itself: every answer, on every surface its spec describes.
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Every, &[]);
+
 /// The headers SPEC-05 holds a response to when its operation declares them: the ones clients
 /// poll and wait by.
 const POLLING_HEADERS: [&str; 4] = [

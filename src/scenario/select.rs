@@ -224,6 +224,7 @@ pub fn aims(
     for id in rules::engine_rules().iter().filter(|id| declared(id)) {
         let can = match shows(id) {
             Shows::Any => r.arm,
+            Shows::Every => true,
             Shows::Write(m) => Reach::has(&r.writes, m) && may_run_long(m),
             Shows::Follow(m) => Reach::has(&r.follows, m) && may_run_long(m),
             Shows::Stated => false,
@@ -344,6 +345,7 @@ pub fn judges(inst: &Instance, target: &Target) -> Vec<&'static str> {
     for id in rules::engine_rules().iter().filter(|id| declared(id)) {
         let can = match shows(id) {
             Shows::Any => r.arm,
+            Shows::Every => true,
             Shows::Write(m) => Reach::has(&r.writes, m),
             Shows::Follow(m) => Reach::has(&r.follows, m),
             Shows::Stated => false,
