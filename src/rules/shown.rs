@@ -41,6 +41,8 @@ pub struct Shown {
     running: HashMap<String, u32>,
     /// The path (as sent, any case) of the request whose answer is the latest evidence.
     spelled: HashMap<String, String>,
+    /// Paths whose resource moved away at this exchange: evidence older than it is stale.
+    moved_at: HashMap<String, u64>,
 }
 
 /// A URL's path as sent, letter case kept, no query.
@@ -112,12 +114,38 @@ impl Shown {
         self.known.retain(|k, _| !k.starts_with(&prefix));
     }
 
+    /// A `moveResources` that succeeded: the resources it names (and what is under them) left
+    /// their group, so nothing known of them at their old address holds any more.
+    fn moved(&mut self, ex: &Exchange) {
+        let ids: Vec<String> = ex
+            .request_body
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<serde_json::Value>(b).ok())
+            .and_then(|b| b.get("resources").cloned())
+            .and_then(|r| r.as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        for id in ids {
+            if let Some(key) = arm_path(&format!("https://h{id}")) {
+                self.forget_under(&key);
+                self.known.remove(&key);
+                self.moved_at.insert(key, ex.seq);
+            }
+        }
+    }
+
     /// Take in what one exchange shows (after the rules judged it).
     pub fn observe(&mut self, ex: &Exchange) {
         let (Some(r), Some(key)) = (&ex.response, arm_path(&ex.url)) else {
             return;
         };
         let method = ex.method.to_ascii_uppercase();
+        if method == "POST" && (200..300).contains(&r.status) && key.ends_with("/moveresources") {
+            self.moved(ex);
+            return;
+        }
         let running = self.running.contains_key(&key);
         let seq = ex.seq;
         let evidence = key.clone();
@@ -201,6 +229,13 @@ impl Shown {
             }
             _ => None,
         };
+        // An operation judged late (the proxy judges one when its last reads have come) never
+        // overrides newer evidence: a read after it, or its resource moving away.
+        let newer = self.known.get(&key).is_some_and(|(_, at)| *at > seq)
+            || self.moved_at.get(&key).is_some_and(|at| *at > seq);
+        if newer {
+            return;
+        }
         if method == "DELETE" {
             self.forget_under(&key);
         }
@@ -230,6 +265,27 @@ mod tests {
     pub(crate) fn ex(method: &str, url: &str, status: u16, headers: &[(&str, &str)]) -> Exchange {
         let body = json!({"properties": {"provisioningState": "Succeeded"}});
         crate::rules::testing::exchange(method, url, status, headers, body)
+    }
+
+    #[test]
+    fn a_moved_resource_is_no_longer_known_at_its_old_address() {
+        let mut s = Shown::default();
+        s.observe(&ex("PUT", R, 200, &[]));
+        s.observe(&ex("GET", CHILD, 200, &[]));
+        let mut mv = ex(
+            "POST",
+            "http://h/subscriptions/s/resourceGroups/g/moveResources?api-version=1",
+            200,
+            &[],
+        );
+        mv.request_body = Some(
+            json!({"targetResourceGroup": "/subscriptions/s/resourceGroups/g2",
+                   "resources": ["/subscriptions/s/resourceGroups/g/providers/N/w/a"]})
+            .to_string(),
+        );
+        s.observe(&mv);
+        assert_eq!(s.of(R), None);
+        assert_eq!(s.of(CHILD), None);
     }
 
     #[test]
