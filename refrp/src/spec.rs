@@ -62,25 +62,31 @@ const WIDGET: &str = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGr
 
 /// The spec files of the RP these settings describe.
 pub fn spec_files(settings: &Settings) -> Vec<SpecFile> {
+    // The overlays of the variants in force, parsed once.
+    let overlays: Vec<Value> = OVERLAYS
+        .iter()
+        .filter_map(|o| serde_json::from_str::<Value>(o).ok())
+        .filter(|o| {
+            o["x-refrp-variants"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .filter_map(crate::Variant::from_name)
+                .any(|v| settings.is(v))
+        })
+        .collect();
     FILES
         .iter()
         .map(|(name, text)| {
             let mut doc: Value = serde_json::from_str(text).unwrap_or(Value::Null);
             let file = name.rsplit('/').next().unwrap_or(name);
-            for o in OVERLAYS {
-                let Ok(overlay) = serde_json::from_str::<Value>(o) else {
-                    continue;
-                };
-                let extends = overlay["extends"].as_str().unwrap_or_default();
-                let on = overlay["x-refrp-variants"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .filter_map(crate::Variant::from_name)
-                    .any(|v| settings.is(v));
-                if on && extends.ends_with(file) {
-                    apply_overlay(&mut doc, &overlay);
+            for overlay in &overlays {
+                if overlay["extends"]
+                    .as_str()
+                    .is_some_and(|e| e.ends_with(file))
+                {
+                    apply_overlay(&mut doc, overlay);
                 }
             }
             if file == "contoso.json" {

@@ -23,6 +23,7 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+mod markdown_views;
 mod merge;
 mod model;
 pub mod namespaces;

@@ -322,22 +322,10 @@ fn operation_id_not_exposed(j: &mut Judge<'_>, ex: &Exchange) {
     }
     let Some(resp) = &ex.response else { return };
     for h in ["azure-asyncoperation", "location"] {
-        let Some(url) = resp.header(h).and_then(|v| crate::lro::resolve(&ex.url, v)) else {
+        let Some((id, _)) = handed_out(j, ex, h) else {
             continue;
         };
-        let key = crate::lro::path_key(&url);
-        let mut segs = key.rsplit('/');
-        let (Some(id), Some(kind)) = (segs.next(), segs.next()) else {
-            continue;
-        };
-        if !matches!(
-            kind,
-            "operationresults" | "operationstatuses" | "operationsstatus" | "operations"
-        ) || id.is_empty()
-            || j.placeholder(id)
-        {
-            continue;
-        }
+        let id = id.as_str();
         let exposed = [
             (
                 "the request's x-ms-correlation-request-id",

@@ -261,16 +261,7 @@ pub(crate) mod tests {
         let mut t = crate::rules::testing::target();
         let specs = crate::target::embedded_specs(settings).expect("the embedded spec loads");
         t.attach_specs(std::sync::Arc::new(specs), "test");
-        let registry = crate::rules::Registry::default();
-        let mut j = crate::rules::Judge::new(&t, &registry);
-        for ex in exs {
-            j.exchange(ex);
-        }
-        j.ledger
-            .tallies()
-            .into_iter()
-            .find(|x| x.rule == rule)
-            .map_or(Outcome::NotJudged, |x| x.outcome)
+        crate::rules::testing::judged_on(&t, rule, exs, false).0
     }
 
     fn clean(rule: &str, ex: Exchange) -> Outcome {

@@ -66,9 +66,18 @@ pub(crate) fn ambient(rule: &str, exs: &[Exchange]) -> (super::Outcome, u32, u32
 /// The exchanges judged one by one (as read from a recording when `recorded`): `rule`'s
 /// outcome and counts.
 fn judged_as(rule: &str, exs: &[Exchange], recorded: bool) -> (super::Outcome, u32, u32) {
-    let t = target();
+    judged_on(&target(), rule, exs, recorded)
+}
+
+/// `rule`'s outcome and counts on these exchanges, judged one by one against `t`.
+pub(crate) fn judged_on(
+    t: &crate::target::Target,
+    rule: &str,
+    exs: &[Exchange],
+    recorded: bool,
+) -> (super::Outcome, u32, u32) {
     let registry = super::Registry::default();
-    let mut j = super::Judge::new(&t, &registry);
+    let mut j = super::Judge::new(t, &registry);
     j.stripped.recorded = recorded;
     for ex in exs {
         j.exchange(ex);

@@ -122,8 +122,12 @@ impl Specs {
         let store = Store::default();
         let mut specs = Specs::default();
         for p in paths {
+            // Read once: the text gives the lines, the parsed document goes to the store.
             let text = crate::yaml::read_text(p, crate::init::spec::MAX_SPEC_BYTES)
                 .map_err(|e| format!("{}: {e}", p.display()))?;
+            let doc =
+                crate::init::spec::parse_document(p, text.as_bytes()).map_err(|e| e.to_string())?;
+            store.preload(p, doc);
             let root = store.root(p).map_err(|e| e.to_string())?;
             specs.add_file(&store, &root, &p.display().to_string(), &text)?;
         }
