@@ -146,6 +146,13 @@ fn drift(doc: &mut Value, s: &Settings) {
             size.insert("x-ms-secret".into(), json!(true));
         }
     }
+    if s.has(Fault::SpecReadOnlyDescription)
+        && let Some(d) = doc
+            .pointer_mut("/definitions/WidgetProperties/properties/description")
+            .and_then(Value::as_object_mut)
+    {
+        d.insert("readOnly".into(), json!(true));
+    }
 }
 
 /// Applies one overlay's actions.

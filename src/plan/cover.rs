@@ -60,6 +60,15 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
         // Propagation reads what the scenario changes (an update, a failed one, a delete)
         // and how far up it must reach (a grandparent's state is PROP-03's and PROP-05's).
         ("PROP", Some(t)) => format!("{} depth={}", inst.scenario().name, depth(t, target)),
+        // The readOnly probe reads the members the type's PUT marks readOnly in its spec:
+        // types whose request models mark the same ones (most share systemData and etag) are
+        // one shape; a type without a spec operation is its own.
+        ("SPEC", Some(t)) if rule == "SPEC-07" => target
+            .specs
+            .as_ref()
+            .zip(target.sample_url(t))
+            .and_then(|(s, url)| s.read_only_probe("PUT", &url))
+            .map_or_else(|| t.name.clone(), |probe| probe.to_string()),
         // SKU lists read the type's SKU declaration.
         ("SKU", Some(t)) => format!("skus={} empty={}", t.skus, t.skus_empty),
         // Headers, errors and throttling are the RP front end's, whatever the type.

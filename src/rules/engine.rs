@@ -113,6 +113,8 @@ pub struct History {
     /// Each operation URL handed out (path key): when a read showed it ended, and whether a
     /// later write handed it out again (OPRES-12).
     pub(super) op_urls: HashMap<String, opres::Handed>,
+    /// Writes that set readOnly members to rpconform's probe value and were taken (SPEC-07).
+    pub(super) read_only: Vec<super::spec::Probed>,
 }
 
 /// The caller identity headers of a request (ARM scopes an operation's status to them).
@@ -153,6 +155,7 @@ impl<'r> Judge<'r> {
         self.ledger.absorb(other.ledger);
         self.history.ops.extend(other.history.ops);
         self.history.op_urls.extend(other.history.op_urls);
+        self.history.read_only.extend(other.history.read_only);
     }
 
     /// Is this response header one the recording format drops?

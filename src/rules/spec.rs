@@ -3,16 +3,22 @@
 //! answer belongs to an operation declared long-running and one declared so answers as one
 //! (SPEC-02), the header its `final-state-via` names is handed out (SPEC-03), its body
 //! validates against the declared schema (SPEC-04), the declared polling headers are sent
-//! (SPEC-05), and `x-ms-secret` properties never come back (SPEC-06). Findings name the spec
+//! (SPEC-05), `x-ms-secret` properties never come back (SPEC-06), and readOnly members a
+//! request sets are ignored or refused, never taken (SPEC-07). Findings name the spec
 //! file and line of the operation; reports list them apart ("your RP breaks its own spec"),
 //! since the fix is often in the spec.
 
+use serde_json::Value;
+
 use super::Judge;
 use crate::http::Exchange;
+use crate::spec::schema::READ_ONLY_PROBE;
 use crate::spec::{Found, Operation};
 
-/// What the engine judges of SPEC by itself: every answer, on every surface its spec describes.
-pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (super::Shows::Every, &[]);
+/// What the engine judges of SPEC by itself: every answer, on every surface its spec describes;
+/// SPEC-07 only where a test sends the probe (no client sends it by itself).
+pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) =
+    (super::Shows::Every, &[("SPEC-07", super::Shows::Stated)]);
 
 /// The headers SPEC-05 holds a response to when its operation declares them: the ones clients
 /// poll and wait by.
@@ -47,6 +53,8 @@ fn related(spec: &str, rule: &str) -> bool {
                 | "MON-01"
                 | "RETRY-01"
         ),
+        // Only the body's `etag` (the envelope's id, name and type are never probed).
+        "SPEC-07" => family == "ETAG",
         "SPEC-04" => {
             matches!(
                 family,
@@ -80,7 +88,14 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         return;
     };
     let Some(resp) = &ex.response else { return };
-    let Found::Operation(op) = specs.find(&ex.method, &ex.url) else {
+    let found = match specs.find(&ex.method, &ex.url) {
+        Found::Operation(op) => Some(op),
+        _ => None,
+    };
+    // Before anything else returns: an echo of the probe may come on any answer (an
+    // operation's result too, which a spec need not describe).
+    read_only(j, ex, found);
+    let Some(op) = found else {
         return;
     };
     let seq = Some(ex.seq);
@@ -246,6 +261,93 @@ fn secrets(j: &mut Judge<'_>, ex: &Exchange, op: &Operation) {
     }
 }
 
+/// A write that set readOnly members to [`READ_ONLY_PROBE`] and was taken (2xx).
+#[derive(Debug, Clone)]
+pub(crate) struct Probed {
+    /// The resource it wrote (path key).
+    key: String,
+    /// The members it set.
+    pointers: Vec<String>,
+    /// The operation, as findings name it.
+    op: String,
+    pos: crate::diag::Pos,
+}
+
+/// SPEC-07: readOnly members a request sets are ignored or the request refused, never taken.
+/// Judged only on the value rpconform makes up for them ([`READ_ONLY_PROBE`], which no server
+/// would choose): a value a client sends back (a GET's body PUT again) may be the true one, so
+/// seeing it again proves nothing.
+fn read_only(j: &mut Judge<'_>, ex: &Exchange, op: Option<&Operation>) {
+    let Some(resp) = &ex.response else { return };
+    let key = crate::lro::path_key(&ex.url);
+    if let Some(op) = op
+        && matches!(ex.method.as_str(), "PUT" | "PATCH")
+        && let Some(sent) = ex
+            .request_body
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<Value>(b).ok())
+    {
+        let probe = Value::from(READ_ONLY_PROBE);
+        let pointers: Vec<String> = op
+            .read_only_text
+            .iter()
+            .filter(|p| sent.pointer(p) == Some(&probe))
+            .cloned()
+            .collect();
+        if !pointers.is_empty() {
+            match resp.status {
+                200..=299 => j.history.read_only.push(Probed {
+                    key: key.clone(),
+                    pointers,
+                    op: op.id.clone(),
+                    pos: op.pos.clone(),
+                }),
+                // Refused: the reading the public RPC gives for a provisioningState that is
+                // not the server's.
+                400 => j.ledger.pass("SPEC-07"),
+                _ => {}
+            }
+        }
+    }
+    if j.history.read_only.is_empty() || !(200..300).contains(&resp.status) {
+        return;
+    }
+    let Some(body) = resp.json.as_ref().filter(|b| b.is_object()) else {
+        return;
+    };
+    let probe = Value::from(READ_ONLY_PROBE);
+    let echoed: Vec<(&str, &Probed)> = j
+        .history
+        .read_only
+        .iter()
+        .flat_map(|p| p.pointers.iter().map(move |ptr| (ptr.as_str(), p)))
+        .filter(|(ptr, _)| body.pointer(ptr) == Some(&probe))
+        .collect();
+    if let Some((_, first)) = echoed.first() {
+        let (op, pos) = (first.op.clone(), first.pos.clone());
+        let at: Vec<&str> = echoed.iter().map(|(ptr, _)| *ptr).collect();
+        let at = at.join(", ");
+        // The body's etag alone echoed, where an ETAG rule already failed: that failure's.
+        let etag_only = echoed.iter().all(|(ptr, _)| *ptr == "/etag");
+        if !(etag_only && already_failed(j, ex, "SPEC-07")) {
+            j.ledger.fail(
+                "SPEC-07",
+                format!(
+                    "the members `{op}` marks readOnly, sent as `{READ_ONLY_PROBE}`, ignored (or the request refused with 400)"
+                ),
+                format!("{} {} shows them as set at {at}", ex.method, resp.status),
+                Some(ex.seq),
+                Some(&pos),
+            );
+        }
+    } else if matches!(ex.method.as_str(), "GET" | "PUT" | "PATCH")
+        && j.history.read_only.iter().any(|p| p.key == key)
+    {
+        // The resource as the RP holds it, without them.
+        j.ledger.pass("SPEC-07");
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use serde_json::{Value, json};
@@ -278,7 +380,25 @@ pub(crate) mod tests {
                "properties": {"provisioningState": "Succeeded"}})
     }
 
-    /// SPEC-01..06, each shown failing and passing.
+    /// A PUT of the widget setting its readOnly systemData names to `sent`, answered `status`
+    /// with `answer`.
+    fn probing(sent: &str, status: u16, answer: Value) -> Exchange {
+        let mut ex = exchange("PUT", WIDGET, status, &[], answer);
+        let mut body = widget("Succeeded");
+        body["systemData"] = json!({"createdBy": sent, "lastModifiedBy": sent});
+        ex.request_body = Some(body.to_string());
+        ex
+    }
+
+    fn echoing(sent: &str) -> Value {
+        let mut b = widget("Succeeded");
+        b["systemData"] = json!({"createdBy": sent});
+        b
+    }
+
+    const PROBE: &str = crate::spec::schema::READ_ONLY_PROBE;
+
+    /// SPEC-01..07, each shown failing and passing.
     pub(crate) const CASES: &[Case] = &[
         failing(
             "SPEC-01",
@@ -387,7 +507,66 @@ pub(crate) mod tests {
             b["properties"].as_object_mut().map(|p| p.remove("size"));
             judged("SPEC-06", &s, &[exchange("GET", WIDGET, 200, &[], b)])
         }),
+        failing(
+            "SPEC-07",
+            "readOnly systemData names set by a PUT come back in a later GET",
+            || {
+                let exs = crate::rules::testing::numbered(vec![
+                    probing(PROBE, 202, Value::Null),
+                    exchange("GET", WIDGET, 200, &[], echoing(PROBE)),
+                ]);
+                judged("SPEC-07", &Settings::default(), &exs)
+            },
+        ),
+        passing(
+            "SPEC-07",
+            "readOnly members set by a PUT ignored: its answer and a GET leave them out",
+            || {
+                let exs = crate::rules::testing::numbered(vec![
+                    probing(PROBE, 200, widget("Succeeded")),
+                    exchange("GET", WIDGET, 200, &[], widget("Succeeded")),
+                ]);
+                judged("SPEC-07", &Settings::default(), &exs)
+            },
+        ),
+        passing(
+            "SPEC-07",
+            "readOnly members set by a PUT refused with 400",
+            || {
+                let e = json!({"error": {"code": "InvalidRequestContent", "message": "readOnly"}});
+                clean("SPEC-07", probing(PROBE, 400, e))
+            },
+        ),
     ];
+
+    #[test]
+    fn a_read_only_value_a_client_sends_back_is_not_judged() {
+        // A GET's body PUT again carries the server's own values: seeing them proves nothing.
+        let exs = crate::rules::testing::numbered(vec![
+            probing("alice@contoso.com", 200, echoing("alice@contoso.com")),
+            exchange("GET", WIDGET, 200, &[], echoing("alice@contoso.com")),
+        ]);
+        assert_eq!(
+            judged("SPEC-07", &Settings::default(), &exs),
+            Outcome::NotJudged
+        );
+    }
+
+    #[test]
+    fn a_member_the_spec_does_not_mark_read_only_is_not_probed() {
+        // The probe value in a writable member is the user's to set.
+        let mut ex = exchange("PUT", WIDGET, 200, &[], widget("Succeeded"));
+        let mut body = widget("Succeeded");
+        body["properties"]["description"] = json!(PROBE);
+        ex.request_body = Some(body.to_string());
+        let mut answer = widget("Succeeded");
+        answer["properties"]["description"] = json!(PROBE);
+        ex.response.as_mut().unwrap().json = Some(answer.clone());
+        assert_eq!(clean("SPEC-07", ex.clone()), Outcome::NotJudged);
+        // Marked readOnly (the spec-drift knob), the same exchange breaks it.
+        let drift = Settings::default().with_fault(Fault::SpecReadOnlyDescription);
+        assert_eq!(judged("SPEC-07", &drift, &[ex]), Outcome::Failed);
+    }
 
     #[test]
     fn spec_cases_show_what_they_say() {

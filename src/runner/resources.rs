@@ -21,6 +21,19 @@ impl<'a> Exec<'a> {
         found.ok_or_else(|| format!("the target has no {r:?} type for this scenario"))
     }
 
+    /// `${r.read_only_probe}`: the members a PUT of this resource would set that its spec
+    /// marks readOnly, set to a value no RP would choose (SPEC-07); null without a spec, or
+    /// when the spec marks none.
+    fn read_only_probe(&self, url: &str, ty: &ResourceType) -> Value {
+        let Some(specs) = &self.ctx.target.specs else {
+            return Value::Null;
+        };
+        let versioned = format!("{url}?api-version={}", ty.api_version);
+        specs
+            .read_only_probe("PUT", &versioned)
+            .unwrap_or(Value::Null)
+    }
+
     /// The resource a new one of `ty` lives under: its parent, or the resource it extends.
     async fn host_of(
         &mut self,
@@ -113,6 +126,7 @@ impl<'a> Exec<'a> {
             "sent": Value::Null,
             "replace": Value::Null,
             "type": ty.name,
+            "read_only_probe": self.read_only_probe(&url, ty),
         });
         let mut bscope = self.scope.clone();
         bscope.insert("parent".into(), parent.clone().unwrap_or(Value::Null));

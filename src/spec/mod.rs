@@ -67,6 +67,9 @@ pub struct Operation {
     pub final_state_via: Option<String>,
     /// JSON pointers (into a response body) of properties marked `x-ms-secret`.
     pub secrets: Vec<String>,
+    /// JSON pointers (into the request body) of the free-text properties marked `readOnly`
+    /// (what SPEC-07 probes; see [`schema::READ_ONLY_PROBE`]).
+    pub read_only_text: Vec<String>,
 }
 
 impl Operation {
@@ -228,8 +231,9 @@ impl Specs {
             Some((p, q)) => (p, q),
             None => (at.template, ""),
         };
-        // Parameters that are paths themselves (`{resourceUri}`, `{scope}`).
+        // Parameters that are paths themselves (`{resourceUri}`, `{scope}`), and the body's.
         let mut path_params = Vec::new();
+        let mut read_only_text = Vec::new();
         for list in [shared.cloned(), op.key("parameters")]
             .into_iter()
             .flatten()
@@ -240,6 +244,11 @@ impl Specs {
                     && let Some(n) = p.str("name")
                 {
                     path_params.push(n.to_string());
+                }
+                if p.str("in") == Some("body")
+                    && let Some(s) = p.key("schema")
+                {
+                    read_only_text = compiler.read_only_text(&s);
                 }
             }
         }
@@ -312,6 +321,7 @@ impl Specs {
                 .and_then(Value::as_str)
                 .map(str::to_ascii_lowercase),
             secrets,
+            read_only_text,
         })
     }
 
@@ -367,6 +377,21 @@ impl Specs {
         }
     }
 
+    /// The body that probes whether the RP ignores readOnly properties on `method url`
+    /// (SPEC-07): each free-text property the operation's request body marks readOnly, set to
+    /// [`schema::READ_ONLY_PROBE`]; None when the spec marks none (or describes no such
+    /// operation).
+    pub fn read_only_probe(&self, method: &str, url: &str) -> Option<Value> {
+        let Found::Operation(op) = self.find(method, url) else {
+            return None;
+        };
+        let mut body = Value::Object(Default::default());
+        for pointer in &op.read_only_text {
+            set_at(&mut body, pointer, Value::from(schema::READ_ONLY_PROBE));
+        }
+        (body.as_object().is_some_and(|o| !o.is_empty())).then_some(body)
+    }
+
     pub fn operations(&self) -> &[Operation] {
         &self.ops
     }
@@ -380,6 +405,28 @@ struct OpAt<'a> {
     file: &'a str,
     line: usize,
     version: Option<String>,
+}
+
+/// Set `v` at a JSON pointer, making the objects on the way (a non-object on the way: left).
+fn set_at(root: &mut Value, pointer: &str, v: Value) {
+    let keys: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(|k| k.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let Some((last, path)) = keys.split_last() else {
+        return;
+    };
+    let mut cur = root;
+    for k in path {
+        let Some(o) = cur.as_object_mut() else { return };
+        cur = o
+            .entry(k.clone())
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    if let Some(o) = cur.as_object_mut() {
+        o.insert(last.clone(), v);
+    }
 }
 
 /// Does the template match these (lower-case, decoded) segments?

@@ -119,18 +119,56 @@ impl<'s> Compiler<'s> {
     /// JSON pointers of the `x-ms-secret` properties a body of this schema may hold.
     pub(crate) fn secrets(&self, loc: &Loc) -> Vec<String> {
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
-        self.walk_secrets(loc, String::new(), 0, &mut seen, &mut out);
+        self.properties(loc, &mut |p| {
+            if p.marked("x-ms-secret") {
+                out.push(p.pointer.to_string());
+            }
+        });
         out
     }
 
-    fn walk_secrets(
+    /// JSON pointers of the properties a request body of this schema may hold that are
+    /// `readOnly` (themselves or inside a readOnly object) and free text: a string with no
+    /// `enum`, `format` or `pattern`, long enough for [`READ_ONLY_PROBE`], so any server must
+    /// take the probe as a value (a typed or validated member might be refused for its form
+    /// alone). The envelope's `id`, `name` and `type` are left out (PUT-08 and RES-02 judge
+    /// those), and so is `provisioningState` (PSTATE-03's; the public RPC has a server refuse a
+    /// value that is not its own, which would refuse the whole probe).
+    pub(crate) fn read_only_text(&self, loc: &Loc) -> Vec<String> {
+        let mut out = Vec::new();
+        self.properties(loc, &mut |p| {
+            let v = p.schema;
+            let text = v.get("type").and_then(Value::as_str) == Some("string")
+                && ["enum", "format", "pattern", "x-ms-enum"]
+                    .iter()
+                    .all(|k| v.get(*k).is_none())
+                && v.get("maxLength")
+                    .and_then(Value::as_u64)
+                    .is_none_or(|m| m >= READ_ONLY_PROBE.len() as u64);
+            let own_rules = matches!(p.pointer, "/id" | "/name" | "/type")
+                || p.pointer.ends_with("/provisioningState");
+            if p.read_only && text && !own_rules {
+                out.push(p.pointer.to_string());
+            }
+        });
+        out
+    }
+
+    /// Visit every property a body of this schema may hold (through `allOf` and nested
+    /// objects; not into arrays or maps), at most eight levels deep, each model once per place.
+    fn properties(&self, loc: &Loc, visit: &mut dyn FnMut(&Prop<'_>)) {
+        let mut seen = HashSet::new();
+        self.walk(loc, String::new(), 0, false, &mut seen, visit);
+    }
+
+    fn walk(
         &self,
         loc: &Loc,
         at: String,
         depth: usize,
+        read_only: bool,
         seen: &mut HashSet<String>,
-        out: &mut Vec<String>,
+        visit: &mut dyn FnMut(&Prop<'_>),
     ) {
         if depth > 8 {
             return;
@@ -142,7 +180,7 @@ impl<'s> Compiler<'s> {
             return;
         }
         for part in loc.key("allOf").map(|a| a.items()).unwrap_or_default() {
-            self.walk_secrets(&part, at.clone(), depth + 1, seen, out);
+            self.walk(&part, at.clone(), depth + 1, read_only, seen, visit);
         }
         let Some(props) = loc.key("properties") else {
             return;
@@ -152,13 +190,41 @@ impl<'s> Compiler<'s> {
             let Ok(pd) = self.store.deref(&p) else {
                 continue;
             };
-            if pd.value().get("x-ms-secret") == Some(&Value::Bool(true))
-                || p.value().get("x-ms-secret") == Some(&Value::Bool(true))
-            {
-                out.push(here.clone());
-            }
-            self.walk_secrets(&pd, here, depth + 1, seen, out);
+            let mut prop = Prop {
+                pointer: &here,
+                schema: pd.value(),
+                written: p.value(),
+                read_only,
+            };
+            prop.read_only |= prop.marked("readOnly");
+            visit(&prop);
+            let below = prop.read_only;
+            self.walk(&pd, here, depth + 1, below, seen, visit);
         }
+    }
+}
+
+/// The value rpconform sets the readOnly free-text properties to when it probes whether an RP
+/// ignores them (SPEC-07): no server would choose it, so seeing it again can only be an echo.
+pub const READ_ONLY_PROBE: &str = "rpconform-read-only-probe";
+
+/// One property of a schema, as [`Compiler::properties`] visits it.
+struct Prop<'a> {
+    /// Its JSON pointer in a body.
+    pointer: &'a str,
+    /// Its schema, `$ref` followed.
+    schema: &'a Value,
+    /// The property as written (an extension may sit beside a `$ref`).
+    written: &'a Value,
+    /// Marked `readOnly`, or inside a property that is.
+    read_only: bool,
+}
+
+impl Prop<'_> {
+    fn marked(&self, extension: &str) -> bool {
+        [self.schema, self.written]
+            .iter()
+            .any(|v| v.get(extension) == Some(&Value::Bool(true)))
     }
 }
 

@@ -178,3 +178,87 @@ fn a_document_that_is_not_openapi_is_refused_by_name() {
     let e = Specs::from_documents(&[("x.json".into(), "{}".into(), json!({"a": 1}))]).unwrap_err();
     assert!(e.contains("x.json") && e.contains("not an OpenAPI"), "{e}");
 }
+
+#[test]
+fn the_read_only_probe_sets_free_text_read_only_members_only() {
+    let doc = json!({
+        "swagger": "2.0",
+        "info": {"title": "t", "version": "2024-05-01"},
+        "paths": {W: {"put": {"operationId": "Widgets_Put",
+            "parameters": [{"name": "body", "in": "body", "schema": {"$ref": "#/definitions/Widget"}}],
+            "responses": {"200": {"description": "ok"}}}}},
+        "definitions": {
+            "Resource": {"type": "object", "properties": {
+                "id": {"type": "string", "readOnly": true},
+                "name": {"type": "string", "readOnly": true},
+                "systemData": {"$ref": "#/definitions/SystemData", "readOnly": true}}},
+            "SystemData": {"type": "object", "properties": {
+                "createdBy": {"type": "string"},
+                "createdAt": {"type": "string", "format": "date-time"},
+                "createdByType": {"type": "string", "enum": ["User", "Application"]}}},
+            "Widget": {"type": "object", "allOf": [{"$ref": "#/definitions/Resource"}], "properties": {
+                "etag": {"type": "string", "readOnly": true},
+                "code": {"type": "string", "readOnly": true, "maxLength": 4},
+                "properties": {"type": "object", "properties": {
+                    "provisioningState": {"type": "string", "readOnly": true, "enum": ["Succeeded"]},
+                    "host": {"type": "string", "readOnly": true},
+                    "count": {"type": "integer", "readOnly": true},
+                    "description": {"type": "string"}}}}}
+        }
+    });
+    let specs = Specs::from_documents(&[("w.json".into(), doc.to_string(), doc)]).unwrap();
+    let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
+    let p = super::schema::READ_ONLY_PROBE;
+    assert_eq!(
+        specs.read_only_probe("PUT", url),
+        Some(json!({"etag": p, "systemData": {"createdBy": p}, "properties": {"host": p}}))
+    );
+    assert_eq!(specs.read_only_probe("PATCH", url), None);
+}
+
+#[test]
+fn the_embedded_spec_probes_the_envelope_members_it_marks_read_only() {
+    let specs = crate::target::embedded_specs(&rpconform_refrp::Settings::default()).unwrap();
+    let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
+    let p = super::schema::READ_ONLY_PROBE;
+    assert_eq!(
+        specs.read_only_probe("PUT", url),
+        Some(json!({"etag": p, "systemData": {"createdBy": p, "lastModifiedBy": p}}))
+    );
+}
+
+#[test]
+fn a_published_spec_probes_its_free_text_read_only_members() {
+    // As azure-rest-api-specs published them. Event Hubs 2017-04-01 PUTs the resource model:
+    // its free-text readOnly members (the endpoint, the metric id) are probed, never its enums,
+    // date-times or the envelope. Redis 2019-07-01 PUTs a create model with none: nothing.
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/specs/specification");
+    let eh =
+        Specs::load(&[dir.join(
+            "eventhub/resource-manager/Microsoft.EventHub/stable/2017-04-01/namespaces.json",
+        )])
+        .unwrap();
+    let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.EventHub/namespaces/n?api-version=2017-04-01";
+    let probe = eh
+        .read_only_probe("PUT", url)
+        .expect("Event Hubs marks members readOnly");
+    let p = super::schema::READ_ONLY_PROBE;
+    assert_eq!(probe["properties"]["serviceBusEndpoint"], p, "{probe}");
+    assert_eq!(probe["properties"]["metricId"], p, "{probe}");
+    for absent in [
+        "/properties/provisioningState",
+        "/properties/createdAt",
+        "/id",
+        "/name",
+        "/type",
+    ] {
+        assert!(probe.pointer(absent).is_none(), "{absent} in {probe}");
+    }
+    let redis = Specs::load(&[
+        dir.join("redis/resource-manager/Microsoft.Cache/preview/2019-07-01/redis.json")
+    ])
+    .unwrap();
+    let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Cache/Redis/r?api-version=2019-07-01";
+    assert_eq!(redis.read_only_probe("PUT", url), None);
+}

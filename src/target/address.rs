@@ -128,6 +128,45 @@ impl Target {
         })
     }
 
+    /// A URL one resource of `ty` could have (every name `x`, or the type's fixed one), with
+    /// its api-version: what maps a type to its operations in the RP's spec before the run.
+    pub fn sample_url(&self, ty: &ResourceType) -> Option<String> {
+        Some(format!(
+            "{}?api-version={}",
+            self.sample_path(ty, 0)?,
+            ty.api_version
+        ))
+    }
+
+    fn sample_path(&self, ty: &ResourceType, depth: usize) -> Option<String> {
+        if depth > 8 {
+            return None;
+        }
+        let mut chain = vec![ty];
+        while let Some(p) = chain.last()?.parent.as_deref() {
+            chain.push(self.type_named(p)?);
+            if chain.len() > 16 {
+                return None;
+            }
+        }
+        let name = |t: &ResourceType| t.names.as_ref().map_or("x".to_string(), |n| n[0].clone());
+        let mut url: Option<String> = None;
+        for t in chain.iter().rev() {
+            let host = match (&t.scope, &url) {
+                (Scope::Extension(Extends::Type(e)), None) => {
+                    Some(self.sample_path(self.type_named(e)?, depth + 1)?)
+                }
+                _ => url.clone(),
+            };
+            url = Some(format!(
+                "{}/{}",
+                self.collection_url(t, host.as_deref()).ok()?,
+                name(t)
+            ));
+        }
+        url
+    }
+
     /// What this URL (or path) addresses among the ARM declarations.
     pub fn address(&self, url: &str) -> Addressed<'_> {
         let path = path_of(url);
@@ -372,6 +411,29 @@ types:
             Addressed::Provider => "provider".into(),
             Addressed::Other => "other".into(),
         }
+    }
+
+    #[test]
+    fn a_sample_url_is_one_the_type_answers_at() {
+        let t = target();
+        for ty in &t.types {
+            let url = t.sample_url(ty).expect(&ty.name);
+            assert!(
+                url.ends_with(&format!("?api-version={}", ty.api_version)),
+                "{url}"
+            );
+            assert!(
+                matches!(t.address(&url), Addressed::Resource(r) if r.name == ty.name),
+                "{} at {url}",
+                ty.name
+            );
+        }
+        let config = t.type_named("config").unwrap();
+        assert!(
+            t.sample_url(config)
+                .unwrap()
+                .contains("/widgets/x/configurations/default?")
+        );
     }
 
     #[test]

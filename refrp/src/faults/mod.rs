@@ -222,6 +222,11 @@ pub enum Fault {
     SpecDeclaresOperationLocation,
     /// SPEC-06: the widget's `properties.size` is declared `x-ms-secret`.
     SpecSecretSize,
+    /// SPEC-07: a write takes the body's `systemData` members over ARM's header.
+    SystemDataFromBody,
+    /// SPEC-07 (the spec, not the RP): the widget's `properties.description` is declared
+    /// readOnly.
+    SpecReadOnlyDescription,
 }
 
 impl Fault {
@@ -283,7 +288,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::SpecSecretSize as usize + 1);
+        assert_eq!(TABLE.len(), Fault::SpecReadOnlyDescription as usize + 1);
     }
 
     #[test]

@@ -626,4 +626,16 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         &["SPEC-06"],
         "the embedded spec marks the widget's properties.size x-ms-secret (the RP is unchanged)",
     ),
+    (
+        Fault::SystemDataFromBody,
+        "system-data-from-body",
+        &["SPEC-07"],
+        "a write takes the body's systemData members (readOnly in the spec) over ARM's x-ms-arm-resource-system-data header",
+    ),
+    (
+        Fault::SpecReadOnlyDescription,
+        "spec-read-only-description",
+        &["SPEC-07"],
+        "the embedded spec marks the widget's properties.description readOnly, which the RP stores (the RP is unchanged)",
+    ),
 ];

@@ -162,6 +162,12 @@ fn resource(req: &Req, store: &Store, r: &ResRef, w: &Write) -> Resource {
     {
         system_data.extend(sd);
     }
+    if req.has(Fault::SystemDataFromBody)
+        && let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(&req.body)
+        && let Some(Value::Object(sd)) = body.get("systemData")
+    {
+        system_data.extend(sd.clone());
+    }
     let recased = req.has(Fault::IdRecased);
     let id = match existing {
         Some(e) if !recased => e.id.clone(),

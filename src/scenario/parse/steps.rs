@@ -73,6 +73,7 @@ const RESOURCE_FIELDS: &[&str] = &[
     "sent",
     "replace",
     "type",
+    "read_only_probe",
 ];
 
 impl<'o> SuiteParser<'o> {
