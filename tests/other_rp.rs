@@ -213,9 +213,10 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
     // what Fabrikam declares beyond it (invalid bodies of pistons).
     let ours = list(&target);
     let embedded = list("embedded");
+    // The spec suite needs a spec: the embedded RP has one, Fabrikam's rig names none.
     let theirs: BTreeSet<String> = embedded
         .iter()
-        .filter(|n| !shape_type_test(n))
+        .filter(|n| !shape_type_test(n) && !n.starts_with("spec::"))
         .cloned()
         .map(|n| RENAMES.iter().fold(n, |n, (a, b)| n.replace(a, b)))
         .collect();

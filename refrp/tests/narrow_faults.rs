@@ -864,6 +864,51 @@ async fn spec_secret_size() {
 }
 
 #[tokio::test]
+async fn spec_read_only_description() {
+    let description = |faults: &[Fault]| {
+        let mut s = rpconform_refrp::Settings::default();
+        for f in faults {
+            s = s.with_fault(*f);
+        }
+        rpconform_refrp::spec_files(&s)[0].doc["definitions"]["WidgetProperties"]["properties"]
+            ["description"]
+            .clone()
+    };
+    assert_eq!(
+        description(&[Fault::SpecReadOnlyDescription])["readOnly"],
+        true
+    );
+    assert!(description(&[]).get("readOnly").is_none());
+}
+
+#[tokio::test]
+async fn system_data_from_body() {
+    // ARM's header is the only source of systemData; under the fault the body's wins.
+    let sd = [("x-ms-arm-resource-system-data", r#"{"createdBy": "alice"}"#)];
+    let mut b = widget_body();
+    b["systemData"] = json!({"createdBy": "mallory", "lastModifiedBy": "mallory"});
+    for (fault, want) in [
+        (None, "alice"),
+        (Some(Fault::SystemDataFromBody), "mallory"),
+    ] {
+        let rp = match fault {
+            Some(f) => rp_fault(f).await,
+            None => rp().await,
+        };
+        rp.make_rg("rg1").await;
+        let w = widget("rg1", "w1");
+        let r = rp.send(Method::PUT, &w, Some(&b), &sd).await;
+        rp.wait(&r.aao()).await;
+        let got = rp.get(&w).await.body;
+        assert_eq!(got["systemData"]["createdBy"], want, "{got}");
+        assert_eq!(
+            got["systemData"].get("lastModifiedBy").is_some(),
+            fault.is_some()
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_widget_keeps_its_admin_password_to_itself() {
     let rp = rp().await;
     rp.make_rg("rg1").await;

@@ -67,7 +67,7 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
             .specs
             .as_ref()
             .zip(target.sample_url(t))
-            .and_then(|(s, url)| s.read_only_probe("PUT", &url))
+            .and_then(|(s, url)| s.read_only_probe("PUT", &url, t.replace_body()))
             .map_or_else(|| t.name.clone(), |probe| probe.to_string()),
         // SKU lists read the type's SKU declaration.
         ("SKU", Some(t)) => format!("skus={} empty={}", t.skus, t.skus_empty),

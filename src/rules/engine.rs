@@ -150,12 +150,25 @@ impl<'r> Judge<'r> {
         }
     }
 
+    /// A judge for steps that run beside this one's (its findings come back by
+    /// [`Judge::absorb`]): it starts knowing which writes probed readOnly members, so that an
+    /// echo in its answers is seen.
+    pub fn fork(&self) -> Judge<'r> {
+        let mut j = Judge::new(self.target, self.registry);
+        j.history.read_only = self.history.read_only.clone();
+        j
+    }
+
     /// Take in what another judge of the same test saw (steps that ran concurrently).
     pub fn absorb(&mut self, other: Judge<'_>) {
         self.ledger.absorb(other.ledger);
         self.history.ops.extend(other.history.ops);
         self.history.op_urls.extend(other.history.op_urls);
-        self.history.read_only.extend(other.history.read_only);
+        for p in other.history.read_only {
+            if !self.history.read_only.contains(&p) {
+                self.history.read_only.push(p);
+            }
+        }
     }
 
     /// Is this response header one the recording format drops?

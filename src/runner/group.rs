@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use super::exec::{Exec, INTERRUPTED, StepOut};
 use crate::http::Role;
-use crate::rules::Judge;
 use crate::scenario::{Action, Step};
 
 impl<'a> Exec<'a> {
@@ -50,7 +49,7 @@ impl<'a> Exec<'a> {
             ty: self.ty,
             mon: self.mon,
             scope: self.scope.clone(),
-            judge: Judge::new(&self.ctx.target, &self.ctx.registry),
+            judge: self.judge.fork(),
             exchanges: Vec::new(),
             polls: Vec::new(),
             outs: HashMap::new(),

@@ -21,16 +21,16 @@ impl<'a> Exec<'a> {
         found.ok_or_else(|| format!("the target has no {r:?} type for this scenario"))
     }
 
-    /// `${r.read_only_probe}`: the members a PUT of this resource would set that its spec
-    /// marks readOnly, set to a value no RP would choose (SPEC-07); null without a spec, or
-    /// when the spec marks none.
-    fn read_only_probe(&self, url: &str, ty: &ResourceType) -> Value {
+    /// `${r.read_only_probe}`: the members a PUT of this resource (sending `replace`) could
+    /// set that its spec marks readOnly, set to a value no RP would choose (SPEC-07); null
+    /// without a spec, or when there are none.
+    fn read_only_probe(&self, url: &str, ty: &ResourceType, replace: &Value) -> Value {
         let Some(specs) = &self.ctx.target.specs else {
             return Value::Null;
         };
         let versioned = format!("{url}?api-version={}", ty.api_version);
         specs
-            .read_only_probe("PUT", &versioned)
+            .read_only_probe("PUT", &versioned, replace)
             .unwrap_or(Value::Null)
     }
 
@@ -126,7 +126,7 @@ impl<'a> Exec<'a> {
             "sent": Value::Null,
             "replace": Value::Null,
             "type": ty.name,
-            "read_only_probe": self.read_only_probe(&url, ty),
+            "read_only_probe": Value::Null,
         });
         let mut bscope = self.scope.clone();
         bscope.insert("parent".into(), parent.clone().unwrap_or(Value::Null));
@@ -145,6 +145,7 @@ impl<'a> Exec<'a> {
             (None, Some(rb)) => JsonTemplate::parse(rb)?.render(&bscope)?,
             _ => body.clone(),
         };
+        bound["read_only_probe"] = self.read_only_probe(&url, ty, &bound["replace"]);
         if !really {
             self.scope.insert(spec.bind.clone(), bound);
             return Ok(StepOut {

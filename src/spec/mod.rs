@@ -67,9 +67,9 @@ pub struct Operation {
     pub final_state_via: Option<String>,
     /// JSON pointers (into a response body) of properties marked `x-ms-secret`.
     pub secrets: Vec<String>,
-    /// JSON pointers (into the request body) of the free-text properties marked `readOnly`
-    /// (what SPEC-07 probes; see [`schema::READ_ONLY_PROBE`]).
-    pub read_only_text: Vec<String>,
+    /// The request body's free-text members marked `readOnly` (what SPEC-07 probes; see
+    /// [`schema::READ_ONLY_PROBE`]).
+    pub read_only_text: Vec<schema::ReadOnlyMember>,
 }
 
 impl Operation {
@@ -377,17 +377,23 @@ impl Specs {
         }
     }
 
-    /// The body that probes whether the RP ignores readOnly properties on `method url`
-    /// (SPEC-07): each free-text property the operation's request body marks readOnly, set to
-    /// [`schema::READ_ONLY_PROBE`]; None when the spec marks none (or describes no such
-    /// operation).
-    pub fn read_only_probe(&self, method: &str, url: &str) -> Option<Value> {
+    /// What to add to `base` (the body a write would send anyway) to probe whether the RP
+    /// ignores readOnly members on `method url` (SPEC-07): each free-text member the
+    /// operation's request body marks readOnly, set to [`schema::READ_ONLY_PROBE`], where
+    /// `base` has room for it — the object holding the member's outermost readOnly object is
+    /// already there (a probe never makes a writable object up: an `identity` with only its
+    /// readOnly ids would switch a feature on, or be refused for the `type` it lacks). None
+    /// when there is nothing to probe.
+    pub fn read_only_probe(&self, method: &str, url: &str, base: &Value) -> Option<Value> {
         let Found::Operation(op) = self.find(method, url) else {
             return None;
         };
         let mut body = Value::Object(Default::default());
-        for pointer in &op.read_only_text {
-            set_at(&mut body, pointer, Value::from(schema::READ_ONLY_PROBE));
+        for m in &op.read_only_text {
+            let holder = m.root.rsplit_once('/').map_or("", |(h, _)| h);
+            if base.pointer(holder).is_some_and(Value::is_object) {
+                set_at(&mut body, &m.pointer, Value::from(schema::READ_ONLY_PROBE));
+            }
         }
         (body.as_object().is_some_and(|o| !o.is_empty())).then_some(body)
     }

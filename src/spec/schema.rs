@@ -127,56 +127,65 @@ impl<'s> Compiler<'s> {
         out
     }
 
-    /// JSON pointers of the properties a request body of this schema may hold that are
-    /// `readOnly` (themselves or inside a readOnly object) and free text: a string with no
-    /// `enum`, `format` or `pattern`, long enough for [`READ_ONLY_PROBE`], so any server must
-    /// take the probe as a value (a typed or validated member might be refused for its form
-    /// alone). The envelope's `id`, `name` and `type` are left out (PUT-08 and RES-02 judge
-    /// those), and so is `provisioningState` (PSTATE-03's; the public RPC has a server refuse a
-    /// value that is not its own, which would refuse the whole probe).
-    pub(crate) fn read_only_text(&self, loc: &Loc) -> Vec<String> {
-        let mut out = Vec::new();
+    /// The members a request body of this schema may hold that are `readOnly` (themselves or
+    /// inside a readOnly object) and free text: a string with no `enum`, `format` or `pattern`
+    /// (beside a `$ref` too), long enough for [`READ_ONLY_PROBE`], and not a discriminator, so
+    /// any server must take the probe as a value (a typed or validated member might be refused
+    /// for its form alone). Left out: the envelope's `id`, `name` and `type` (PUT-08 and RES-02
+    /// judge those), the top-level `etag` (ETAG's: an RP may read a body etag as a
+    /// precondition), and `provisioningState` (PSTATE-03's; the public RPC has a server refuse
+    /// a value that is not its own, which would refuse the whole probe).
+    pub(crate) fn read_only_text(&self, loc: &Loc) -> Vec<ReadOnlyMember> {
+        let mut out: Vec<ReadOnlyMember> = Vec::new();
         self.properties(loc, &mut |p| {
-            let v = p.schema;
-            let text = v.get("type").and_then(Value::as_str) == Some("string")
+            let Some(root) = p.read_only else { return };
+            let either = |k: &str| [p.schema, p.written].iter().find_map(|v| v.get(k));
+            let text = either("type").and_then(Value::as_str) == Some("string")
                 && ["enum", "format", "pattern", "x-ms-enum"]
                     .iter()
-                    .all(|k| v.get(*k).is_none())
-                && v.get("maxLength")
+                    .all(|k| either(k).is_none())
+                && either("maxLength")
                     .and_then(Value::as_u64)
                     .is_none_or(|m| m >= READ_ONLY_PROBE.len() as u64);
-            let own_rules = matches!(p.pointer, "/id" | "/name" | "/type")
+            let own_rules = matches!(p.pointer, "/id" | "/name" | "/type" | "/etag")
                 || p.pointer.ends_with("/provisioningState");
-            if p.read_only && text && !own_rules {
-                out.push(p.pointer.to_string());
+            if text && !own_rules && !p.discriminator && !out.iter().any(|m| m.pointer == p.pointer)
+            {
+                out.push(ReadOnlyMember {
+                    pointer: p.pointer.to_string(),
+                    root: root.to_string(),
+                });
             }
         });
         out
     }
 
     /// Visit every property a body of this schema may hold (through `allOf` and nested
-    /// objects; not into arrays or maps), at most eight levels deep, each model once per place.
+    /// objects; not into arrays or maps), at most eight objects deep, each model once per
+    /// place.
     fn properties(&self, loc: &Loc, visit: &mut dyn FnMut(&Prop<'_>)) {
         let mut seen = HashSet::new();
-        self.walk(loc, String::new(), 0, false, &mut seen, visit);
+        self.walk(loc, String::new(), 0, None, &mut seen, visit);
     }
 
+    /// `read_only`: the pointer of the outermost readOnly object this one is inside.
     fn walk(
         &self,
         loc: &Loc,
         at: String,
         depth: usize,
-        read_only: bool,
+        read_only: Option<&str>,
         seen: &mut HashSet<String>,
         visit: &mut dyn FnMut(&Prop<'_>),
     ) {
-        if depth > 8 {
+        // allOf parts count a level too, so that a cycle through them ends.
+        if depth > 16 {
             return;
         }
         let Ok(loc) = self.store.deref(loc) else {
             return;
         };
-        if !seen.insert(format!("{}@{at}", loc.describe())) {
+        if !seen.insert(format!("{}@{at}@{read_only:?}", loc.describe())) {
             return;
         }
         for part in loc.key("allOf").map(|a| a.items()).unwrap_or_default() {
@@ -185,23 +194,41 @@ impl<'s> Compiler<'s> {
         let Some(props) = loc.key("properties") else {
             return;
         };
+        let discriminator = loc.str("discriminator");
         for (name, p) in props.entries() {
             let here = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
             let Ok(pd) = self.store.deref(&p) else {
                 continue;
             };
-            let mut prop = Prop {
+            let marked = [pd.value(), p.value()]
+                .iter()
+                .any(|v| v.get("readOnly") == Some(&Value::Bool(true)));
+            let root = read_only
+                .map(str::to_string)
+                .or(marked.then(|| here.clone()));
+            let prop = Prop {
                 pointer: &here,
                 schema: pd.value(),
                 written: p.value(),
-                read_only,
+                read_only: root.as_deref(),
+                discriminator: discriminator == Some(name.as_str()),
             };
-            prop.read_only |= prop.marked("readOnly");
             visit(&prop);
-            let below = prop.read_only;
-            self.walk(&pd, here, depth + 1, below, seen, visit);
+            if here.matches('/').count() < 8 {
+                self.walk(&pd, here.clone(), depth + 1, root.as_deref(), seen, visit);
+            }
         }
     }
+}
+
+/// A readOnly free-text member of a request body (what SPEC-07 probes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadOnlyMember {
+    /// Its JSON pointer.
+    pub pointer: String,
+    /// The outermost readOnly member it is in (itself, or a readOnly object such as
+    /// `/systemData`): what must have somewhere to go in the body it is added to.
+    pub root: String,
 }
 
 /// The value rpconform sets the readOnly free-text properties to when it probes whether an RP
@@ -216,8 +243,10 @@ struct Prop<'a> {
     schema: &'a Value,
     /// The property as written (an extension may sit beside a `$ref`).
     written: &'a Value,
-    /// Marked `readOnly`, or inside a property that is.
-    read_only: bool,
+    /// Marked `readOnly`, or inside a property that is: the outermost such property.
+    read_only: Option<&'a str>,
+    /// The model's discriminator.
+    discriminator: bool,
 }
 
 impl Prop<'_> {

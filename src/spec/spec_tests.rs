@@ -196,9 +196,17 @@ fn the_read_only_probe_sets_free_text_read_only_members_only() {
                 "createdBy": {"type": "string"},
                 "createdAt": {"type": "string", "format": "date-time"},
                 "createdByType": {"type": "string", "enum": ["User", "Application"]}}},
-            "Widget": {"type": "object", "allOf": [{"$ref": "#/definitions/Resource"}], "properties": {
+            "Text": {"type": "string"},
+            "Widget": {"type": "object", "allOf": [{"$ref": "#/definitions/Resource"}],
+              "discriminator": "kind", "properties": {
                 "etag": {"type": "string", "readOnly": true},
+                "kind": {"type": "string", "readOnly": true},
                 "code": {"type": "string", "readOnly": true, "maxLength": 4},
+                "stamp": {"$ref": "#/definitions/Text", "format": "date-time", "readOnly": true},
+                "note": {"$ref": "#/definitions/Text", "readOnly": true},
+                "identity": {"type": "object", "properties": {
+                    "principalId": {"type": "string", "readOnly": true},
+                    "type": {"type": "string"}}},
                 "properties": {"type": "object", "properties": {
                     "provisioningState": {"type": "string", "readOnly": true, "enum": ["Succeeded"]},
                     "host": {"type": "string", "readOnly": true},
@@ -209,11 +217,22 @@ fn the_read_only_probe_sets_free_text_read_only_members_only() {
     let specs = Specs::from_documents(&[("w.json".into(), doc.to_string(), doc)]).unwrap();
     let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
     let p = super::schema::READ_ONLY_PROBE;
+    // Where the body sent has room: never a writable object made up around a probe.
     assert_eq!(
-        specs.read_only_probe("PUT", url),
-        Some(json!({"etag": p, "systemData": {"createdBy": p}, "properties": {"host": p}}))
+        specs.read_only_probe("PUT", url, &json!({"properties": {"description": "d"}})),
+        Some(json!({"note": p, "systemData": {"createdBy": p}, "properties": {"host": p}}))
     );
-    assert_eq!(specs.read_only_probe("PATCH", url), None);
+    assert_eq!(
+        specs.read_only_probe("PUT", url, &json!({})),
+        Some(json!({"note": p, "systemData": {"createdBy": p}}))
+    );
+    assert_eq!(
+        specs
+            .read_only_probe("PUT", url, &json!({"identity": {"type": "SystemAssigned"}}))
+            .and_then(|b| b.pointer("/identity/principalId").cloned()),
+        Some(json!(p))
+    );
+    assert_eq!(specs.read_only_probe("PATCH", url, &json!({})), None);
 }
 
 #[test]
@@ -222,8 +241,8 @@ fn the_embedded_spec_probes_the_envelope_members_it_marks_read_only() {
     let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01";
     let p = super::schema::READ_ONLY_PROBE;
     assert_eq!(
-        specs.read_only_probe("PUT", url),
-        Some(json!({"etag": p, "systemData": {"createdBy": p, "lastModifiedBy": p}}))
+        specs.read_only_probe("PUT", url, &json!({"location": "eastus", "properties": {}})),
+        Some(json!({"systemData": {"createdBy": p, "lastModifiedBy": p}}))
     );
 }
 
@@ -240,9 +259,15 @@ fn a_published_spec_probes_its_free_text_read_only_members() {
         )])
         .unwrap();
     let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.EventHub/namespaces/n?api-version=2017-04-01";
+    let base = json!({"location": "westus", "properties": {}});
     let probe = eh
-        .read_only_probe("PUT", url)
+        .read_only_probe("PUT", url, &base)
         .expect("Event Hubs marks members readOnly");
+    // Without `properties` in the body, there is nowhere to put them.
+    assert_eq!(
+        eh.read_only_probe("PUT", url, &json!({"location": "westus"})),
+        None
+    );
     let p = super::schema::READ_ONLY_PROBE;
     assert_eq!(probe["properties"]["serviceBusEndpoint"], p, "{probe}");
     assert_eq!(probe["properties"]["metricId"], p, "{probe}");
@@ -260,5 +285,5 @@ fn a_published_spec_probes_its_free_text_read_only_members() {
     ])
     .unwrap();
     let url = "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Cache/Redis/r?api-version=2019-07-01";
-    assert_eq!(redis.read_only_probe("PUT", url), None);
+    assert_eq!(redis.read_only_probe("PUT", url, &base), None);
 }
