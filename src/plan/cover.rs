@@ -63,12 +63,10 @@ fn shape(rule: &str, inst: &Instance, target: &Target) -> String {
         // The readOnly probe reads the members the type's PUT marks readOnly in its spec:
         // types whose request models mark the same ones (most share systemData and etag) are
         // one shape; a type without a spec operation is its own.
-        ("SPEC", Some(t)) if rule == "SPEC-07" => target
-            .specs
-            .as_ref()
-            .zip(target.sample_url(t))
-            .and_then(|(s, url)| s.read_only_probe("PUT", &url, t.replace_body()))
-            .map_or_else(|| t.name.clone(), |probe| probe.to_string()),
+        ("SPEC", Some(t)) if rule == "SPEC-07" => match t.read_only_probe(target) {
+            serde_json::Value::Null => t.name.clone(),
+            probe => probe.to_string(),
+        },
         // SKU lists read the type's SKU declaration.
         ("SKU", Some(t)) => format!("skus={} empty={}", t.skus, t.skus_empty),
         // Headers, errors and throttling are the RP front end's, whatever the type.

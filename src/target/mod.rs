@@ -466,6 +466,19 @@ impl ResourceType {
         }
     }
 
+    /// `${type.read_only_probe}`: what a PUT of this type sending its replace body could set
+    /// that the target's spec marks readOnly (SPEC-07), known before anything is created (so a
+    /// type with nothing to probe costs no create); null without a spec or when there is none.
+    /// A created resource binds its own (`${x.read_only_probe}`, from the body as rendered).
+    pub fn read_only_probe(&self, target: &Target) -> Value {
+        target
+            .specs
+            .as_ref()
+            .zip(target.sample_url(self))
+            .and_then(|(s, url)| s.read_only_probe("PUT", &url, self.replace_body()))
+            .unwrap_or(Value::Null)
+    }
+
     /// The scope value `${type}` for this type.
     pub fn scope_value(&self, target: &Target) -> Value {
         let first_child = target
@@ -514,6 +527,7 @@ impl ResourceType {
             },
             "actions": self.actions.iter().map(action).collect::<Vec<_>>(),
             "action": self.actions.first().map(action).unwrap_or(Value::Null),
+            "read_only_probe": self.read_only_probe(target),
         })
     }
 }
@@ -545,6 +559,7 @@ pub const TYPE_SCOPE_KEYS: &[&str] = &[
     "lro",
     "actions",
     "action",
+    "read_only_probe",
 ];
 
 /// Keys a suite may read from `${target.…}`.
