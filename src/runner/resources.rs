@@ -21,19 +21,6 @@ impl<'a> Exec<'a> {
         found.ok_or_else(|| format!("the target has no {r:?} type for this scenario"))
     }
 
-    /// `${r.read_only_probe}`: the members a PUT of this resource (sending `replace`) could
-    /// set that its spec marks readOnly, set to a value no RP would choose (SPEC-07); null
-    /// without a spec, or when there are none.
-    fn read_only_probe(&self, url: &str, ty: &ResourceType, replace: &Value) -> Value {
-        let Some(specs) = &self.ctx.target.specs else {
-            return Value::Null;
-        };
-        let versioned = format!("{url}?api-version={}", ty.api_version);
-        specs
-            .read_only_probe("PUT", &versioned, replace)
-            .unwrap_or(Value::Null)
-    }
-
     /// The resource a new one of `ty` lives under: its parent, or the resource it extends.
     async fn host_of(
         &mut self,
@@ -145,7 +132,11 @@ impl<'a> Exec<'a> {
             (None, Some(rb)) => JsonTemplate::parse(rb)?.render(&bscope)?,
             _ => body.clone(),
         };
-        bound["read_only_probe"] = self.read_only_probe(&url, ty, &bound["replace"]);
+        // `${x.read_only_probe}` (SPEC-07): from the replace body as rendered.
+        bound["read_only_probe"] = self.ctx.target.read_only_probe(
+            &format!("{url}?api-version={}", ty.api_version),
+            &bound["replace"],
+        );
         if !really {
             self.scope.insert(spec.bind.clone(), bound);
             return Ok(StepOut {

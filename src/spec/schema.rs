@@ -200,9 +200,7 @@ impl<'s> Compiler<'s> {
             let Ok(pd) = self.store.deref(&p) else {
                 continue;
             };
-            let marked = [pd.value(), p.value()]
-                .iter()
-                .any(|v| v.get("readOnly") == Some(&Value::Bool(true)));
+            let marked = flagged(pd.value(), p.value(), "readOnly");
             let root = read_only
                 .map(str::to_string)
                 .or(marked.then(|| here.clone()));
@@ -251,10 +249,15 @@ struct Prop<'a> {
 
 impl Prop<'_> {
     fn marked(&self, extension: &str) -> bool {
-        [self.schema, self.written]
-            .iter()
-            .any(|v| v.get(extension) == Some(&Value::Bool(true)))
+        flagged(self.schema, self.written, extension)
     }
+}
+
+/// Is `flag` true on a property's schema or beside its `$ref` where it is written?
+fn flagged(schema: &Value, written: &Value, flag: &str) -> bool {
+    [schema, written]
+        .iter()
+        .any(|v| v.get(flag) == Some(&Value::Bool(true)))
 }
 
 /// `s`, or null. Written as `if null / else s` rather than `anyOf`, so that a non-null value's

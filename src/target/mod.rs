@@ -471,12 +471,9 @@ impl ResourceType {
     /// type with nothing to probe costs no create); null without a spec or when there is none.
     /// A created resource binds its own (`${x.read_only_probe}`, from the body as rendered).
     pub fn read_only_probe(&self, target: &Target) -> Value {
-        target
-            .specs
-            .as_ref()
-            .zip(target.sample_url(self))
-            .and_then(|(s, url)| s.read_only_probe("PUT", &url, self.replace_body()))
-            .unwrap_or(Value::Null)
+        target.sample_url(self).map_or(Value::Null, |url| {
+            target.read_only_probe(&url, self.replace_body())
+        })
     }
 
     /// The scope value `${type}` for this type.
@@ -578,6 +575,16 @@ pub const TARGET_SCOPE_KEYS: &[&str] = &[
 impl Target {
     /// Judge answers against this spec too: the `openapi` profile comes with it (`from` says
     /// where the spec came from, for `check` and the run to say).
+    /// SPEC-07's probe for a PUT to `url` (with its api-version) that sends `body`: the
+    /// readOnly members the spec lets it set, at the probe value; null without a spec or when
+    /// there are none.
+    pub fn read_only_probe(&self, url: &str, body: &Value) -> Value {
+        self.specs
+            .as_ref()
+            .and_then(|s| s.read_only_probe("PUT", url, body))
+            .unwrap_or(Value::Null)
+    }
+
     pub fn attach_specs(&mut self, specs: std::sync::Arc<crate::spec::Specs>, from: &str) {
         self.specs = Some(specs);
         if !self.profiles.contains(&Profile::OpenApi) {
