@@ -325,7 +325,7 @@ fn the_listing_marks_not_applicable_tests_and_judges_what_runs_judge() {
         t["status"] == "not-applicable"
             && t["reason"]
                 .as_str()
-                .is_some_and(|r| r.contains("does not declare: azure-core-lro"))
+                .is_some_and(|r| r.contains("tests the azure-core-lro profile"))
     }));
     assert!(arm.iter().all(|t| t["line"].as_u64().unwrap() > 0));
     let out = rpconform(

@@ -159,17 +159,50 @@ pub fn parse_query(raw: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `scheme://authority` of the public address: the Referer's origin when it parses, else
-/// `http://` + Host, else the URI's authority, else `http://localhost`.
+/// The public base of links: the Referer's origin when it parses, with the path prefix the
+/// caller's URL had before this request's own path (a gateway serving the RP under `/rp/v1`
+/// strips it; the Referer, the full URL the client called, keeps it), else `http://` + Host,
+/// else the URI's authority, else `http://localhost`.
 pub fn base_url(headers: &HeaderMap, uri: &Uri) -> String {
-    let referer = headers
-        .get("referer")
-        .and_then(|v| v.to_str().ok())
-        .and_then(origin);
-    if let Some(o) = referer {
-        return o;
+    let referer = headers.get("referer").and_then(|v| v.to_str().ok());
+    if let Some(r) = referer
+        && let Some(o) = origin(r)
+    {
+        return format!("{o}{}", referer_prefix(r, uri.path()));
     }
     host_base(headers, uri)
+}
+
+/// The part of the Referer's path before `path` (this request's), when the Referer's path
+/// ends with its segments (letter case and percent-escapes aside); empty otherwise.
+fn referer_prefix(referer: &str, path: &str) -> String {
+    let rest = referer.split_once("://").map_or("", |(_, r)| r);
+    let rpath = rest.find('/').map_or("", |i| &rest[i..]);
+    let rpath = rpath.split(['?', '#']).next().unwrap_or("");
+    let segs = |p: &'_ str| -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let fold = |s: &str| {
+        percent_decode(s)
+            .unwrap_or_else(|| s.to_string())
+            .to_lowercase()
+    };
+    let (theirs, own) = (segs(rpath), segs(path));
+    if own.is_empty() || theirs.len() <= own.len() {
+        return String::new();
+    }
+    let lead = theirs.len() - own.len();
+    if theirs[lead..]
+        .iter()
+        .zip(&own)
+        .any(|(a, b)| fold(a) != fold(b))
+    {
+        return String::new();
+    }
+    theirs[..lead].iter().map(|s| format!("/{s}")).collect()
 }
 
 /// `http://` + Host (the URI's authority when Host is missing or malformed, else
@@ -233,6 +266,22 @@ mod tests {
             HeaderValue::from_static("https://arm.example:443/some/path?q"),
         );
         assert_eq!(base_url(&h, &uri), "https://arm.example:443");
+        // Behind a gateway that serves the RP under a prefix: the Referer keeps it.
+        let sub: Uri = "/subscriptions/S/resourceGroups/g"
+            .parse()
+            .unwrap_or_default();
+        h.insert(
+            "referer",
+            HeaderValue::from_static(
+                "http://gw:81/rp/v1/Subscriptions/s/resourceGroups/g?api-version=1",
+            ),
+        );
+        assert_eq!(base_url(&h, &sub), "http://gw:81/rp/v1");
+        h.insert(
+            "referer",
+            HeaderValue::from_static("http://gw:81/subscriptions/S/resourceGroups/g"),
+        );
+        assert_eq!(base_url(&h, &sub), "http://gw:81");
         h.insert("referer", HeaderValue::from_static("not a url"));
         assert_eq!(base_url(&h, &uri), "http://127.0.0.1:8080");
         h.insert("host", HeaderValue::from_static("bad host/"));

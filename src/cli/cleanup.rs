@@ -1,37 +1,33 @@
 //! `rpconform cleanup`: delete what a run left behind.
 //!
 //! - `--journal DIR` reads the journal(s) a run wrote in its report directory and deletes what
-//!   they list as not confirmed gone: only those URLs, on the origin of the target file the
-//!   journal records (or `--target`), each confirmed (its operation followed, then a 404),
-//!   the topmost first (then what was under them is read, and deleted if still there), then
-//!   the run's resource group if the run created it. What is confirmed
-//!   gone (or not) is appended to the journal, so running it again resumes.
+//!   they list as not confirmed gone, once the journal is shown to match the target
+//!   (`journal_cleanup`): each confirmed (its operation followed, then a 404), the topmost
+//!   first (then what was under them is read, and deleted if still there), then the run's
+//!   resource group if the run created it. What is confirmed gone (or not) is appended to the
+//!   journal, so running it again resumes.
 //! - `--sweep-tagged --older-than 2h --target FILE` lists the resource groups of the target's
 //!   subscription and deletes those a run created (tagged `rpconform-run`, `created-by:
 //!   rpconform` and a creation time) longer ago than the age given. Groups without those tags
 //!   are never touched.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::args::CleanupArgs;
 use super::common::{runtime, usage};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{Http, HttpOptions, OutRequest, Role, Surface};
-use crate::runner::cleanup::{
-    CREATED_BY, TAG_CREATED_AT, TAG_CREATED_BY, TAG_RUN, delete_group, remove_all,
-};
-use crate::runner::journal::{self, Journal};
-use crate::runner::{RunCtx, Tracked};
-use crate::target::{Target, load_target};
+use crate::http::{HttpOptions, OutRequest, Role, Surface};
+use crate::runner::RunCtx;
+use crate::runner::cleanup::{CREATED_BY, TAG_CREATED_AT, TAG_CREATED_BY, TAG_RUN, delete_group};
+use crate::target::{Connection, Target, load_target};
 
-fn out(text: &str) {
+pub(super) fn out(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stdout(), "{text}");
 }
 
-fn err(text: &str) {
+pub(super) fn err(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{text}");
 }
@@ -67,7 +63,7 @@ pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
     }
 }
 
-fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
+pub(super) fn http_for(target: &Target, a: &CleanupArgs) -> Result<Connection, String> {
     let opts = HttpOptions {
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),
         insecure: a.insecure,
@@ -77,10 +73,10 @@ fn http_for(target: &Target, a: &CleanupArgs) -> Result<Http, String> {
         throttle_budget: Duration::from_secs(a.deadline.max(1)),
         ..Default::default()
     };
-    target.connect(opts).map(|c| c.http)
+    target.connect(opts)
 }
 
-fn origin_of(url: &str) -> Option<String> {
+pub(super) fn origin_of(url: &str) -> Option<String> {
     url::Url::parse(url)
         .ok()
         .map(|u| u.origin().ascii_serialization().to_ascii_lowercase())
@@ -93,204 +89,12 @@ pub(super) fn cleanup(a: CleanupArgs) -> u8 {
     let rt = runtime();
     let mut code = EXIT_OK;
     if let Some(dir) = &a.journal {
-        code = code.max(rt.block_on(from_journal(dir, &a)));
+        code = code.max(rt.block_on(super::journal_cleanup::from_journal(dir, &a)));
     }
     if a.sweep_tagged && code != EXIT_USAGE {
         code = code.max(rt.block_on(sweep_tagged(&a)));
     }
     rt.shutdown_timeout(Duration::from_secs(1));
-    code
-}
-
-async fn from_journal(dir: &Path, a: &CleanupArgs) -> u8 {
-    let paths = match journal::find(dir) {
-        Ok(p) => p,
-        Err(e) => return usage(e),
-    };
-    let mut code = EXIT_OK;
-    for path in paths {
-        let o = match journal::read(&path) {
-            Ok(o) => o,
-            Err(e) => {
-                err(&format!(
-                    "error: {e}; what it lists is not deleted (it may still exist)"
-                ));
-                code = code.max(EXIT_USAGE);
-                continue;
-            }
-        };
-        // A damaged line is skipped (the rest is cleaned), but what it recorded is unknown.
-        for d in &o.damaged {
-            err(&format!("warning: {d}"));
-        }
-        let unread = if o.damaged.is_empty() {
-            String::new()
-        } else {
-            code = code.max(EXIT_FAILED);
-            format!(
-                "; {} damaged line(s) could not be read: what they recorded may still exist (`--sweep-tagged` finds groups runs left)",
-                o.damaged.len()
-            )
-        };
-        if o.is_empty() {
-            out(&format!(
-                "{}: run {}: nothing outstanding{unread}",
-                path.display(),
-                o.header.run_id
-            ));
-            continue;
-        }
-        // Its own cleanup may be deleting these right now (the journal records its pid).
-        if !o.ended && journal::process_alive(o.header.pid) {
-            if a.force {
-                err(&format!(
-                    "warning: {}: run {} (pid {}) still runs; cleaning up anyway (--force)",
-                    path.display(),
-                    o.header.run_id,
-                    o.header.pid
-                ));
-            } else if !a.dry_run {
-                err(&format!(
-                    "error: {}: run {} is still running (pid {}): it deletes what it created as it ends; nothing deleted (--force to clean up anyway)",
-                    path.display(),
-                    o.header.run_id,
-                    o.header.pid
-                ));
-                code = code.max(EXIT_USAGE);
-                continue;
-            }
-        }
-        let file = match (&a.target, &o.header.target_file) {
-            (Some(t), _) => t.clone(),
-            (None, Some(f)) => f.into(),
-            (None, None) => {
-                out(&format!(
-                    "{}: run {} was against the embedded reference RP, which ended with it: nothing to delete",
-                    path.display(),
-                    o.header.run_id
-                ));
-                continue;
-            }
-        };
-        let mut target = match load_target(&file) {
-            Ok(t) => t,
-            Err(r) => {
-                err(&r.render());
-                code = code.max(EXIT_USAGE);
-                continue;
-            }
-        };
-        // Only the origin the run talked to.
-        if origin_of(&target.base()) != origin_of(&o.header.base_url) {
-            err(&format!(
-                "error: {}: the journal's resources are on {}, but {} points at {}; nothing deleted",
-                path.display(),
-                o.header.base_url,
-                file.display(),
-                crate::http::strip_userinfo(&target.base())
-            ));
-            code = code.max(EXIT_USAGE);
-            continue;
-        }
-        target.resource_group.name = o.header.resource_group.clone();
-        target.deadline = Duration::from_secs(a.deadline.max(1));
-        let http = match http_for(&target, a) {
-            Ok(h) => h,
-            Err(e) => {
-                err(&format!("error: {e}"));
-                code = code.max(EXIT_USAGE);
-                continue;
-            }
-        };
-        let (mine, foreign): (Vec<Tracked>, Vec<Tracked>) = o
-            .resources
-            .iter()
-            .cloned()
-            .partition(|t| origin_of(&t.url) == origin_of(&target.base()));
-        for t in &foreign {
-            err(&format!(
-                "warning: not deleting {}: not on the target's origin",
-                t.url
-            ));
-        }
-        out(&format!(
-            "{}: run {} left {} resource(s){}",
-            path.display(),
-            o.header.run_id,
-            mine.len(),
-            if o.group.is_some() {
-                format!(" and its resource group {}", o.header.resource_group)
-            } else {
-                String::new()
-            }
-        ));
-        if a.dry_run {
-            for t in &mine {
-                out(&format!("    would delete {} (created by {})", t.url, t.by));
-            }
-            if let Some((g, _)) = &o.group {
-                out(&format!("    would delete resource group {g}"));
-            }
-            continue;
-        }
-        let ctx = Arc::new(RunCtx::new(
-            target,
-            http,
-            1.0,
-            false,
-            o.header.run_id.clone(),
-        ));
-        match Journal::append(&path) {
-            Ok(j) => ctx.cleanup.set_journal(j),
-            Err(e) => err(&format!(
-                "warning: cannot append to {}: {e}; deleting anyway",
-                path.display()
-            )),
-        }
-        for t in mine {
-            ctx.cleanup.restore(t);
-        }
-        let items = ctx.cleanup.remaining();
-        remove_all(&ctx, items, ctx.target.deadline).await;
-        let mut left: Vec<String> = Vec::new();
-        if let Some((g, v)) = &o.group {
-            match delete_group(&ctx, g, v, ctx.target.deadline).await {
-                Ok(()) => {
-                    ctx.cleanup.gone(g);
-                    out(&format!("    deleted resource group {g} (confirmed gone)"));
-                }
-                Err(why) => {
-                    if let Some(j) = ctx.cleanup.journal() {
-                        j.left(g, &why);
-                    }
-                    left.push(format!("resource group {g}: {why}"));
-                }
-            }
-        }
-        for t in ctx.cleanup.remaining() {
-            let why = t.left.clone().unwrap_or_else(|| "not deleted".into());
-            if let Some(j) = ctx.cleanup.journal() {
-                j.left(&t.url, &why);
-            }
-            left.push(format!("{}: {why}", t.url));
-        }
-        if let Some(j) = ctx.cleanup.journal() {
-            j.cleaned(left.len());
-        }
-        if left.is_empty() && unread.is_empty() {
-            out("    everything it listed is confirmed gone");
-        } else if left.is_empty() {
-            out(&format!(
-                "    everything it listed and could be read is confirmed gone{unread}"
-            ));
-        } else {
-            code = code.max(EXIT_FAILED);
-            out(&format!("    {} not confirmed gone{unread}:", left.len()));
-            for l in &left {
-                out(&format!("        {}", ctx.http.redactor.text(l)));
-            }
-        }
-    }
     code
 }
 
@@ -328,13 +132,19 @@ async fn sweep_tagged(a: &CleanupArgs) -> u8 {
     };
     target.deadline = Duration::from_secs(a.deadline.max(1));
     let http = match http_for(&target, a) {
-        Ok(h) => h,
+        Ok(c) => c.http,
         Err(e) => return usage(e),
     };
     let api = target.resource_group.api_version.clone();
     let base = target.base();
     let sub = target.subscription.clone();
-    let ctx = Arc::new(RunCtx::new(target, http, 1.0, false, "sweep".into()));
+    let ctx = Arc::new(RunCtx::new(
+        target.clone(),
+        http,
+        1.0,
+        false,
+        "sweep".into(),
+    ));
     // Every group of the subscription (ARM filters by tag name; the tags are checked here too).
     let mut url = match url::Url::parse(&format!("{base}/subscriptions/{sub}/resourcegroups")) {
         Ok(u) => u,
@@ -414,7 +224,15 @@ async fn sweep_tagged(a: &CleanupArgs) -> u8 {
             ));
             continue;
         }
-        match delete_group(&ctx, &rg_url, &api, ctx.target.deadline).await {
+        // Each group its own connection: the target's guard lets a run write only to its
+        // group, and this one was a run's.
+        let mut own = target.clone();
+        own.resource_group.name = name.clone();
+        let gctx = match http_for(&own, a) {
+            Ok(c) => RunCtx::new(own, c.http, 1.0, false, "sweep".into()),
+            Err(e) => return usage(e),
+        };
+        match delete_group(&gctx, &rg_url, &api, gctx.target.deadline).await {
             Ok(()) => out(&format!("    deleted {name} (confirmed gone)")),
             Err(why) => {
                 code = EXIT_FAILED;

@@ -28,6 +28,7 @@ mod common;
 mod doctor;
 mod embedded;
 mod init;
+mod journal_cleanup;
 mod list;
 mod matrix;
 mod probe;

@@ -152,6 +152,8 @@ struct Inner {
     auth: Auth,
     redactor: Arc<Redactor>,
     state: Mutex<State>,
+    /// Every token handed out so far (the newest last; a few at most).
+    seen: Mutex<Vec<String>>,
     /// Bumped by [`TokenSource::cancel`]; a fetch started in an older epoch stops.
     epoch: AtomicU64,
     cancelled: Notify,
@@ -176,6 +178,7 @@ impl TokenSource {
                 auth,
                 redactor,
                 state: Mutex::new(State::default()),
+                seen: Mutex::new(Vec::new()),
                 epoch: AtomicU64::new(0),
                 cancelled: Notify::new(),
             }),
@@ -201,10 +204,27 @@ impl TokenSource {
         match result {
             Ok(t) => {
                 inner.redactor.register(&t);
+                let mut seen = inner.seen.lock().unwrap_or_else(|e| e.into_inner());
+                if !seen.contains(&t) {
+                    // A long run refreshes its token every hour or so: keep the last few.
+                    if seen.len() >= 16 {
+                        seen.remove(0);
+                    }
+                    seen.push(t.clone());
+                }
                 Ok(Some(t))
             }
             Err(e) => Err(inner.redactor.text(&e)),
         }
+    }
+
+    /// The tokens handed out so far, oldest first (what a URL a server handed out may carry).
+    pub fn seen(&self) -> Vec<String> {
+        self.inner
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The run is interrupted: kill a running token command's process group now (its

@@ -15,6 +15,10 @@ use super::pace::{Bucket, Limits};
 use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
 
+/// What may be sent at all, decided on the method and the URL as it will be sent: `Some(why)`
+/// refuses the request before it leaves (the target's footprint, `target::Guard`).
+pub type SendGuard = Arc<dyn Fn(&str, &url::Url) -> Option<String> + Send + Sync>;
+
 /// Limits and policies of the client.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -103,6 +107,7 @@ pub struct Http {
     paused_until: Mutex<Option<Instant>>,
     counters: Counters,
     cancel: OnceLock<Arc<Cancel>>,
+    guard: OnceLock<SendGuard>,
 }
 
 /// Did this attempt get no answer of the RP's, so that `--retries` may send it again? No
@@ -168,7 +173,21 @@ impl Http {
             paused_until: Mutex::new(None),
             counters: Counters::default(),
             cancel: OnceLock::new(),
+            guard: OnceLock::new(),
         })
+    }
+
+    /// Refuse from now on what `guard` refuses (set once, when the client is made for a target).
+    pub fn set_guard(&self, guard: SendGuard) {
+        let _ = self.guard.set(guard);
+    }
+
+    /// Why the target's guard refuses `method url` (`None`: it may be sent, or the URL does
+    /// not parse, which [`Http::refusal`] says).
+    pub fn guard_refusal(&self, method: &str, url: &str) -> Option<String> {
+        let g = self.guard.get()?;
+        let u = url::Url::parse(url).ok()?;
+        g(method, &u).map(|why| self.redactor.text(&why))
     }
 
     /// The run's cancellation: throttle and pacing waits end with it (cleanup requests wait
@@ -443,7 +462,9 @@ impl Http {
         ex: &mut Exchange,
         transport: &mut bool,
     ) -> Result<(), String> {
-        let refused = self.refusal(&req.url);
+        let refused = self
+            .refusal(&req.url)
+            .or_else(|| self.guard_refusal(&req.method, &req.url));
         let url = url::Url::parse(&req.url).ok();
         let own = url.as_ref().is_some_and(|u| self.same_origin(u));
         ex.foreign = url.is_some() && !own;

@@ -7,6 +7,7 @@
 //! | endpoint | a TCP connection and one credential-free `GET` of the base URL ([`probe`]) | nothing answers HTTP |
 //! | clock | the `Date` of that answer against this machine's clock | never (a warning past [`SKEW_WARN`]) |
 //! | provider | ARM's provider read per namespace (`GET /subscriptions/{s}/providers/{ns}?api-version=2021-04-01`): `registrationState`, and the declared types, api-versions and location in its manifest | not registered, or unknown to ARM |
+//! | types served | one `GET` of each top-level type's collection ([`served`]) | every answer says the endpoint does not serve it (404 `InvalidResourceType`, `NoRegisteredProviderFound`, 401/403, a redirect or an HTML page) |
 //! | resource group | its name against ARM's rules; `create: true`: the caller's permissions at the subscription (`GET .../providers/Microsoft.Authorization/permissions`) must allow creating and deleting groups and the declared types; otherwise a `GET` of the group, and the permissions there | an invalid name, a missing group, missing permissions |
 //! | rate limits | `x-ms-ratelimit-remaining-*` on ARM's answers | never (a warning when few requests are left) |
 //!
@@ -22,6 +23,7 @@
 mod access;
 pub mod arm;
 pub mod probe;
+pub mod served;
 mod subscription;
 
 use std::collections::BTreeMap;
@@ -225,12 +227,26 @@ pub async fn preflight_with(
         Ok(Ok(Some(t))) => arm::jwt_claims(t),
         _ => None,
     };
+    let served = if ctx.token_ok && ctx.endpoint_ok {
+        // Listing in the group needs it to exist; a group the run creates is listed in once
+        // the run made it (`served::check` again, from the run).
+        let group_exists = !target.resource_group.create
+            && answers.group.as_ref().and_then(|e| e.status()) == Some(200);
+        served::check(target, http, group_exists, authed).await
+    } else {
+        Check::new(
+            "types served",
+            Level::Skipped,
+            "not checked: no token or no endpoint (see above)",
+        )
+    };
     let mut checks = vec![
         ctx.token_check(&token.0, token.1, claims.as_ref(), authed),
         ctx.endpoint_check(&endpoint),
         ctx.clock_check(&endpoint),
         ctx.provider_check(),
         ctx.group_check(claims.as_ref()),
+        served,
         ctx.rate_limit_check(),
     ];
     for c in &mut checks {

@@ -126,6 +126,57 @@ fn now() -> String {
 /// Told once, when the journal first fails to write.
 type OnFailure = Box<dyn Fn(&str) + Send + Sync>;
 
+/// How a URL is written (secrets masked, see [`token_mask`]).
+type Masker = Box<dyn Fn(&str) -> String + Send + Sync>;
+
+/// What stands in the journal for the caller's token in a URL, as written and
+/// percent-encoded: put back from the token source when cleanup sends the DELETE.
+pub const TOKEN_MARK: &str = "{rpconform:token}";
+const TOKEN_MARK_ENCODED: &str = "{rpconform:token:encoded}";
+
+/// The characters a token is escaped as in a path or query (RFC 3986 unreserved stay).
+const COMPONENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A URL as the journal keeps it: every token the run was handed (`tokens`), as written or
+/// percent-encoded, replaced by a mark cleanup can put the token back into; any other secret
+/// the redactor knows masked for good.
+pub fn token_mask(url: &str, tokens: &[String], redactor: &crate::http::Redactor) -> String {
+    let mut out = url.to_string();
+    for t in tokens.iter().rev().filter(|t| t.len() >= 8) {
+        let encoded = percent_encoding::utf8_percent_encode(t, COMPONENT).to_string();
+        out = out.replace(t.as_str(), TOKEN_MARK);
+        if encoded != *t {
+            out = out.replace(&encoded, TOKEN_MARK_ENCODED);
+        }
+    }
+    redactor.text(&out)
+}
+
+/// Does a journaled URL hold a token mark?
+pub fn has_token_mark(url: &str) -> bool {
+    url.contains(TOKEN_MARK) || url.contains(TOKEN_MARK_ENCODED)
+}
+
+/// A journaled URL with the caller's token put back (`token`: the token source's now), or
+/// why it cannot be sent: a secret the journal does not keep, or a token mark with no token.
+pub fn token_unmask(url: &str, token: Option<&str>) -> Result<String, String> {
+    if url.contains(crate::http::MASK) {
+        return Err("its URL held a secret the journal does not keep; delete it by hand".into());
+    }
+    if !has_token_mark(url) {
+        return Ok(url.to_string());
+    }
+    let t = token.ok_or("its URL held the caller's token, and the target gives none now")?;
+    let encoded = percent_encoding::utf8_percent_encode(t, COMPONENT).to_string();
+    Ok(url
+        .replace(TOKEN_MARK_ENCODED, &encoded)
+        .replace(TOKEN_MARK, t))
+}
+
 /// A journal being written.
 pub struct Journal {
     path: PathBuf,
@@ -134,6 +185,7 @@ pub struct Journal {
     /// Why the journal could not be written (the first failure), once it could not.
     failed: std::sync::OnceLock<String>,
     on_failure: std::sync::OnceLock<OnFailure>,
+    masker: std::sync::OnceLock<Masker>,
 }
 
 /// What an existing journal lists as not confirmed gone.
@@ -142,6 +194,10 @@ pub struct Outstanding {
     pub path: PathBuf,
     pub header: Header,
     pub resources: Vec<Tracked>,
+    /// The line of each resource's (last) `put`, in the order of `resources`.
+    pub put_lines: Vec<usize>,
+    /// The line of the group's `group` line, when there is one outstanding.
+    pub group_line: Option<usize>,
     /// The run's resource group, when the run created it and it is not confirmed gone.
     pub group: Option<(String, String)>,
     /// The run wrote its end line (it was not killed).
@@ -219,6 +275,7 @@ impl Journal {
             dirty: Arc::new(AtomicBool::new(false)),
             failed: std::sync::OnceLock::new(),
             on_failure: std::sync::OnceLock::new(),
+            masker: std::sync::OnceLock::new(),
         });
         let weak: Weak<Journal> = Arc::downgrade(&j);
         // Durable within a second of any write; the thread ends with the journal.
@@ -243,6 +300,20 @@ impl Journal {
     /// Why the journal cannot be written, once a write or sync failed.
     pub fn failure(&self) -> Option<&str> {
         self.failed.get().map(String::as_str)
+    }
+
+    /// Write every URL through `f` from now on (see [`token_mask`]).
+    pub fn set_masker(&self, f: impl Fn(&str) -> String + Send + Sync + 'static) {
+        let _ = self.masker.set(Box::new(f));
+    }
+
+    /// A URL as written: without userinfo, through the masker.
+    fn shown(&self, url: &str) -> String {
+        let u = crate::http::without_userinfo(url);
+        match self.masker.get() {
+            Some(f) => f(&u),
+            None => u,
+        }
     }
 
     /// Call `f` with the reason when the journal first fails.
@@ -305,7 +376,7 @@ impl Journal {
 
     pub fn put(&self, t: &Tracked) {
         self.write(&Line::Put {
-            url: crate::http::without_userinfo(&t.url),
+            url: self.shown(&t.url),
             api_version: t.api_version.clone(),
             surface: t.surface,
             by: t.by.clone(),
@@ -315,7 +386,7 @@ impl Journal {
 
     pub fn group(&self, url: &str, api_version: &str) {
         self.write(&Line::Group {
-            url: crate::http::without_userinfo(url),
+            url: self.shown(url),
             api_version: api_version.to_string(),
             at: now(),
         });
@@ -325,14 +396,14 @@ impl Journal {
 
     pub fn gone(&self, url: &str) {
         self.write(&Line::Gone {
-            url: crate::http::without_userinfo(url),
+            url: self.shown(url),
             at: now(),
         });
     }
 
     pub fn left(&self, url: &str, why: &str) {
         self.write(&Line::Left {
-            url: crate::http::without_userinfo(url),
+            url: self.shown(url),
             why: why.to_string(),
             at: now(),
         });
@@ -359,11 +430,11 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
     let f = File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let reader = std::io::BufReader::new(f);
     let mut header = None;
-    // key -> resource, in the order first written.
-    let mut puts: Vec<(String, Tracked)> = Vec::new();
+    // key -> resource and the line of its put, in the order first written.
+    let mut puts: Vec<(String, Tracked, usize)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = Default::default();
     let mut gone: std::collections::BTreeSet<String> = Default::default();
-    let mut group: Option<(String, String)> = None;
+    let mut group: Option<(String, String, usize)> = None;
     let mut ended = false;
     let mut damaged = Vec::new();
     let mut lines = reader.split(b'\n').enumerate().peekable();
@@ -410,10 +481,10 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
                     waited: false,
                 };
                 match index.get(&k) {
-                    Some(i) => puts[*i].1 = t,
+                    Some(i) => (puts[*i].1, puts[*i].2) = (t, n + 1),
                     None => {
                         index.insert(k.clone(), puts.len());
-                        puts.push((k, t));
+                        puts.push((k, t, n + 1));
                     }
                 }
             }
@@ -421,7 +492,7 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
                 url, api_version, ..
             } => {
                 gone.remove(&key(&url));
-                group = Some((url, api_version));
+                group = Some((url, api_version, n + 1));
             }
             Line::Gone { url, .. } => {
                 gone.insert(key(&url));
@@ -445,17 +516,19 @@ pub fn read(path: &Path) -> Result<Outstanding, String> {
             }
         }
     };
-    let group = group.filter(|(u, _)| !is_gone(&key(u)));
-    let resources = puts
+    let group = group.filter(|(u, _, _)| !is_gone(&key(u)));
+    let (resources, put_lines) = puts
         .into_iter()
-        .filter(|(k, _)| !is_gone(k))
-        .map(|(_, t)| t)
-        .collect();
+        .filter(|(k, _, _)| !is_gone(k))
+        .map(|(_, t, line)| (t, line))
+        .unzip();
     Ok(Outstanding {
         path: path.to_path_buf(),
         header,
         resources,
-        group,
+        put_lines,
+        group_line: group.as_ref().map(|g| g.2),
+        group: group.map(|(u, v, _)| (u, v)),
         ended,
         damaged,
     })

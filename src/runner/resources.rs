@@ -97,9 +97,8 @@ impl<'a> Exec<'a> {
             None => self.ctx.unique(),
         };
         let url = format!("{collection}/{name}");
-        let path = url::Url::parse(&url)
-            .map(|u| u.path().to_string())
-            .unwrap_or_default();
+        // The resource's ARM id: its path without the base URL's prefix.
+        let path = self.ctx.target.rel_path(&url);
         let mut bound = json!({
             "url": url,
             "path": path,

@@ -123,6 +123,10 @@ impl Exec<'_> {
         surface: Option<Surface>,
     ) -> StepResult<usize> {
         let u = self.versioned(url, api)?;
+        // The target's footprint, whatever the suite says: refused before anything is sent.
+        if let Some(why) = self.ctx.http.guard_refusal(method, u.as_str()) {
+            return Err(why);
+        }
         let own = self.ctx.target.same_origin(&u);
         let surface = surface.unwrap_or_else(|| self.ctx.target.surface_of(u.as_str()));
         let mut std_headers = vec![
@@ -134,7 +138,8 @@ impl Exec<'_> {
         ];
         if own && surface == Surface::Arm {
             std_headers.push(("x-ms-routing-request-id".into(), super::ids::uuid()));
-            std_headers.push(("Referer".into(), self.ctx.target.base()));
+            // ARM sends the full URL the client called (the HTTP layer drops userinfo).
+            std_headers.push(("Referer".into(), u.to_string()));
             if let Some((t, c)) = &self.ctx.target.identity {
                 std_headers.push(("x-ms-home-tenant-id".into(), t.clone()));
                 std_headers.push(("x-ms-client-object-id".into(), c.clone()));
@@ -158,7 +163,7 @@ impl Exec<'_> {
         // Track what the run may create from the moment the PUT leaves: an answer that never
         // comes (or a 5xx) can still have created it. ARM resources of a declared type, and
         // data-plane resources (a status-monitor PUT creates one).
-        let bare = format!("{}{}", self.ctx.target.base(), u.path());
+        let bare = format!("{}{}", u.origin().ascii_serialization(), u.path());
         let addressed_type = match self.ctx.target.address(u.as_str()) {
             Addressed::Resource(t) if own => Some(t),
             _ => None,

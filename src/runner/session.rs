@@ -403,6 +403,9 @@ pub fn run(
                     "error: {why}; the run creates nothing more (a killed run would leave no record of it), tests that would are runner errors"
                 ));
             });
+            // A URL a server handed out may carry the caller's token: kept masked.
+            let (t, r) = (tokens.clone(), redactor.clone());
+            j.set_masker(move |u| journal::token_mask(u, &t.seen(), &r));
             let p = j.path().display().to_string();
             ctx.cleanup.set_journal(j);
             Some(p)
@@ -476,6 +479,31 @@ pub fn run(
         }
         shutdown(server);
         return blocked(s, sink, info, started, &why, &why);
+    }
+    // A group the run made is there to list in now: does the endpoint serve the types?
+    if ctx.target.resource_group.create {
+        let served = rt.block_on(crate::preflight::served::check(
+            &ctx.target,
+            &ctx.http,
+            true,
+            Duration::from_secs(s.request_timeout.max(1)),
+        ));
+        if served.level == crate::preflight::Level::Blocker {
+            let detail = redactor.text(&served.detail);
+            let why = format!(
+                "the target is not ready: {}; no test was run",
+                detail.lines().next().unwrap_or("")
+            );
+            console.note(&format!("error: {why}
+{detail}"));
+            let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
+            info.left_behind = left.iter().map(|l| redactor.text(l)).collect();
+            if let Some(j) = ctx.cleanup.journal() {
+                j.end(left.len(), ctx.cancel.is_cancelled());
+            }
+            shutdown(server);
+            return blocked(s, sink, info, started, &why, &detail);
+        }
     }
     let in_flight = s.test_threads.unwrap_or(if local {
         harness::DEFAULT_IN_FLIGHT

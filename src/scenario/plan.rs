@@ -30,6 +30,20 @@ impl Instance {
     }
 }
 
+/// The profiles of the rules a scenario states that the target does not declare, by name.
+pub fn undeclared_profiles(sc: &Scenario, target: &Target) -> Vec<&'static str> {
+    let mut ps: Vec<&'static str> = sc
+        .rules()
+        .iter()
+        .filter_map(|r| crate::rules::lookup(r))
+        .filter(|r| !target.declares(r.profile))
+        .map(|r| r.profile.name())
+        .collect();
+    ps.sort_unstable();
+    ps.dedup();
+    ps
+}
+
 /// Every test of these suites against this target, in a stable order.
 pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
     let mut out = Vec::new();
@@ -45,24 +59,15 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 row: None,
                 not_applicable: Some(reason),
             };
-            // A scenario that states only rules of profiles the target does not implement has
-            // nothing to judge here.
-            let stated = sc.rules();
-            if !stated.is_empty()
-                && stated
-                    .iter()
-                    .all(|r| crate::rules::lookup(r).is_some_and(|r| !target.declares(r.profile)))
-            {
-                let mut ps: Vec<&str> = stated
-                    .iter()
-                    .filter_map(|r| crate::rules::lookup(r))
-                    .map(|r| r.profile.name())
-                    .collect();
-                ps.sort_unstable();
-                ps.dedup();
+            // A test belongs to the profiles of the rules its scenario states (not the ambient
+            // rules every exchange is judged by): one of an undeclared profile sends nothing.
+            let undeclared = undeclared_profiles(sc, target);
+            if !undeclared.is_empty() {
                 out.push(na(format!(
-                    "its rules belong to profile(s) the target does not declare: {} (`profiles:` in the target file)",
-                    ps.join(", ")
+                    "it tests the {} profile{}, which the target does not declare (add {} to `profiles:` in the target file to run it)",
+                    undeclared.join(", "),
+                    if undeclared.len() == 1 { "" } else { "s" },
+                    undeclared.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" and ")
                 )));
                 continue;
             }

@@ -45,6 +45,23 @@ fn path_of(url: &str) -> String {
     crate::lro::url_path(url).into_owned()
 }
 
+/// `path` without `prefix` (no trailing slash), when it starts with it at a segment boundary
+/// (letter case aside, as ARM reads paths); `path` as it is otherwise.
+fn strip_prefix_ci<'p>(path: &'p str, prefix: &str) -> &'p str {
+    if prefix.is_empty() {
+        return path;
+    }
+    match path.get(..prefix.len()) {
+        Some(head)
+            if head.eq_ignore_ascii_case(prefix)
+                && matches!(path.as_bytes().get(prefix.len()), None | Some(b'/')) =>
+        {
+            &path[prefix.len()..]
+        }
+        _ => path,
+    }
+}
+
 /// Is this a GUID (8-4-4-4-12 hex digits)?
 pub fn is_guid(s: &str) -> bool {
     let parts: Vec<&str> = s.split('-').collect();
@@ -90,6 +107,36 @@ fn compile_template(t: &str) -> Option<Regex> {
 }
 
 impl Target {
+    /// The base URL's path (`/rp/v1` behind a gateway), without a trailing slash; empty when
+    /// the base is a bare origin.
+    pub fn base_path(&self) -> &str {
+        self.base_url.path().trim_end_matches('/')
+    }
+
+    /// The path of a URL (or of a path) as the target's declarations read it: the base URL's
+    /// path prefix taken off when it has it. An ARM resource id is such a path.
+    pub fn rel_path(&self, url: &str) -> String {
+        let path = path_of(url);
+        let rel = strip_prefix_ci(&path, self.base_path());
+        if rel.is_empty() {
+            "/".to_string()
+        } else {
+            rel.to_string()
+        }
+    }
+
+    /// The URL a path of the target is sent to: the base URL (with its path prefix) and the
+    /// path. An absolute URL is taken as given.
+    pub fn url_for(&self, path: &str) -> String {
+        if path.contains("://") {
+            path.to_string()
+        } else if path.starts_with('/') {
+            format!("{}{path}", self.base())
+        } else {
+            format!("{}/{path}", self.base())
+        }
+    }
+
     /// The collection URL of a type: under its parent's URL for a nested type, under the
     /// extended resource for an extension type, else by its scope.
     pub fn collection_url(
@@ -169,7 +216,7 @@ impl Target {
 
     /// What this URL (or path) addresses among the ARM declarations.
     pub fn address(&self, url: &str) -> Addressed<'_> {
-        let path = path_of(url);
+        let path = self.rel_path(url);
         let segs = segments(&path);
         let is_ns = |s: &str| {
             self.namespaces
@@ -271,7 +318,7 @@ impl Target {
         {
             return Surface::Other;
         }
-        let path = path_of(url);
+        let path = self.rel_path(url);
         if let Some(t) = &self.tasks {
             let mut templates = vec![&t.create.url, &t.delete.url, &t.task_url, &t.resource_url];
             templates.extend(t.update.as_ref().map(|u| &u.url));
@@ -313,7 +360,7 @@ impl Target {
 
     /// The declared status-monitor operation a request of this method to this URL starts.
     pub fn monitor_for(&self, method: &str, url: &str) -> Option<&super::Monitor> {
-        let path = path_of(url);
+        let path = self.rel_path(url);
         self.monitors.iter().find(|m| {
             m.request.method.eq_ignore_ascii_case(method)
                 && template_regex(&m.request.url).is_some_and(|re| re.is_match(&path))
@@ -328,7 +375,7 @@ impl Target {
             }
             Addressed::ResourceGroup => &self.resource_group.api_version,
             _ => {
-                let path = path_of(url);
+                let path = self.rel_path(url);
                 let segs = segments(&path);
                 segs.iter()
                     .rposition(|s| s.eq_ignore_ascii_case("providers"))
@@ -342,7 +389,7 @@ impl Target {
     /// The ARM type a path implies: `Namespace/t1/t2` (`Namespace/locations/t` for a
     /// location-based type), from the path's last provider segment.
     pub fn arm_type_of(&self, url: &str) -> Option<String> {
-        let path = path_of(url);
+        let path = self.rel_path(url);
         let segs = segments(&path);
         let pi = segs
             .iter()

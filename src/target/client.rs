@@ -53,6 +53,8 @@ impl Target {
             opts,
             self.headers.clone(),
         )?;
+        let guard = self.guard();
+        http.set_guard(Arc::new(move |method, url| guard.refusal(method, url)));
         Ok(Connection {
             http,
             redactor,

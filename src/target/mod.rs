@@ -14,12 +14,14 @@
 mod address;
 mod client;
 mod embedded;
+mod guard;
 mod parse;
 mod surfaces;
 
 pub use address::{Addressed, is_guid};
 pub use client::Connection;
 pub use embedded::{embedded_specs, embedded_target_yaml, embedded_target_yaml_for};
+pub use guard::Guard;
 pub use parse::{load_target, parse_target};
 pub use surfaces::{MONITOR_FEATURES, Monitor, MonitorLink, RequestDecl, TaskApi};
 
@@ -641,6 +643,11 @@ impl Target {
             .find(|n| n.name.eq_ignore_ascii_case(namespace))
             .map(|n| n.api_version.as_str())
             .unwrap_or(&self.api_version)
+    }
+
+    /// What this target lets a run send ([`Guard`]), with the resource group as named now.
+    pub fn guard(&self) -> Guard {
+        Guard::of(self)
     }
 
     /// Does the target implement this rule profile?

@@ -140,6 +140,19 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
     let base_url = req(r, "base_url").and_then(|n| {
         let b = r.string(n, "base_url")?;
         match url::Url::parse(&b) {
+            // A query or fragment would be glued to every path the run builds: refused.
+            Ok(u) if u.query().is_some() || u.fragment().is_some() => {
+                r.error(
+                    n,
+                    format!(
+                        "base_url `{}` has a {}: every URL the run builds is this base followed by a path",
+                        crate::http::strip_userinfo(&b),
+                        if u.query().is_some() { "query (`?...`)" } else { "fragment (`#...`)" }
+                    ),
+                    Some("https://host[:port][/path/prefix]".into()),
+                );
+                None
+            }
             // Userinfo is allowed (reqwest sends it as Basic); the redactor masks it everywhere.
             Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u),
             _ => {
