@@ -147,57 +147,12 @@ fn rpconform_run(dir: &Scratch, suites: &[&str], target: &Path, extra: &[&str]) 
     run_bounded("secrets", &args, &[(TOKEN_ENV, TOKEN)], &reports)
 }
 
-/// `rpconform serve`, killed (by its pid) when dropped.
-struct Served {
-    child: Child,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Start `rpconform serve --write-target FILE` and wait until it says the file is written.
-fn serve(target: &Path) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--op-duration",
-            "300",
-            "--write-target",
-            &target.display().to_string(),
-        ])
-        .current_dir(common::root())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("rpconform serve starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let served = Served { child };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if line.starts_with("target file:") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(30))
-        .expect("rpconform serve wrote its target file within 30 s");
-    served
-}
-
 #[test]
 fn no_secret_leaks_from_a_run_of_every_suite_against_the_reference_rp() {
     let started = Instant::now();
     let dir = Scratch::new("secrets-embedded");
     let target = dir.join("embedded-target.yaml");
-    let _served = serve(&target);
+    let _served = common::serve(&target, &[]);
     // The written target, with credentials added (the reference RP ignores them).
     let text = std::fs::read_to_string(&target).expect("serve wrote the target file");
     assert!(text.contains("\nauth: none\n"), "{text}");

@@ -90,7 +90,16 @@ async fn doctor_async(a: &DoctorArgs) -> u8 {
             }
         })
     };
-    let report = preflight_with(&target, &http, &tokens, &Options { timeout }).await;
+    let report = preflight_with(
+        &target,
+        &http,
+        &tokens,
+        &Options {
+            timeout,
+            served_at_subscription: true,
+        },
+    )
+    .await;
     watcher.abort();
     if let Some(s) = server {
         s.shutdown().await;

@@ -293,6 +293,7 @@ async fn run(
     } else {
         format!("{}{}", target.base(), a.url)
     };
+    crate::lro::set_base_path(target.base_path());
     let run_id = runner::ids::run_id();
     let opts = HttpOptions {
         request_timeout: Duration::from_secs(a.request_timeout.max(1)),

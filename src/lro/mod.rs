@@ -241,15 +241,49 @@ fn decode_path(path: &str) -> String {
 /// A URL's path as the URL standard reads it; a URL that does not parse is cut at `?`.
 /// Every exchange asks this several times: a plain `http(s)://host/path` is read directly
 /// (nothing in it that parsing would change), anything else goes through the parser.
+///
+/// Behind a gateway (a base URL with a path prefix, [`set_base_path`]) the prefix is taken off:
+/// what the rules compare is the ARM path, the one resource ids are written in.
 pub fn url_path(url: &str) -> std::borrow::Cow<'_, str> {
-    if let Some(p) = plain_path(url) {
-        return std::borrow::Cow::Borrowed(p);
+    let path = match plain_path(url) {
+        Some(p) => std::borrow::Cow::Borrowed(p),
+        None => std::borrow::Cow::Owned(
+            url::Url::parse(url)
+                .map(|u| u.path().to_string())
+                .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string()),
+        ),
+    };
+    match BASE_PATH.get().filter(|b| !b.is_empty()) {
+        Some(prefix) => match strip_base(&path, prefix) {
+            Some(rest) => std::borrow::Cow::Owned(rest.to_string()),
+            None => path,
+        },
+        None => path,
     }
-    std::borrow::Cow::Owned(
-        url::Url::parse(url)
-            .map(|u| u.path().to_string())
-            .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string()),
-    )
+}
+
+/// The path prefix of the RP under test, lower-cased, without a trailing slash.
+static BASE_PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The base URL's path prefix of the one target this process talks to (`/rp/v1` when the RP
+/// is served behind a gateway): set once, before anything is judged, by the command that
+/// reads the target. Never set, paths are read whole.
+pub fn set_base_path(prefix: &str) {
+    let _ = BASE_PATH.set(prefix.trim_end_matches('/').to_ascii_lowercase());
+}
+
+/// `path` after `prefix` (lower case) at a segment boundary, letter case aside; `/` for the
+/// prefix itself.
+fn strip_base<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    let head = path.get(..prefix.len())?;
+    if !head.eq_ignore_ascii_case(prefix) {
+        return None;
+    }
+    match path.as_bytes().get(prefix.len()) {
+        None => Some("/"),
+        Some(b'/') => Some(&path[prefix.len()..]),
+        _ => None,
+    }
 }
 
 /// The path of an `http(s)` URL whose path has only characters the parser keeps as they are

@@ -41,7 +41,9 @@ fn reads(target: &Target, group_exists: bool) -> Vec<Read> {
         .filter(|t| t.parent.is_none() && t.names.is_none())
         .filter_map(|t| {
             let (url, scope_exists) = match t.scope {
-                Scope::ResourceGroup if group_exists => (target.collection_url(t, None).ok()?, true),
+                Scope::ResourceGroup if group_exists => {
+                    (target.collection_url(t, None).ok()?, true)
+                }
                 Scope::ResourceGroup if t.kind == crate::target::Kind::Tracked => (
                     format!(
                         "{}/subscriptions/{}/providers/{}/{}",
@@ -94,13 +96,18 @@ fn not_served(ex: &Exchange, scope_exists: bool) -> Option<(bool, String)> {
             ),
         )),
         401 | 403 => Some((true, named("without an ARM error body"))),
-        404 | 400 if code.as_deref().is_some_and(|c| NOT_SERVED_CODES.iter().any(|k| k.eq_ignore_ascii_case(c))) => {
+        404 | 400
+            if code
+                .as_deref()
+                .is_some_and(|c| NOT_SERVED_CODES.iter().any(|k| k.eq_ignore_ascii_case(c))) =>
+        {
             Some((true, named("")))
         }
         404 => Some((scope_exists || html, named("without an ARM error body"))),
-        200..=299 if html || (r.json.is_none() && !r.body.trim().is_empty()) => {
-            Some((true, format!("{} with a page that is not JSON ({ctype})", r.status)))
-        }
+        200..=299 if html || (r.json.is_none() && !r.body.trim().is_empty()) => Some((
+            true,
+            format!("{} with a page that is not JSON ({ctype})", r.status),
+        )),
         _ => None,
     }
 }
@@ -129,7 +136,10 @@ pub async fn check(target: &Target, http: &Http, group_exists: bool, limit: Dura
             continue;
         };
         if let Some((strong, what)) = not_served(&ex, r.scope_exists) {
-            findings.push((strong, format!("`{}` ({}): GET {} answers {what}", r.ty, r.arm_type, ex.url)));
+            findings.push((
+                strong,
+                format!("`{}` ({}): GET {} answers {what}", r.ty, r.arm_type, ex.url),
+            ));
         }
     }
     verdict(target, &reads, findings)
@@ -143,8 +153,9 @@ fn verdict(target: &Target, reads: &[Read], findings: Vec<(bool, String)>) -> Ch
             format!("{} type(s) answer their collection read", reads.len()),
         );
     }
-    let strong = findings.iter().any(|(s, _)| *s);
+    // Every type answering as if not served is no RP's choice, whatever the answers say.
     let every = findings.len() == reads.len();
+    let strong = every || findings.iter().any(|(s, _)| *s);
     let mut namespaces: Vec<&str> = target
         .types
         .iter()
@@ -153,18 +164,35 @@ fn verdict(target: &Target, reads: &[Read], findings: Vec<(bool, String)>) -> Ch
         .collect();
     namespaces.dedup();
     let head = if every {
-        format!("{} answers no collection read of its types", namespaces.join(", "))
+        format!(
+            "{} answers no collection read of its types",
+            namespaces.join(", ")
+        )
     } else {
-        format!("{} of {} type(s) answer as if not served", findings.len(), reads.len())
+        format!(
+            "{} of {} type(s) answer as if not served",
+            findings.len(),
+            reads.len()
+        )
     };
     let detail = std::iter::once(head)
         .chain(findings.iter().map(|(_, f)| f.clone()))
         .collect::<Vec<_>>()
         .join("\n");
-    let level = if strong { Level::Blocker } else { Level::Warning };
-    Check::new(NAME, level, detail).hint(
-        "check base_url (and its path prefix), the api-version of each type, and that the namespace is registered and served there; a run would judge the RP on answers it never gave",
-    )
+    let level = if strong {
+        Level::Blocker
+    } else {
+        Level::Warning
+    };
+    let at_subscription = reads.iter().any(|r| !r.scope_exists);
+    Check::new(NAME, level, detail).hint(format!(
+        "check base_url (and its path prefix), the api-version of each type, and that the namespace is registered and served there; a run would judge the RP on answers it never gave{}",
+        if at_subscription {
+            " (read at subscription scope, where RES-07 says a tracked type lists: an RP that does not list there answers so too)"
+        } else {
+            ""
+        }
+    ))
 }
 
 #[cfg(test)]
@@ -191,11 +219,27 @@ mod tests {
     fn answers_of_a_wrong_endpoint_are_told_apart_from_a_served_type() {
         let j = "application/json";
         for (status, ctype, body) in [
-            (404, j, r#"{"error":{"code":"InvalidResourceType","message":"m"}}"#),
-            (400, j, r#"{"error":{"code":"NoRegisteredProviderFound","message":"m"}}"#),
-            (400, j, r#"{"error":{"code":"InvalidApiVersionParameter","message":"m"}}"#),
+            (
+                404,
+                j,
+                r#"{"error":{"code":"InvalidResourceType","message":"m"}}"#,
+            ),
+            (
+                400,
+                j,
+                r#"{"error":{"code":"NoRegisteredProviderFound","message":"m"}}"#,
+            ),
+            (
+                400,
+                j,
+                r#"{"error":{"code":"InvalidApiVersionParameter","message":"m"}}"#,
+            ),
             (401, j, ""),
-            (403, j, r#"{"error":{"code":"AuthorizationFailed","message":"m"}}"#),
+            (
+                403,
+                j,
+                r#"{"error":{"code":"AuthorizationFailed","message":"m"}}"#,
+            ),
             (302, "text/html", ""),
             (200, "text/html", "<html>sign in</html>"),
             (404, "text/html", "<html>not found</html>"),
@@ -209,8 +253,15 @@ mod tests {
         assert_eq!(not_served(&plain, true).map(|x| x.0), Some(true));
         assert_eq!(not_served(&plain, false).map(|x| x.0), Some(false));
         // Served: a list, empty or not; a conforming refusal of something else is not this.
-        for (status, body) in [(200, r#"{"value":[]}"#), (200, r#"{"value":[{"id":"x"}]}"#), (409, r#"{"error":{"code":"Conflict","message":"m"}}"#)] {
-            assert!(not_served(&ex(status, j, body), true).is_none(), "{status} {body}");
+        for (status, body) in [
+            (200, r#"{"value":[]}"#),
+            (200, r#"{"value":[{"id":"x"}]}"#),
+            (409, r#"{"error":{"code":"Conflict","message":"m"}}"#),
+        ] {
+            assert!(
+                not_served(&ex(status, j, body), true).is_none(),
+                "{status} {body}"
+            );
         }
     }
 }

@@ -74,9 +74,8 @@ fn against_shown(j: &mut Judge<'_>, ex: &Exchange, status: u16) {
             // OPS-12 failed already: the RP matched the name case-sensitively, not DEL-01.
             let spelled = j.history.shown.spelled(&ex.url).map(str::to_string);
             if matches!(status, 204 | 404)
-                && let Some(p) = spelled.filter(|p| {
-                    url::Url::parse(&ex.url).is_ok_and(|u| u.path().trim_end_matches('/') != p)
-                })
+                && let Some(p) =
+                    spelled.filter(|p| crate::lro::url_path(&ex.url).trim_end_matches('/') != p)
                 && let Some(c) = j
                     .ledger
                     .first_failure(&[super::expect::CASE_INSENSITIVE_IDS])

@@ -61,9 +61,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             format!("status = {:?}", b.get("status")),
         )
     });
-    let path = url::Url::parse(&ex.url)
-        .map(|u| u.path().to_string())
-        .unwrap_or_default();
+    let path = crate::lro::url_path(&ex.url).into_owned();
     let id = b.get("id").and_then(Value::as_str);
     let name = b.get("name").and_then(Value::as_str);
     let id_path = id.map(|i| {

@@ -40,9 +40,9 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 return;
             }
             envelope(j, ex, body, ty.kind);
-            let path = url::Url::parse(&ex.url)
-                .map(|u| u.path().trim_end_matches('/').to_string())
-                .unwrap_or_default();
+            let path = crate::lro::url_path(&ex.url)
+                .trim_end_matches('/')
+                .to_string();
             let id = body.get("id").and_then(Value::as_str);
             let ty_s = body.get("type").and_then(Value::as_str);
             let want_type = j.target.arm_type_of(&ex.url).unwrap_or_default();

@@ -47,9 +47,7 @@ pub struct Shown {
 
 /// A URL's path as sent, letter case kept, no query.
 fn exact_path(url: &str) -> String {
-    url::Url::parse(url)
-        .map(|u| u.path().trim_end_matches('/').to_string())
-        .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
+    crate::lro::url_path(url).trim_end_matches('/').to_string()
 }
 
 fn arm_path(url: &str) -> Option<String> {

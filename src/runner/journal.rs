@@ -628,6 +628,47 @@ mod tests {
     }
 
     #[test]
+    fn a_token_a_server_put_in_a_url_is_kept_masked_and_put_back_for_cleanup() {
+        let dir = scratch("token-mask");
+        let (j, _) = Journal::create(&dir, &header("tok")).unwrap();
+        let token = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.c2ln+/=";
+        let other = "hunter2-api-key";
+        let redactor = std::sync::Arc::new(crate::http::Redactor::new(&[]));
+        redactor.register(token);
+        redactor.register(other);
+        let (r, tokens) = (redactor.clone(), vec![token.to_string()]);
+        j.set_masker(move |u| token_mask(u, &tokens, &r));
+        let encoded = percent_encoding::utf8_percent_encode(token, COMPONENT).to_string();
+        let base = "http://127.0.0.1:1/subscriptions/s/resourceGroups/rg-tok/providers/N/w";
+        let in_path = format!("{base}/{token}");
+        let in_query_form = format!("{base}/x{encoded}y");
+        let with_other = format!("{base}/{other}");
+        for u in [&in_path, &in_query_form, &with_other] {
+            j.put(&tracked(u));
+        }
+        drop(j);
+        let p = dir.join("journal-tok.jsonl");
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            !text.contains(token) && !text.contains(&encoded) && !text.contains(other),
+            "{text}"
+        );
+        let o = read(&p).unwrap();
+        let back: Vec<Result<String, String>> = o
+            .resources
+            .iter()
+            .map(|t| token_unmask(&t.url, Some(token)))
+            .collect();
+        assert_eq!(back[0].as_deref(), Ok(in_path.as_str()));
+        assert_eq!(back[1].as_deref(), Ok(in_query_form.as_str()));
+        // A secret that is not the caller's token cannot be put back: never sent masked.
+        assert!(back[2].as_ref().unwrap_err().contains("delete it by hand"));
+        // No token now: a URL that held one is not sent either.
+        assert!(token_unmask(&o.resources[0].url, None).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn outstanding_is_what_was_put_and_not_confirmed_gone() {
         let dir = scratch("outstanding");
         let (j, earlier) = Journal::create(&dir, &header("aaa")).unwrap();

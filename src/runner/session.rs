@@ -270,6 +270,8 @@ pub fn run(
             target.implied_profiles.join(", ")
         ));
     }
+    // Every path the rules compare is read after the base URL's prefix (a gateway's).
+    crate::lro::set_base_path(target.base_path());
     let run_id = runner::ids::run_id();
     if target.resource_group.create {
         target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);
@@ -494,8 +496,10 @@ pub fn run(
                 "the target is not ready: {}; no test was run",
                 detail.lines().next().unwrap_or("")
             );
-            console.note(&format!("error: {why}
-{detail}"));
+            console.note(&format!(
+                "error: {why}
+{detail}"
+            ));
             let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
             info.left_behind = left.iter().map(|l| redactor.text(l)).collect();
             if let Some(j) = ctx.cleanup.journal() {

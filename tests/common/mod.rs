@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset of these helpers
 
+pub mod gateway;
 pub mod http;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -500,4 +501,62 @@ pub fn require_tool(what: &str, how: &str) {
         panic!("{msg}");
     }
     eprintln!("{msg}");
+}
+
+/// `rpconform serve`, killed (by its pid) when dropped.
+pub struct Served {
+    child: Child,
+    /// `http://127.0.0.1:PORT`, as it said it listens.
+    pub base_url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `rpconform serve --port 0 --write-target FILE` with `extra` arguments (by default
+/// `--op-duration 300`), and wait until it says the file is written.
+pub fn serve(target: &Path, extra: &[&str]) -> Served {
+    use std::io::BufRead;
+    let mut args: Vec<String> = vec!["serve".into(), "--port".into(), "0".into()];
+    if !extra.contains(&"--op-duration") {
+        args.extend(["--op-duration".into(), "300".into()]);
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.extend(["--write-target".into(), target.display().to_string()]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
+        .args(&args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("rpconform serve starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut base = String::new();
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(b) = line.strip_prefix("rpconform reference RP listening on ") {
+                base = b.trim().to_string();
+            }
+            if line.starts_with("target file:") {
+                let _ = tx.send(base.clone());
+            }
+        }
+    });
+    let mut served = Served {
+        child,
+        base_url: String::new(),
+    };
+    served.base_url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("rpconform serve wrote its target file within 30 s");
+    served
 }
