@@ -47,6 +47,63 @@ pub fn describe() -> String {
     )
 }
 
+/// The identity of a suite set from its files, as `build.rs` computes [`ID`]: FNV-1a over each
+/// suite (`s`, its path relative to its folder, its length and text), then each schema (`j`,
+/// likewise), in path order. The same files give the same twelve hex digits.
+pub fn id_of_files(suites: &[(String, Vec<u8>)], schemas: &[(String, Vec<u8>)]) -> String {
+    let mut bytes: Vec<u8> = Vec::new();
+    for (kind, files) in [(b's', suites), (b'j', schemas)] {
+        let mut sorted: Vec<&(String, Vec<u8>)> = files.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        for (rel, text) in sorted {
+            bytes.push(kind);
+            bytes.extend_from_slice(rel.as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(&(text.len() as u64).to_le_bytes());
+            bytes.extend_from_slice(text);
+        }
+    }
+    crate::fingerprint::short(&bytes)
+}
+
+/// The identity of the suites a run loaded (`files`, each under one of the `roots` it was
+/// given: a folder, or a suite file itself) and of the schema folder it used.
+pub fn id_of_run(roots: &[PathBuf], files: &[PathBuf], schema_dir: &Path) -> io::Result<String> {
+    let rel = |f: &Path| -> String {
+        roots
+            .iter()
+            .filter(|r| r.is_dir())
+            .find_map(|r| {
+                let (r, f) = (r.canonicalize().ok()?, f.canonicalize().ok()?);
+                f.strip_prefix(&r).ok().map(slashes)
+            })
+            .unwrap_or_else(|| {
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+    };
+    let mut suites = Vec::new();
+    for f in files {
+        suites.push((rel(f), std::fs::read(f)?));
+    }
+    let mut schemas = Vec::new();
+    let mut stack = vec![schema_dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let p = e?.path();
+            let meta = std::fs::metadata(&p)?;
+            if meta.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "json") {
+                let r = p.strip_prefix(schema_dir).map(slashes).unwrap_or_default();
+                schemas.push((r, std::fs::read(&p)?));
+            }
+        }
+    }
+    Ok(id_of_files(&suites, &schemas))
+}
+
 /// Where the embedded set was written.
 #[derive(Debug, Clone)]
 pub struct Materialized {
@@ -424,5 +481,35 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&a);
         let _ = std::fs::remove_dir_all(&b);
+    }
+
+    #[test]
+    fn the_identity_of_the_embedded_files_is_the_built_in_id() {
+        let own = |files: &[(&str, &str)]| -> Vec<(String, Vec<u8>)> {
+            files
+                .iter()
+                .map(|(r, t)| (r.to_string(), t.as_bytes().to_vec()))
+                .collect()
+        };
+        assert_eq!(
+            super::id_of_files(&own(super::SUITES), &own(super::SCHEMAS)),
+            super::ID
+        );
+        let mut changed = own(super::SUITES);
+        changed[0].1.push(b'\n');
+        assert_ne!(
+            super::id_of_files(&changed, &own(super::SCHEMAS)),
+            super::ID
+        );
+        // Materialized, the same files read back give the same identity.
+        let m = super::materialize().unwrap();
+        let files: Vec<std::path::PathBuf> = super::SUITES
+            .iter()
+            .map(|(r, _)| m.suites.join(r))
+            .collect();
+        assert_eq!(
+            super::id_of_run(std::slice::from_ref(&m.suites), &files, &m.schemas).unwrap(),
+            super::ID
+        );
     }
 }

@@ -103,8 +103,14 @@ fn partition_and_merge(cmds: &[Vec<String>]) -> (String, usize) {
         .expect("a report merge command");
     let folders = merge[3..]
         .iter()
+        .skip_while(|w| w.starts_with("--"))
         .take_while(|w| !w.starts_with("--"))
         .count();
+    // What a board signs: every shard certifies its part and names the RP build, and the
+    // merge gives the one verdict.
+    assert!(run.iter().any(|w| w == "--certify"), "{run:?}");
+    assert!(run.iter().any(|w| w == "--subject"), "{run:?}");
+    assert!(merge.iter().any(|w| w == "--certify"), "{merge:?}");
     (run[i + 1].clone(), folders)
 }
 

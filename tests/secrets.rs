@@ -20,10 +20,8 @@
 mod common;
 mod hostile;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::Scratch;
 use hostile::{Mode, Run, Server, run_bounded, target_yaml};

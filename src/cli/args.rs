@@ -153,6 +153,11 @@ pub struct RunArgs {
     /// profiles judged and passed; any other run says "not certified" and why, and exits 1.
     #[arg(long)]
     pub certify: bool,
+    /// The RP build under test, `NAME@VERSION` (`contoso-rp@1.4.2`): named in every report's
+    /// provenance, so a certificate says what it certifies (default: the target file's
+    /// `subject:`).
+    #[arg(long, value_name = "NAME@VERSION")]
+    pub subject: Option<String>,
     /// Where reports go.
     #[arg(long, default_value = "reports")]
     pub report_dir: PathBuf,
@@ -523,6 +528,14 @@ pub enum ReportCommand {
         /// Merge even duplicate shards, shards of different runs or reports that are no shard.
         #[arg(long)]
         force: bool,
+        /// Judge the merged run as a certification (the shards' one verdict): certified only
+        /// at time scale 1, every partition there, every MUST rule judged and passed.
+        #[arg(long)]
+        certify: bool,
+        /// Merge even when partitions are missing (the merged run is incomplete); without
+        /// it a missing partition is named and the merge exits 1.
+        #[arg(long)]
+        allow_missing: bool,
     },
     /// Which rules and tests got worse or better between two runs (report directories or
     /// report.json files). Exit 1 when something got worse.

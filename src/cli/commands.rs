@@ -24,9 +24,21 @@ pub fn dispatch(cli: Cli) -> u8 {
         Command::Replay(a) => super::replay::replay(a),
         Command::Proxy(a) => super::proxy::proxy(a),
         Command::Cleanup(a) => super::cleanup::cleanup(a),
-        Command::Report(ReportCommand::Merge { inputs, out, force }) => {
-            super::report::merge(&inputs, &out, force)
-        }
+        Command::Report(ReportCommand::Merge {
+            inputs,
+            out,
+            force,
+            certify,
+            allow_missing,
+        }) => super::report::merge(
+            &inputs,
+            &out,
+            &crate::report::MergeOptions {
+                force,
+                certify,
+                allow_missing,
+            },
+        ),
         Command::Report(ReportCommand::Diff { old, new, format }) => {
             super::report::diff(&old, &new, format == "markdown")
         }

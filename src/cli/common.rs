@@ -157,6 +157,22 @@ pub(super) fn load(paths: &[PathBuf], schemas: &[String]) -> Result<Vec<Arc<Suit
     }
 }
 
+/// The identity of the suites and schemas a run loaded (as `--version` names the built-in
+/// set's), so a report names the set that ran, not the one built in.
+pub(super) fn suite_set_of(
+    paths: &[PathBuf],
+    schemas: &[String],
+    suites: &[Arc<Suite>],
+) -> Result<String, u8> {
+    let dir = schema_dir(schemas, paths).map_err(usage)?;
+    let files: Vec<PathBuf> = suites.iter().map(|s| s.path.clone()).collect();
+    crate::suiteset::id_of_run(paths, &files, &dir).map_err(|e| {
+        usage(format!(
+            "cannot read the suites back to name their set: {e}"
+        ))
+    })
+}
+
 pub(super) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::report;
 
-/// Join the shards of a partitioned run; the merged run's status is the exit code.
-pub(super) fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> u8 {
-    match report::merge(inputs, out, force) {
+/// Join the shards of a partitioned run; the merged run's status is the exit code (1 when a
+/// partition is missing and `--allow-missing` was not given).
+pub(super) fn merge(inputs: &[PathBuf], out: &Path, opts: &report::MergeOptions) -> u8 {
+    match report::merge(inputs, out, opts) {
         Ok((w, info)) => {
             outln!(
                 "merged {} reports: {}",
@@ -17,7 +18,11 @@ pub(super) fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> u8 {
             );
             w.status.exit_code()
         }
-        Err(e) => {
+        Err(report::MergeError::Missing(why)) => {
+            eprintln!("error: {why}");
+            EXIT_FAILED
+        }
+        Err(report::MergeError::Refused(e)) => {
             eprintln!("error: {e}");
             EXIT_USAGE
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::args::RunArgs;
-use super::common::{load, paths_and_filters, runtime, usage};
+use super::common::{load, paths_and_filters, runtime, suite_set_of, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
 use super::signals::spawn_signal_handler;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -85,7 +85,10 @@ pub(super) fn plan(a: &RunArgs) -> Result<RunPlan, u8> {
 /// The suites and the run's settings, once the arguments are valid (`run` and `plan`).
 fn loaded(a: &RunArgs, plan: RunPlan) -> Result<(Vec<Arc<Suite>>, session::Settings), u8> {
     let suites = load(&plan.paths, &a.schemas)?;
-    Ok((suites, settings_of(a, plan)?))
+    let suite_set = suite_set_of(&plan.paths, &a.schemas, &suites)?;
+    let mut settings = settings_of(a, plan)?;
+    settings.suite_set = suite_set;
+    Ok((suites, settings))
 }
 
 /// `rpconform plan`: the selection `run` would make with these options, costed.
@@ -145,14 +148,14 @@ pub(super) fn run(a: RunArgs) -> u8 {
         };
         if failed.is_empty() {
             eprint_safe(&format!(
-                "--rerun-failed: no test failed in {}; nothing to run",
+                "--rerun-failed: every test in {} finished and none failed; nothing to run",
                 path.display()
             ));
             return EXIT_OK;
         }
         // On stderr: stdout is the test log (or `--list --format json`).
         eprint_safe(&format!(
-            "--rerun-failed: {} test{} failed in {}; running {}",
+            "--rerun-failed: {} test{} failed or did not finish in {}; running {}",
             failed.len(),
             if failed.len() == 1 { "" } else { "s" },
             path.display(),
@@ -181,11 +184,20 @@ pub(super) fn run(a: RunArgs) -> u8 {
     code
 }
 
-/// The tests that failed or errored in a report.json, read one result at a time.
+/// The tests of a report.json to run again, read one result at a time: those that failed or
+/// errored, and those that did not finish (interrupted, or never started: a signal or
+/// `--fail-fast` stopped the run first).
 fn failed_in(path: &std::path::Path) -> Result<std::collections::BTreeSet<String>, String> {
     let mut failed = std::collections::BTreeSet::new();
     report::read_report(path, &mut |_| Ok(()), &mut |r| {
-        if matches!(r.status, report::Status::Failed | report::Status::Error(_)) {
+        let again = match &r.status {
+            report::Status::Failed | report::Status::Error(_) | report::Status::Interrupted(_) => {
+                true
+            }
+            report::Status::Skipped(why) => why.starts_with("not run:"),
+            _ => false,
+        };
+        if again {
             failed.insert(r.name);
         }
         Ok(())
@@ -239,7 +251,12 @@ fn settings_of(a: &RunArgs, plan: RunPlan) -> Result<session::Settings, u8> {
     } else {
         TargetSpec::File(PathBuf::from(&a.target))
     };
+    if let Some(subj) = &a.subject {
+        crate::target::check_subject(subj).map_err(|e| usage(format!("--subject: {e}")))?;
+    }
     Ok(session::Settings {
+        suite_set: crate::suiteset::ID.to_string(),
+        subject: a.subject.clone(),
         target,
         report_dir: a.report_dir.clone(),
         time_scale: a.time_scale,

@@ -443,6 +443,7 @@ impl Inference {
             headers: Vec::new(),
             arm_paths: Vec::new(),
             specs: None,
+            subject: None,
             subscription: most(&self.subscriptions)
                 .unwrap_or("00000000-0000-0000-0000-000000000000")
                 .to_string(),

@@ -14,6 +14,7 @@ pub fn info() -> RunInfo {
         duration_ms: 1500,
         profiles: vec!["arm".into()],
         transcripts: "failures".into(),
+        suite_set: crate::suiteset::ID.into(),
         ..Default::default()
     }
 }

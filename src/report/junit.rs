@@ -360,6 +360,7 @@ impl<W: Write> JunitWriter<W> {
             ("interrupted", info.interrupted.to_string()),
             ("run_id", info.run_id.clone()),
             ("rpconform_version", info.rpconform_version.clone()),
+            ("subject", info.subject.clone().unwrap_or_default()),
             ("suite_set", info.suite_set.clone()),
             ("catalogue", info.catalogue.clone()),
             ("target_file", info.target_file.clone().unwrap_or_default()),

@@ -44,6 +44,13 @@ pub(super) fn esc(s: &str) -> String {
 const MAX_TESTS: usize = 50;
 
 fn settings(out: &mut String, info: &RunInfo, conf: &Conformance) {
+    if let Some(subject) = &info.subject {
+        let _ = writeln!(
+            out,
+            "- subject: **{}** (the RP build under test)",
+            esc(subject)
+        );
+    }
     let _ = writeln!(
         out,
         "- target: `{}` ({}) · profiles: {}",
@@ -394,7 +401,7 @@ pub fn conformance_md(
 ) -> String {
     let mut out = format!(
         "# Conformance of `{}`: {}\n\n",
-        info.target,
+        info.subject.as_deref().unwrap_or(&info.target),
         verdict_line(counts, status)
     );
     status_block(&mut out, info, status);

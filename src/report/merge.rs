@@ -18,10 +18,11 @@ use super::json::read_report;
 use super::{ResultsWriter, RunInfo, Transcripts, Written, write_all};
 
 /// What must be equal in every shard of one run: (name, value).
-fn identity(r: &RunInfo) -> Vec<(&'static str, String)> {
+fn identity(r: &RunInfo) -> Vec<(String, String)> {
     let mut profiles = r.profiles.clone();
     profiles.sort();
-    vec![
+    let mut out: Vec<(&str, String)> = vec![
+        ("subject", r.subject.clone().unwrap_or_default()),
         ("suite set", r.suite_set.clone()),
         ("catalogue", r.catalogue.clone()),
         ("target", r.target.clone()),
@@ -36,7 +37,14 @@ fn identity(r: &RunInfo) -> Vec<(&'static str, String)> {
         ("fault knobs", r.faults.join(",")),
         ("variants", r.variants.join(",")),
         ("rpconform version", r.rpconform_version.clone()),
-    ]
+    ];
+    let mut named: Vec<(String, String)> = out.drain(..).map(|(k, v)| (k.to_string(), v)).collect();
+    // Every setting that changes a verdict, by name (a shard that lacks one differs too).
+    let keys: std::collections::BTreeSet<&String> = r.options.keys().collect();
+    for k in keys {
+        named.push((k.clone(), r.options.get(k).cloned().unwrap_or_default()));
+    }
+    named
 }
 
 /// `hash:2/3` → (`hash`, 2, 3).
@@ -57,9 +65,21 @@ struct Input {
 fn check(inputs: &[Input], force: bool) -> Result<Vec<String>, String> {
     let mut problems = Vec::new();
     let first = &inputs[0];
+    let mine = identity(&first.run);
     for other in &inputs[1..] {
-        for ((name, a), (_, b)) in identity(&first.run).iter().zip(identity(&other.run)) {
-            if *a != b {
+        let theirs = identity(&other.run);
+        let mut names: Vec<&String> = mine.iter().chain(&theirs).map(|(k, _)| k).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let of = |id: &[(String, String)]| {
+                id.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_else(|| "not recorded".into())
+            };
+            let (a, b) = (of(&mine), of(&theirs));
+            if a != b {
                 problems.push(format!(
                     "{} and {} are not shards of one run: their {name} differs (`{a}` vs `{b}`)",
                     first.path.display(),
@@ -69,7 +89,7 @@ fn check(inputs: &[Input], force: bool) -> Result<Vec<String>, String> {
         }
     }
     let mut seen_runs: BTreeMap<&str, &Path> = BTreeMap::new();
-    let mut seen_parts: BTreeMap<u64, &Path> = BTreeMap::new();
+    let mut seen_parts: BTreeMap<u64, (&Path, &str)> = BTreeMap::new();
     let mut scheme: Option<(String, u64)> = None;
     for i in inputs {
         if let Some(prev) = seen_runs.insert(i.run.run_id.as_str(), &i.path) {
@@ -103,9 +123,9 @@ fn check(inputs: &[Input], force: bool) -> Result<Vec<String>, String> {
             Some(_) => {}
             None => scheme = Some((kind.clone(), n)),
         }
-        if let Some(prev) = seen_parts.insert(m, &i.path) {
+        if let Some((prev, q)) = seen_parts.insert(m, (&i.path, p.as_str())) {
             problems.push(format!(
-                "{} and {} are both partition {p}: a duplicate shard",
+                "{} (partition {q}) and {} (partition {p}) are the same part: a duplicate shard",
                 prev.display(),
                 i.path.display()
             ));
@@ -217,13 +237,63 @@ fn merged_info(inputs: &[Input], missing: Vec<String>, kept: usize) -> RunInfo {
     info
 }
 
+/// How to merge.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MergeOptions {
+    /// Merge inputs that are not shards of one run.
+    pub force: bool,
+    /// Judge the merged run as a certification.
+    pub certify: bool,
+    /// Merge even with partitions missing.
+    pub allow_missing: bool,
+}
+
+/// Why a merge wrote nothing.
+#[derive(Debug)]
+pub enum MergeError {
+    /// Inputs that are not shards of one run, or cannot be read (bad input).
+    Refused(String),
+    /// Partitions of the set are missing (and `--allow-missing` was not given).
+    Missing(String),
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeError::Refused(e) | MergeError::Missing(e) => f.write_str(e),
+        }
+    }
+}
+
+impl From<String> for MergeError {
+    fn from(e: String) -> Self {
+        MergeError::Refused(e)
+    }
+}
+
 /// Merge the inputs into `out`: the reports written, with the merged settings.
-pub fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> Result<(Written, RunInfo), String> {
+pub fn merge(
+    inputs: &[PathBuf],
+    out: &Path,
+    opts: &MergeOptions,
+) -> Result<(Written, RunInfo), MergeError> {
     if inputs.is_empty() {
-        return Err("nothing to merge".into());
+        return Err("nothing to merge".to_string().into());
     }
     let read = heads(inputs)?;
-    let missing = check(&read, force)?;
+    let missing = check(&read, opts.force)?;
+    if !missing.is_empty() && !opts.allow_missing {
+        let have: Vec<&str> = read
+            .iter()
+            .filter_map(|i| i.run.partition.as_deref())
+            .collect();
+        return Err(MergeError::Missing(format!(
+            "partition{} {} missing (given: {}); nothing merged. `--allow-missing` merges anyway, and the merged run is incomplete",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            have.join(", ")
+        )));
+    }
     let mut writer = ResultsWriter::create(out, Transcripts::All)
         .map_err(|e| format!("cannot write to {}: {e}", out.display()))?;
     let mut seen = HashSet::new();
@@ -239,7 +309,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> Result<(Written, Ru
     writer
         .finish()
         .map_err(|e| format!("cannot write to {}: {e}", out.display()))?;
-    let info = merged_info(&read, missing, seen.len());
+    let mut info = merged_info(&read, missing, seen.len());
+    info.certify |= opts.certify;
     let written = write_all(out, &info)
         .map_err(|e| format!("cannot write reports to {}: {e}", out.display()))?;
     Ok((written, info))
@@ -249,6 +320,10 @@ pub fn merge(inputs: &[PathBuf], out: &Path, force: bool) -> Result<(Written, Ru
 mod tests {
     use super::*;
     use crate::report::fixtures::{faulty_run, info};
+
+    fn plain() -> MergeOptions {
+        MergeOptions::default()
+    }
 
     /// Write a report of `results` with these settings into a fresh folder.
     fn report(name: &str, run: RunInfo, results: &[crate::report::ScenarioResult]) -> PathBuf {
@@ -286,7 +361,7 @@ mod tests {
         let da = report("a", ia, a);
         let db = report("b", ib, b);
         let out = std::env::temp_dir().join(format!("rpconform-merge-{}-out", std::process::id()));
-        let (w, merged) = merge(&[da.clone(), db.clone()], &out, false).unwrap();
+        let (w, merged) = merge(&[da.clone(), db.clone()], &out, &plain()).unwrap();
         assert_eq!(merged.requests, 123);
         assert_eq!(merged.partition, None, "a complete set is the whole run");
         assert_eq!(merged.selected_out, 0);
@@ -325,12 +400,16 @@ mod tests {
         let run = faulty_run();
         let da = report("dup-a", shard_info("hash:1/3", "ra", 1), &run[..1]);
         let out = std::env::temp_dir().join(format!("rpconform-merge-{}-out2", std::process::id()));
-        let e = merge(&[da.clone(), da.clone()], &out, false).unwrap_err();
+        let e = merge(&[da.clone(), da.clone()], &out, &plain())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("the same run (ra)"), "{e}");
         let mut other = shard_info("hash:2/3", "rb", 1);
         other.faults = vec!["relative-location".into()];
         let db = report("dup-b", other, &run[1..2]);
-        let e = merge(&[da.clone(), db.clone()], &out, false).unwrap_err();
+        let e = merge(&[da.clone(), db.clone()], &out, &plain())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("fault knobs differs"), "{e}");
         assert!(e.contains(&da.display().to_string()), "{e}");
         let full = report("dup-full", info(), &run);
@@ -338,15 +417,33 @@ mod tests {
         i.suite_set = String::new();
         i.catalogue = String::new();
         let dc = report("dup-c", i, &run[..1]);
-        let e = merge(&[dc.clone(), full.clone()], &out, false).unwrap_err();
+        let e = merge(&[dc.clone(), full.clone()], &out, &plain())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is not a shard"), "{e}");
         // Same partition, two runs.
         let dd = report("dup-d", shard_info("hash:1/3", "rd", 1), &run[..1]);
-        let e = merge(&[da.clone(), dd.clone()], &out, false).unwrap_err();
-        assert!(e.contains("both partition hash:1/3"), "{e}");
-        // A missing partition is named and leaves the run incomplete.
+        let e = merge(&[da.clone(), dd.clone()], &out, &plain())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("(partition hash:1/3) and")
+                && e.contains("(partition hash:1/3) are the same part"),
+            "{e}"
+        );
+        // A missing partition is named and refused; with --allow-missing it leaves the run
+        // incomplete.
         let de = report("dup-e", shard_info("hash:2/3", "re", 1), &run[1..2]);
-        let (w, merged) = merge(&[da.clone(), de.clone()], &out, false).unwrap();
+        let e = merge(&[da.clone(), de.clone()], &out, &plain()).unwrap_err();
+        assert!(
+            matches!(&e, MergeError::Missing(m) if m.contains("hash:3/3")),
+            "{e}"
+        );
+        let allow = MergeOptions {
+            allow_missing: true,
+            ..plain()
+        };
+        let (w, merged) = merge(&[da.clone(), de.clone()], &out, &allow).unwrap();
         assert_eq!(merged.missing_partitions, ["hash:3/3"]);
         assert!(
             w.status.incomplete.iter().any(|x| x.contains("hash:3/3")),
@@ -354,7 +451,18 @@ mod tests {
             w.status
         );
         // --force merges anyway.
-        assert!(merge(&[da.clone(), db.clone()], &out, true).is_ok());
+        assert!(
+            merge(
+                &[da.clone(), db.clone()],
+                &out,
+                &MergeOptions {
+                    force: true,
+                    allow_missing: true,
+                    ..plain()
+                }
+            )
+            .is_ok()
+        );
         for d in [da, db, dc, dd, de, full, out] {
             let _ = std::fs::remove_dir_all(d);
         }

@@ -40,7 +40,7 @@ mod fixtures;
 pub use conformance::{Conformance, RuleVerdict, conformance};
 pub use counts::{Counts, Kind, RuleCounts, console_summary, test_status, unstated_failures};
 pub use json::{ReportHead, read_report, report_path};
-pub use merge::merge;
+pub use merge::{MergeError, MergeOptions, merge};
 pub use model::*;
 pub use sarif::{SARIF_FILE, SARIF_SCHEMA};
 pub use status::{

@@ -215,6 +215,15 @@ pub struct RunInfo {
     /// fingerprint, the target file (its path and a hash of its redacted text), when it ended.
     #[serde(default)]
     pub suite_set: String,
+    /// The settings besides the target's that change verdicts (the operation deadline, the
+    /// request timeout, retries, the body cap, whether foreign links are read; for the
+    /// embedded RP its operation duration, read gate and Retry-After), by name: shards with
+    /// different ones are not one run.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub options: std::collections::BTreeMap<String, String>,
+    /// The RP build the run was of (`--subject NAME@VERSION`, or the target's `subject:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
     #[serde(default)]
     pub catalogue: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,6 +301,9 @@ impl RunInfo {
     /// file ci/target.yaml (redacted text 0a1b2c3d4e5f)`).
     pub fn provenance(&self) -> String {
         let mut parts = Vec::new();
+        if let Some(subj) = &self.subject {
+            parts.push(format!("subject {subj}"));
+        }
         if !self.suite_set.is_empty() {
             parts.push(format!("suite set {}", self.suite_set));
         }

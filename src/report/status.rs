@@ -80,6 +80,10 @@ pub struct Certification {
     pub certified: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub why_not: Vec<String>,
+    /// A shard of a certification run (`--partition`), judged on its part: the partition.
+    /// `report merge --certify` gives the run's one verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
 }
 
 /// The run's verdict, with its reasons, worst first.
@@ -153,33 +157,52 @@ impl RunStatus {
             .filter(|x| x.level == "MUST" && x.verdict == RuleVerdict::NotJudged)
             .map(|x| x.id.clone())
             .collect();
-        let mut incomplete = Vec::new();
+        // Each reason the run is incomplete, and whether a shard is excused it (its own
+        // partition, and the rules the other shards judge).
+        let mut incomplete: Vec<(bool, String)> = Vec::new();
+        let shard = info.partition.is_some()
+            && info.merged_from.is_empty()
+            && info.filters.is_empty()
+            && info.skip.is_empty()
+            && info.select.is_empty();
         if info.filtered() {
             let how = selection(info);
-            incomplete.push(if info.selected_out > 0 {
-                format!(
-                    "{} selected out ({how})",
-                    plural(info.selected_out, "test", "tests")
-                )
-            } else {
-                format!("tests selected out ({how})")
-            });
+            incomplete.push((
+                shard,
+                if info.selected_out > 0 {
+                    format!(
+                        "{} selected out ({how})",
+                        plural(info.selected_out, "test", "tests")
+                    )
+                } else {
+                    format!("tests selected out ({how})")
+                },
+            ));
         }
         if info.not_run > 0 {
-            incomplete.push(format!(
-                "{} not run: --fail-fast stopped the run after {} failed",
-                plural(info.not_run, "test", "tests"),
-                info.stopped_after.as_deref().unwrap_or("a test")
+            incomplete.push((
+                false,
+                format!(
+                    "{} not run: --fail-fast stopped the run after {} failed",
+                    plural(info.not_run, "test", "tests"),
+                    info.stopped_after.as_deref().unwrap_or("a test")
+                ),
             ));
         }
         for m in &info.missing_partitions {
-            incomplete.push(format!("partition {m} is missing from the merged set"));
+            incomplete.push((
+                false,
+                format!("partition {m} is missing from the merged set"),
+            ));
         }
         if !unjudged_must.is_empty() {
-            incomplete.push(format!(
-                "{} of the declared profiles not judged ({})",
-                plural(unjudged_must.len(), "MUST rule", "MUST rules"),
-                list(&unjudged_must, 8)
+            incomplete.push((
+                shard,
+                format!(
+                    "{} of the declared profiles not judged ({})",
+                    plural(unjudged_must.len(), "MUST rule", "MUST rules"),
+                    list(&unjudged_must, 8)
+                ),
             ));
         }
 
@@ -207,13 +230,27 @@ impl RunStatus {
                     info.faults.join(", ")
                 ));
             }
+            if info.suite_set != crate::suiteset::ID {
+                why_not.push(format!(
+                    "the suites that ran (set {}) are not rpconform's own (set {}, as `--version` names it): a certificate is for the built-in suites, unmodified",
+                    if info.suite_set.is_empty() { "unnamed" } else { &info.suite_set },
+                    crate::suiteset::ID
+                ));
+            }
             why_not.extend(reasons.iter().cloned());
-            why_not.extend(incomplete.iter().cloned());
+            why_not.extend(
+                incomplete
+                    .iter()
+                    .filter(|(excused, _)| !excused)
+                    .map(|(_, why)| why.clone()),
+            );
             Certification {
                 certified: why_not.is_empty(),
                 why_not,
+                shard: shard.then(|| info.partition.clone().unwrap_or_default()),
             }
         });
+        let incomplete: Vec<String> = incomplete.into_iter().map(|(_, why)| why).collect();
         RunStatus {
             state,
             reasons,
@@ -258,10 +295,12 @@ impl RunStatus {
             parts.push(format!("incomplete: {}", self.incomplete.join("; ")));
         }
         if let Some(c) = &self.certification {
-            parts.push(if c.certified {
-                "certified".into()
-            } else {
-                "not certified".into()
+            parts.push(match (&c.shard, c.certified) {
+                (Some(p), true) => format!(
+                    "shard {p} certified on its part (`report merge --certify` gives the run's certificate)"
+                ),
+                (None, true) => "certified".into(),
+                (_, false) => "not certified".into(),
             });
         }
         parts.join(" · ")
@@ -419,6 +458,68 @@ mod tests {
         assert!(why[1].contains("relative-location"), "{why:?}");
     }
 
+    /// A view in which every rule passed.
+    fn all_passed(i: &RunInfo) -> (Conformance, Counts) {
+        let mut conf = conformance(i, &clean());
+        for r in &mut conf.rules {
+            r.verdict = RuleVerdict::Passed;
+        }
+        let mut c = Counts::default();
+        c.set_rules(&conf);
+        (conf, c)
+    }
+
+    #[test]
+    fn a_replaced_suite_set_is_not_certified() {
+        let mut i = info();
+        i.certify = true;
+        i.suite_set = "0123456789ab".into();
+        let (conf, c) = all_passed(&i);
+        let s = RunStatus::compute(&i, &c, &conf);
+        let why = s.certification.unwrap().why_not;
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(
+            why[0].contains("set 0123456789ab") && why[0].contains(crate::suiteset::ID),
+            "{why:?}"
+        );
+    }
+
+    #[test]
+    fn a_shard_of_a_certification_run_is_judged_on_its_part() {
+        let mut i = info();
+        i.certify = true;
+        i.partition = Some("hash:2/3".into());
+        i.selected_out = 400;
+        // What other shards judge is not judged here: not held against this one.
+        let mut conf = conformance(&i, &clean());
+        for r in &mut conf.rules {
+            r.verdict = RuleVerdict::Passed;
+        }
+        conf.rules[0].verdict = RuleVerdict::NotJudged;
+        let mut c = Counts::default();
+        c.set_rules(&conf);
+        let s = RunStatus::compute(&i, &c, &conf);
+        let cert = s.certification.clone().unwrap();
+        assert!(cert.certified, "{cert:?}");
+        assert_eq!(cert.shard.as_deref(), Some("hash:2/3"));
+        assert!(
+            s.headline()
+                .contains("shard hash:2/3 certified on its part"),
+            "{}",
+            s.headline()
+        );
+        assert_eq!(s.exit_code(), EXIT_OK);
+        // A name filter on top of the partition is a selection a certificate cannot have.
+        i.filters = vec!["etag::".into()];
+        let s = RunStatus::compute(&i, &c, &conf);
+        assert!(!s.certification.unwrap().certified);
+        // Nor a test --fail-fast left out.
+        i.filters.clear();
+        i.not_run = 2;
+        let s = RunStatus::compute(&i, &c, &conf);
+        assert!(!s.certification.unwrap().certified);
+    }
+
     #[test]
     fn a_run_that_judged_and_passed_every_must_rule_certifies() {
         // A hand-made view: every rule passed.
@@ -436,7 +537,8 @@ mod tests {
             s.certification,
             Some(Certification {
                 certified: true,
-                why_not: vec![]
+                why_not: vec![],
+                shard: None,
             })
         );
         assert_eq!(s.headline(), "passed — certified");

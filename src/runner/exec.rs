@@ -180,8 +180,18 @@ impl<'a> Exec<'a> {
             .collect();
         if !retried.is_empty() {
             let first = retried[0];
+            // Flaky means it passed on a later attempt (nextest's and JUnit's flakyFailure):
+            // a test that failed anyway, or whose every attempt of a request went unanswered,
+            // is failed or an error, never flaky.
+            let recovered = retried.iter().all(|x| x.response.is_some());
+            let passed = matches!(status, Status::Passed | Status::Warned);
+            let mark = if recovered && passed {
+                FLAKY_NOTE
+            } else {
+                "retried: "
+            };
             notes.push(format!(
-                "{FLAKY_NOTE}{} request(s) got no answer of the RP's and were sent again (--retries), {} attempt(s) in all; first: {} after {}",
+                "{mark}{} request(s) got no answer of the RP's and were sent again (--retries), {} attempt(s) in all; first: {} after {}",
                 retried.len(),
                 retried.iter().map(|x| x.retried.len()).sum::<usize>(),
                 crate::report::render::exchange_line(first),

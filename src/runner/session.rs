@@ -73,6 +73,11 @@ pub struct Settings {
     pub verbose: bool,
     /// Fault knobs of the embedded RP, by name, for the reports.
     pub faults: Vec<String>,
+    /// `--subject`: the RP build under test (else the target file's `subject:`).
+    pub subject: Option<String>,
+    /// The identity of the suites and schemas that run (the built-in set's is
+    /// [`crate::suiteset::ID`]).
+    pub suite_set: String,
 }
 
 /// How a run ended.
@@ -194,6 +199,8 @@ pub fn list(
 
 /// The run's settings for the reports, before anything ran.
 struct Provenance {
+    subject: Option<String>,
+    options: std::collections::BTreeMap<String, String>,
     run_id: String,
     started_at: String,
     label: String,
@@ -223,7 +230,9 @@ impl Provenance {
             transcripts: s.transcripts.name().into(),
             certify: s.certify,
             selected_out,
-            suite_set: crate::suiteset::ID.to_string(),
+            suite_set: s.suite_set.clone(),
+            subject: s.subject.clone().or_else(|| self.subject.clone()),
+            options: self.options.clone(),
             catalogue: crate::rules::catalogue_id(),
             target_file: self.file.as_ref().map(|f| f.0.clone()),
             target_hash: self.file.as_ref().map(|f| f.1.clone()),
@@ -231,6 +240,34 @@ impl Provenance {
             ..Default::default()
         }
     }
+}
+
+/// The settings that change verdicts, as [`RunInfo::options`] records them.
+fn verdict_options(s: &Settings, target: &Target) -> std::collections::BTreeMap<String, String> {
+    let mut o = std::collections::BTreeMap::new();
+    o.insert(
+        "deadline".into(),
+        format!("{} s", target.deadline.as_secs()),
+    );
+    o.insert("request timeout".into(), format!("{} s", s.request_timeout));
+    o.insert("retries".into(), s.retries.to_string());
+    o.insert("body cap".into(), s.body_cap.to_string());
+    o.insert("no foreign".into(), s.no_foreign.to_string());
+    if let TargetSpec::Embedded { settings, .. } = &s.target {
+        o.insert(
+            "operation duration".into(),
+            format!("{} ms", settings.op_duration.as_millis()),
+        );
+        o.insert(
+            "hold reads".into(),
+            settings.complete_after_reads.to_string(),
+        );
+        o.insert(
+            "retry after".into(),
+            format!("{} s", settings.retry_after_secs),
+        );
+    }
+    o
 }
 
 fn now() -> String {
@@ -311,6 +348,8 @@ pub fn run(
         }
     };
     let prov = Provenance {
+        subject: target.subject.clone(),
+        options: verdict_options(s, &target),
         run_id: run_id.clone(),
         started_at: started_at.clone(),
         label: target.label.clone(),

@@ -326,6 +326,26 @@ pub struct Target {
     /// The RP's own OpenAPI spec (`openapi:`, `--openapi`, the embedded RP's): the SPEC rules
     /// judge answers against it.
     pub specs: Option<std::sync::Arc<crate::spec::Specs>>,
+    /// What a certificate certifies: the RP build under test (`subject: contoso-rp@1.4.2`;
+    /// `--subject` wins).
+    pub subject: Option<String>,
+}
+
+/// Is `s` a subject `NAME@VERSION` (the RP build a report is of)? Both parts non-empty, no
+/// spaces or control characters, at most 200 characters.
+pub fn check_subject(s: &str) -> Result<(), String> {
+    let ok_part = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-+/:~".contains(c))
+    };
+    match s.rsplit_once('@') {
+        Some((name, version)) if s.len() <= 200 && ok_part(name) && ok_part(version) => Ok(()),
+        _ => Err(format!(
+            "subject `{}` is not NAME@VERSION (letters, digits and ._-+/:~ on each side of one `@`)",
+            s.chars().take(80).collect::<String>()
+        )),
+    }
 }
 
 /// Features a scenario can require of a type (`for_each_type: [etag, child]`).

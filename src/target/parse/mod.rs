@@ -35,6 +35,7 @@ const TOP_KEYS: &[&str] = &[
     "tasks",
     "arm_paths",
     "openapi",
+    "subject",
 ];
 
 /// Read and parse a target file from disk.
@@ -321,6 +322,20 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             }
         }
     }
+    let subject = m.get("subject").and_then(|n| {
+        let v = r.string(n, "subject")?;
+        match super::check_subject(&v) {
+            Ok(()) => Some(v),
+            Err(e) => {
+                r.error(
+                    n,
+                    e,
+                    Some("NAME@VERSION, the RP build under test (contoso-rp@1.4.2)".into()),
+                );
+                None
+            }
+        }
+    });
     let identity = m.get("identity").and_then(|n| {
         let im = r.map(n, "identity", &["tenant", "client"])?;
         let t = im.get("tenant").and_then(|x| r.string(x, "tenant"));
@@ -409,6 +424,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         tasks,
         arm_paths,
         specs: None,
+        subject,
     })
     .map(|mut t| {
         if let Some(s) = specs {
