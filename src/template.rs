@@ -305,9 +305,8 @@ fn resolve(v: &VarRef, scope: &Scope) -> Result<Value, String> {
                 }
                 Filter::Recase => recase(&s),
                 Filter::OtherSubscription => other_subscription(&s),
-                Filter::Path => url::Url::parse(&s)
-                    .map(|u| u.path().to_string())
-                    .unwrap_or_else(|_| s.split('?').next().unwrap_or("").to_string()),
+                // The ARM path: after the base URL's prefix (a gateway's), as resource ids are.
+                Filter::Path => crate::lro::url_path(&s).into_owned(),
                 Filter::Json => unreachable!("handled above"),
             })
         }

@@ -72,6 +72,16 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request<Body>) -> Resp
     if tasks::is_tasks(path) {
         return tasks::handle(&app.tasks, &app.settings, &parts, body);
     }
+    // The fault: a SKU list the RP takes longer than ARM waits for (60 s) to answer.
+    if app.settings.has(Fault::SlowSkus)
+        && parts.method == Method::GET
+        && path
+            .trim_end_matches('/')
+            .to_ascii_lowercase()
+            .ends_with("/skus")
+    {
+        tokio::time::sleep(std::time::Duration::from_secs(61)).await;
+    }
     let (reply, location_based) = match body {
         Some(bytes) => dispatch(&app, &parts, bytes),
         None => (
@@ -137,17 +147,21 @@ fn handle_route(app: &App, parts: &Parts, body: Bytes, route: Route) -> Result<R
         api_version,
         body,
         base: base_url(&parts.headers, &parts.uri),
+        host: crate::context::host_base(&parts.headers, &parts.uri),
         settings,
         now,
     };
     let store = &mut *store;
-    if matches!(method, Method::PUT | Method::PATCH | Method::POST) {
+    if matches!(
+        method,
+        Method::PUT | Method::PATCH | Method::POST | Method::DELETE
+    ) {
         let sub = match &route {
             Route::Resource(r) | Route::Restart(r) => r.sub(),
             Route::Move(g) => Some(g.sub.as_str()),
             _ => None,
         };
-        crate::subscriptions::writable(&req, store, sub)?;
+        crate::subscriptions::writable(&req, store, sub, method == Method::DELETE)?;
     }
     match (&route, method) {
         (Route::Group(g), Method::GET) => groups::get(store, g),
@@ -279,6 +293,7 @@ fn finish(
 ) -> Response {
     let settings = &app.settings;
     let mut response = reply.into_response();
+    let client_error = response.status().is_client_error();
     let headers = response.headers_mut();
     let mut request_id = if settings.is(Variant::RequestIdFormat) {
         ids::suffixed_request_id()
@@ -299,6 +314,20 @@ fn finish(
             .insert(op.clone())
     {
         request_id = op;
+    }
+    if settings.has(Fault::EndpointInHeader)
+        && let Ok(v) = HeaderValue::from_str(&crate::context::host_base(
+            request_headers,
+            &Default::default(),
+        ))
+    {
+        headers.insert(HeaderName::from_static("x-ms-served-by"), v);
+    }
+    if settings.has(Fault::FailureCauseMalformed) && client_error {
+        headers.insert(
+            HeaderName::from_static("x-ms-failurecause"),
+            HeaderValue::from_static("user"),
+        );
     }
     let no_request_id = settings.has(Fault::NoRequestId)
         || (location_based && settings.has(Fault::LocationTypeNoRequestId));

@@ -24,6 +24,9 @@ pub struct Req<'a> {
     pub body: Bytes,
     /// `scheme://authority` for absolute links: the Referer's origin, else the Host.
     pub base: String,
+    /// `http://` + the Host the RP was called on (what links are built from under the
+    /// `*-from-host` faults).
+    pub host: String,
     pub settings: &'a Settings,
     pub now: Instant,
 }
@@ -137,9 +140,19 @@ impl<'a> Req<'a> {
         }
     }
 
-    /// An absolute URL on this server for `path` (already encoded) and `query`.
+    /// An absolute URL on this server for `path` (already encoded) and `query`, on the public
+    /// host the Referer names (on the Host called under `from_host`).
     pub fn absolute(&self, path_and_query: &str) -> String {
         format!("{}{}", self.base, path_and_query)
+    }
+
+    /// [`Req::absolute`], on the Host the RP was called on when `fault` is on.
+    pub fn link(&self, fault: Fault, path_and_query: &str) -> String {
+        if self.has(fault) {
+            format!("{}{}", self.host, path_and_query)
+        } else {
+            self.absolute(path_and_query)
+        }
     }
 }
 

@@ -169,10 +169,10 @@ fn with_api_version(req: &Req, path: String) -> String {
 
 /// The absolute Azure-AsyncOperation URL of `op`.
 pub fn aao_url(req: &Req, op: &Operation) -> String {
-    req.absolute(&with_api_version(
-        req,
-        op_path(op, status_shape(req.settings)),
-    ))
+    req.link(
+        Fault::LinksFromHost,
+        &with_api_version(req, op_path(op, status_shape(req.settings))),
+    )
 }
 
 /// The Location URL of `op` (generation `n` > 0 adds `.{n}` to the id): absolute, or a bare
@@ -196,7 +196,7 @@ pub fn location_url(req: &Req, op: &Operation, generation: u64) -> String {
     if s.has(Fault::RelativeLocation) {
         pq
     } else {
-        req.absolute(&pq)
+        req.link(Fault::LinksFromHost, &pq)
     }
 }
 

@@ -56,15 +56,16 @@ pub fn resource(r: &Resource, state: Option<State>, settings: &Settings) -> Valu
     if let Some(tags) = &r.tags {
         m.insert("tags".into(), Value::Object(tags.clone()));
     }
-    if !r.system_data.is_empty() {
+    if settings.has(Fault::SystemDataBadTime) {
+        // The RP's own rendering of the creation time: a US-locale time.
+        let mut sd = r.system_data.clone();
+        sd.entry("createdBy").or_insert_with(|| json!("refrp"));
+        sd.entry("createdByType")
+            .or_insert_with(|| json!("Application"));
+        sd.insert("createdAt".into(), json!("11/26/2026 6:00:00 PM"));
+        m.insert("systemData".into(), Value::Object(sd));
+    } else if !r.system_data.is_empty() {
         m.insert("systemData".into(), Value::Object(r.system_data.clone()));
-    } else if settings.has(Fault::SystemDataBadTime) {
-        // Where ARM sent none: the RP's own systemData, with a US-locale time.
-        m.insert(
-            "systemData".into(),
-            json!({"createdBy": "refrp", "createdByType": "Application",
-                   "createdAt": "11/26/2026 6:00:00 PM"}),
-        );
     }
     let mut props = r.properties.clone();
     // Write-only (`x-ms-secret` in the spec): stored, never returned.

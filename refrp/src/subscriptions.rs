@@ -1,7 +1,8 @@
 //! Subscription lifecycle notifications (public RPC subscription-lifecycle-api-reference.md):
 //! `PUT /subscriptions/{id}?api-version=2.0` with the subscription's new state, answered 200
 //! with the request as sent. While a subscription is Warned or Suspended its resources can be
-//! read and deleted but not written; Deleted removes everything the RP holds for it.
+//! read and deleted but not written; while it is Unregistered only read; Deleted removes
+//! everything the RP holds for it.
 
 use axum::http::StatusCode;
 use serde_json::Value;
@@ -45,17 +46,28 @@ pub fn notify(req: &Req, store: &mut Store, sub: &str) -> Result<Reply, ApiError
             format!("The subscription '{sub}' is not known to this resource provider."),
         ));
     }
-    if *state == "Deleted" {
+    if *state == "Deleted" && !req.has(Fault::DeletedKeepsResources) {
         store.remove_subscription(&key);
     }
     store.subscriptions.insert(key, (*state).to_string());
     Ok(Reply::json(StatusCode::OK, body))
 }
 
-/// Writes (PUT, PATCH, POST) are refused while the subscription is Warned or Suspended.
-pub fn writable(req: &Req, store: &Store, sub: Option<&str>) -> Result<(), ApiError> {
+/// Writes (PUT, PATCH, POST) are refused while the subscription is Warned or Suspended, and
+/// every request but a GET while it is Unregistered ("Only GETs are permitted").
+pub fn writable(req: &Req, store: &Store, sub: Option<&str>, delete: bool) -> Result<(), ApiError> {
     let Some(sub) = sub else { return Ok(()) };
-    match store.subscriptions.get(&sub.to_ascii_lowercase()) {
+    let state = store.subscriptions.get(&sub.to_ascii_lowercase());
+    if state.is_some_and(|s| s == "Unregistered") && !req.has(Fault::UnregisteredAllowsWrites) {
+        return Err(ApiError::conflict(
+            "SubscriptionNotRegistered",
+            format!("The subscription '{sub}' is Unregistered: only reads are served."),
+        ));
+    }
+    if delete {
+        return Ok(());
+    }
+    match state {
         Some(s)
             if (s == "Warned" || s == "Suspended") && !req.has(Fault::SuspendedAllowsWrites) =>
         {

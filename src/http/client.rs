@@ -108,6 +108,22 @@ pub struct Http {
     counters: Counters,
     cancel: OnceLock<Arc<Cancel>>,
     guard: OnceLock<SendGuard>,
+    front_door: OnceLock<Arc<super::front_door::FrontDoor>>,
+}
+
+/// The answer ARM gives itself, as a recorded response.
+fn front_door_response(a: &super::front_door::OwnAnswer) -> Response {
+    let body = a.body();
+    Response {
+        status: a.status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body_bytes: body.len(),
+        json: serde_json::from_str(&body).ok(),
+        body,
+        json_error: None,
+        set_cookies: Vec::new(),
+        sent: None,
+    }
 }
 
 /// Did this attempt get no answer of the RP's, so that `--retries` may send it again? No
@@ -174,7 +190,61 @@ impl Http {
             counters: Counters::default(),
             cancel: OnceLock::new(),
             guard: OnceLock::new(),
+            front_door: OnceLock::new(),
         })
+    }
+
+    /// Play ARM's part in front of the endpoint from now on (set once, when the client is
+    /// made for a target that emulates the front door).
+    pub fn set_front_door(&self, fd: super::front_door::FrontDoor) {
+        let _ = self.front_door.set(Arc::new(fd));
+    }
+
+    /// ARM's front door, when the run plays it.
+    pub fn front_door(&self) -> Option<&super::front_door::FrontDoor> {
+        self.front_door.get().map(|f| &**f)
+    }
+
+    /// `url` as it is sent: a URL on the front door's public host routed to the RP's endpoint,
+    /// as ARM routes it; any other URL as it is.
+    pub fn route(&self, url: &str) -> String {
+        self.front_door()
+            .and_then(|fd| fd.route(url))
+            .unwrap_or_else(|| url.to_string())
+    }
+
+    /// Does ARM's front door stand between the run and this request (an ARM-surface request
+    /// to the RP's own origin, while the run plays ARM's part)?
+    fn fronted(&self, req: &OutRequest) -> Option<&super::front_door::FrontDoor> {
+        let fd = self.front_door()?;
+        let own = url::Url::parse(&req.url).is_ok_and(|u| self.same_origin(&u));
+        (own && req.surface == super::Surface::Arm).then_some(fd)
+    }
+
+    /// What ARM adds to a request it passes on: its headers, where the request names none of
+    /// its own by that name (a scenario's `x-ms-home-tenant-id` plays another caller).
+    fn with_front_door_headers(&self, mut req: OutRequest) -> OutRequest {
+        if let Some(fd) = self.fronted(&req)
+            && let Ok(u) = url::Url::parse(&req.url)
+        {
+            for (k, v) in fd.headers(&req.method, &u) {
+                if !req.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(&k)) {
+                    req.headers.push((k, v));
+                }
+            }
+        }
+        req
+    }
+
+    /// ARM's own answer to a request it never passes on, recorded as such.
+    fn own_answer(&self, req: &OutRequest, role: Role) -> Option<Exchange> {
+        let fd = self.fronted(req)?;
+        let u = url::Url::parse(&req.url).ok()?;
+        let a = fd.own_answer(&u, req.body.as_ref().map_or(0, String::len))?;
+        let mut ex = self.record(req, role);
+        ex.front_door = Some(format!("ARM answered {} itself: {}", a.status, a.why));
+        ex.response = Some(front_door_response(&a));
+        Some(ex)
     }
 
     /// Refuse from now on what `guard` refuses (set once, when the client is made for a target).
@@ -274,7 +344,12 @@ impl Http {
     /// Send and record. Never fails: transport problems are recorded in `Exchange::error`.
     /// A throttled answer is waited out and the request sent again; the exchange returned is
     /// the answer after, with the throttled ones in [`Exchange::throttled`].
-    pub async fn send(&self, req: OutRequest, role: Role) -> Exchange {
+    pub async fn send(&self, mut req: OutRequest, role: Role) -> Exchange {
+        req.url = self.route(&req.url);
+        let req = self.with_front_door_headers(req);
+        if let Some(ex) = self.own_answer(&req, role) {
+            return ex;
+        }
         let own = url::Url::parse(&req.url).is_ok_and(|u| self.same_origin(&u));
         let mut throttled: Vec<Throttled> = Vec::new();
         let mut times = 0u32;
@@ -416,6 +491,7 @@ impl Http {
             throttled: Vec::new(),
             throttled_times: 0,
             retried: Vec::new(),
+            front_door: None,
         }
     }
 
@@ -425,7 +501,25 @@ impl Http {
         let start = Instant::now();
         let mut ex = self.record(req, role);
         let mut transport = false;
-        let result = self.send_inner(req, &mut ex, &mut transport).await;
+        let result = match self.fronted(req) {
+            // ARM waits 60 s for the RP, then answers 504 itself.
+            Some(fd) => match tokio::time::timeout(
+                super::front_door::ANSWER_DEADLINE,
+                self.send_inner(req, &mut ex, &mut transport),
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(_) => {
+                    let a = fd.timeout_answer();
+                    ex.front_door = Some(format!("ARM answered {} itself: {}", a.status, a.why));
+                    ex.response = Some(front_door_response(&a));
+                    ex.elapsed_ms = start.elapsed().as_millis() as u64;
+                    return (ex, false);
+                }
+            },
+            None => self.send_inner(req, &mut ex, &mut transport).await,
+        };
         if let Err(e) = result {
             ex.error = Some(self.redactor.text(&e));
         } else {
@@ -439,7 +533,8 @@ impl Http {
     /// http(s), another origin under `--no-foreign`), or `None` when it would be. Pollers ask
     /// this first: waiting and retrying cannot change the answer.
     pub fn refusal(&self, url: &str) -> Option<String> {
-        let url = match url::Url::parse(url) {
+        let routed = self.route(url);
+        let url = match url::Url::parse(&routed) {
             Ok(u) => u,
             Err(e) => return Some(format!("invalid URL `{}`: {e}", self.redactor.text(url))),
         };

@@ -163,6 +163,11 @@ pub struct Exchange {
     /// `--retries`. Never judged by the rules; a test with any is reported flaky.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retried: Vec<Retried>,
+    /// ARM's front door answered this request itself (the run plays ARM's part), and why: the
+    /// RP did not answer within 60 s, or ARM never passes such a request on. The answer is
+    /// ARM's, never judged as the RP's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front_door: Option<String>,
 }
 
 /// An attempt that got no answer of the RP's, sent again (`--retries`).
@@ -346,6 +351,7 @@ mod tests {
             throttled: Vec::new(),
             throttled_times: 0,
             retried: Vec::new(),
+            front_door: None,
         };
         assert!(
             ex.transcript(100)

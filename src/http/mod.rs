@@ -3,11 +3,13 @@
 //!
 //! Credentials go only to the target's own origin; a URL on another origin (a foreign Location,
 //! say) is fetched without them, or not at all with `--no-foreign`. `redact` scrubs secrets;
-//! `auth` gets and refreshes the bearer token.
+//! `auth` gets and refreshes the bearer token; `front_door` plays ARM's part in front of an
+//! RP's own endpoint (headers ARM adds, its public host routed, what ARM answers itself).
 
 mod auth;
 mod client;
 mod exchange;
+pub mod front_door;
 mod json_body;
 mod pace;
 mod redact;

@@ -278,6 +278,7 @@ impl<'o> Builder<'o> {
             throttled: Vec::new(),
             throttled_times: 0,
             retried: Vec::new(),
+            front_door: None,
             surface: match &raw.own {
                 Some(o) => o.surface,
                 None if arm => crate::http::Surface::Arm,

@@ -444,6 +444,7 @@ impl Inference {
             arm_paths: Vec::new(),
             specs: None,
             subject: None,
+            front_door: None,
             subscription: most(&self.subscriptions)
                 .unwrap_or("00000000-0000-0000-0000-000000000000")
                 .to_string(),

@@ -202,6 +202,7 @@ mod tests {
             throttled: Vec::new(),
             throttled_times: 0,
             retried: Vec::new(),
+            front_door: None,
             role: crate::http::Role::Step,
             surface: crate::http::Surface::Arm,
             method: method.into(),

@@ -278,6 +278,7 @@ fn written_har_reads_back_the_same() {
         throttled: Vec::new(),
         throttled_times: 0,
         retried: Vec::new(),
+        front_door: None,
         role: Role::Cleanup,
         surface: crate::http::Surface::Other,
         method: "DELETE".into(),

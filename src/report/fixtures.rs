@@ -25,6 +25,7 @@ pub fn exchange(seq: u64, method: &str, url: &str, status: u16) -> Exchange {
         throttled: Vec::new(),
         throttled_times: 0,
         retried: Vec::new(),
+        front_door: None,
         role: Role::Step,
         surface: Surface::Arm,
         method: method.into(),

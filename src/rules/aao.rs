@@ -61,7 +61,9 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 Some(lu) => last(&lu) == last(&au),
                 None => true,
             };
-            j.ledger.check("AAO-03", host(&au) == want && ids_ok, seq, || {
+            // Where the run plays ARM's part, the host is FD-01's (strict: the Referer's alone).
+            let host_ok = super::fd::fronted(ex).is_some() || host(&au) == want;
+            j.ledger.check("AAO-03", host_ok && ids_ok, seq, || {
                 (
                     "Azure-AsyncOperation on the request's host, ending in the same operation id as Location".into(),
                     format!("Azure-AsyncOperation: {a}; Location: {}", loc.unwrap_or("(none)")),

@@ -34,6 +34,7 @@ fn all_cases() -> Vec<&'static Case> {
         mon::tests::CASES,
         ops::tests::CASES,
         super::spec::tests::CASES,
+        super::fd::tests::CASES,
         task::tests::CASES,
         stated::ETAG,
         stated::WRITES,

@@ -60,10 +60,13 @@ pub enum Profile {
     ResourceMove,
     /// The RP's behaviour against its own OpenAPI spec (SPEC), for a target that has one.
     OpenApi,
+    /// The RP as ARM calls it, with the run playing ARM's part in front of its own endpoint
+    /// (FD): implied by `front_door` (the default for an endpoint that is not ARM).
+    FrontDoor,
 }
 
 impl Profile {
-    pub const ALL: [Profile; 8] = [
+    pub const ALL: [Profile; 9] = [
         Profile::Arm,
         Profile::Propagation,
         Profile::AzureCoreLro,
@@ -72,6 +75,7 @@ impl Profile {
         Profile::SubscriptionLifecycle,
         Profile::ResourceMove,
         Profile::OpenApi,
+        Profile::FrontDoor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +88,7 @@ impl Profile {
             Profile::SubscriptionLifecycle => "subscription-lifecycle",
             Profile::ResourceMove => "resource-move",
             Profile::OpenApi => "openapi",
+            Profile::FrontDoor => "front-door",
         }
     }
 
@@ -118,6 +123,9 @@ impl Profile {
             }
             Profile::OpenApi => {
                 "the RP against its own OpenAPI spec: statuses, long-running declarations, final-state-via, schemas, headers, secrets (SPEC)"
+            }
+            Profile::FrontDoor => {
+                "the RP as ARM calls it, the run playing ARM's front door in front of its own endpoint: links from the Referer, systemData from ARM's header, operation reads scoped to the caller, the 60 s deadline (FD)"
             }
         }
     }

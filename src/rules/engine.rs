@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use super::flow::Flow;
 use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
 use super::{
-    aao, act, del, err, etag, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel,
+    aao, act, del, err, etag, fd, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel,
     task,
 };
 use crate::http::{Exchange, Role, Surface};
@@ -115,6 +115,8 @@ pub struct History {
     pub(super) op_urls: HashMap<String, opres::Handed>,
     /// Writes that set readOnly members to rpconform's probe value and were taken (SPEC-07).
     pub(super) read_only: Vec<super::spec::Probed>,
+    /// What ARM's front door told the RP each resource's system data is (FD-04, FD-05).
+    pub(super) system_data: super::fd::SystemData,
 }
 
 /// The caller identity headers of a request (ARM scopes an operation's status to them).
@@ -164,6 +166,7 @@ impl<'r> Judge<'r> {
         self.ledger.absorb(other.ledger);
         self.history.ops.extend(other.history.ops);
         self.history.op_urls.extend(other.history.op_urls);
+        self.history.system_data.absorb(other.history.system_data);
         for p in other.history.read_only {
             if !self.history.read_only.contains(&p) {
                 self.history.read_only.push(p);
@@ -193,6 +196,12 @@ impl<'r> Judge<'r> {
         if ex.response.is_none() {
             return;
         }
+        // ARM's front door answered itself: an answer of ARM's, never the RP's (FD-08 says
+        // when the RP was too slow).
+        if ex.front_door.is_some() {
+            fd::front_door_answered(self, ex);
+            return;
+        }
         if ex.surface == Surface::Arm {
             match self.status_read(ex) {
                 Some(read) => self.ambient(&read),
@@ -209,6 +218,7 @@ impl<'r> Judge<'r> {
         // rules, so that an answer that broke one is not reported again as spec drift.
         if !ex.foreign {
             super::spec::ambient(self, ex);
+            fd::after_others(self, ex);
         }
         self.history.shown.observe(ex);
     }
@@ -238,6 +248,7 @@ impl<'r> Judge<'r> {
             return;
         }
         hdr::ambient(self, ex);
+        fd::ambient(self, ex);
         err::ambient(self, ex);
         retry::ambient(self, ex);
         loc::ambient(self, ex);

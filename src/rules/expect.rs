@@ -299,7 +299,17 @@ pub fn cause_of_miss(
         ));
     }
     let read = subject.exchange.map(|x| x.seq);
+    // ARM's front door answered itself: the RP's answer never came to be read.
+    if let Some(c) = ledger.cause_among(read, &causes(&["FD-08"])) {
+        return Some((
+            c,
+            "the RP did not answer within ARM's 60 s: the answer read is ARM's 504",
+        ));
+    }
     match check {
+        Check::Pointer { pointer, .. } if pointer.starts_with("/systemData") => ledger
+            .cause_among(read, &causes(&["RES-06"]))
+            .map(|c| (c, "the answer's systemData is malformed, so its values cannot be compared")),
         Check::Pointer { pointer, .. } if pointer.starts_with("/error") => ledger
             .cause_among(read, &causes(&["ERR-01", "ERR-02"]))
             .map(|c| (c, "the answer has no error envelope to read the field from")),

@@ -31,6 +31,7 @@ mod engine;
 mod err;
 mod etag;
 pub mod expect;
+pub(crate) mod fd;
 pub mod field;
 pub mod flow;
 mod hdr;
@@ -99,6 +100,7 @@ pub fn shows(id: &str) -> Shows {
         "TASK" => task::SHOWS,
         "RGDEL" => rgdel::SHOWS,
         "SPEC" => spec::SHOWS,
+        "FD" => fd::SHOWS,
         _ => (Shows::Any, &[][..]),
     };
     rules
@@ -128,6 +130,7 @@ const FAMILY_SOURCES: &[(&str, &str)] = &[
     ("MON", include_str!("mon.rs")),
     ("OPS", include_str!("ops.rs")),
     ("TASK", include_str!("task.rs")),
+    ("FD", include_str!("fd.rs")),
 ];
 
 /// The rules the engine judges on its own (on every exchange, or on every followed operation

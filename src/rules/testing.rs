@@ -23,6 +23,7 @@ pub(crate) fn exchange(
         throttled: Vec::new(),
         throttled_times: 0,
         retried: Vec::new(),
+        front_door: None,
         role: Role::Step,
         surface: Surface::Arm,
         method: method.into(),

@@ -122,6 +122,8 @@ impl Exec<'_> {
         api: &ApiVersion,
         surface: Option<Surface>,
     ) -> StepResult<usize> {
+        // A link on ARM's public host goes to the RP's endpoint, as ARM routes it.
+        let url = &self.ctx.http.route(url);
         let u = self.versioned(url, api)?;
         // The target's footprint, whatever the suite says: refused before anything is sent.
         if let Some(why) = self.ctx.http.guard_refusal(method, u.as_str()) {
@@ -138,11 +140,15 @@ impl Exec<'_> {
         ];
         if own && surface == Surface::Arm {
             std_headers.push(("x-ms-routing-request-id".into(), super::ids::uuid()));
-            // ARM sends the full URL the client called (the HTTP layer drops userinfo).
-            std_headers.push(("Referer".into(), u.to_string()));
-            if let Some((t, c)) = &self.ctx.target.identity {
-                std_headers.push(("x-ms-home-tenant-id".into(), t.clone()));
-                std_headers.push(("x-ms-client-object-id".into(), c.clone()));
+            // Played in front of the RP, ARM's front door adds the Referer (the public URL)
+            // and the caller's headers itself (`http::front_door`). Through ARM, the full URL
+            // the client called (the HTTP layer drops userinfo).
+            if self.ctx.http.front_door().is_none() {
+                std_headers.push(("Referer".into(), u.to_string()));
+                if let Some((t, c)) = &self.ctx.target.identity {
+                    std_headers.push(("x-ms-home-tenant-id".into(), t.clone()));
+                    std_headers.push(("x-ms-client-object-id".into(), c.clone()));
+                }
             }
         }
         // A scenario's own header replaces the standard one of that name, and so does a

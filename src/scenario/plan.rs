@@ -75,7 +75,11 @@ pub fn expand(suites: &[Arc<Suite>], target: &Target) -> Vec<Instance> {
                 out.push(na("destructive: needs a resource group the run creates (`create: true`) or one marked `disposable: true`".into()));
                 continue;
             }
-            if sc.requires.contains(&Requirement::Identity) && target.identity.is_none() {
+            // The front door plays a caller of its own when the target names none.
+            if sc.requires.contains(&Requirement::Identity)
+                && target.identity.is_none()
+                && target.front_door.is_none()
+            {
                 out.push(na(
                     "needs `identity` (ARM identity headers) in the target file".into(),
                 ));

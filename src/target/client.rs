@@ -55,6 +55,18 @@ impl Target {
         )?;
         let guard = self.guard();
         http.set_guard(Arc::new(move |method, url| guard.refusal(method, url)));
+        if let Some(host) = &self.front_door {
+            let (tenant, client) = match &self.identity {
+                Some((t, c)) => (Some(t.as_str()), Some(c.as_str())),
+                None => (None, None),
+            };
+            let caller = crate::http::front_door::Caller::default_with(tenant, client);
+            http.set_front_door(crate::http::front_door::FrontDoor::new(
+                host,
+                &self.base_url,
+                caller,
+            )?);
+        }
         Ok(Connection {
             http,
             redactor,

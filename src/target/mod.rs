@@ -329,6 +329,10 @@ pub struct Target {
     /// What a certificate certifies: the RP build under test (`subject: contoso-rp@1.4.2`;
     /// `--subject` wins).
     pub subject: Option<String>,
+    /// The public host under which the run plays ARM's part in front of the endpoint
+    /// (`front_door:`; by default for an endpoint that is not an ARM host); `None` when the
+    /// endpoint is ARM (or the target says `none`).
+    pub front_door: Option<String>,
 }
 
 /// Is `s` a subject `NAME@VERSION` (the RP build a report is of)? Both parts non-empty, no

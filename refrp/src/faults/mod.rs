@@ -70,7 +70,7 @@ pub enum Fault {
     AllowConcurrentWrite,
     /// OPS-03: DELETE leaves the resource's in-flight operation running to Succeeded.
     DeleteNoCancel,
-    /// OPS-05: operation reads do not check the caller's identity headers.
+    /// OPS-05, FD-06, FD-07: operation reads do not check the caller's identity headers.
     OpStatusAnyTenant,
     /// API-01: a request without `api-version` is served with the default version.
     MissingApiVersionAccepted,
@@ -227,6 +227,28 @@ pub enum Fault {
     /// SPEC-07 (the spec, not the RP): the widget's `properties.description` is declared
     /// readOnly.
     SpecReadOnlyDescription,
+    /// FD-01: Location and Azure-AsyncOperation are built from the Host the RP was called on,
+    /// not the Referer (ARM's public host).
+    LinksFromHost,
+    /// FD-02: a list's nextLink is built from the Host the RP was called on.
+    NextLinkFromHost,
+    /// FD-03: every ARM answer names the endpoint's host in an `x-ms-served-by` header.
+    EndpointInHeader,
+    /// FD-04, OPS-09: systemData holds the RP's own values, not those of ARM's header.
+    SystemDataOwnValues,
+    /// FD-05: a later write's header replaces `created*` too.
+    SystemDataCreatedOverwritten,
+    /// FD-06, OPS-05: operation reads answer another tenant (the caller's object id is still
+    /// checked).
+    OpStatusOtherTenant,
+    /// FD-09: error answers carry `x-ms-failurecause: user`.
+    FailureCauseMalformed,
+    /// FD-08: a resource's SKU list answers after 61 s.
+    SlowSkus,
+    /// SUB-03: an Unregistered subscription's resources can still be written and deleted.
+    UnregisteredAllowsWrites,
+    /// SUB-04: a Deleted subscription's resources are kept.
+    DeletedKeepsResources,
 }
 
 impl Fault {

@@ -178,7 +178,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::OpStatusAnyTenant,
         "opstatus-any-tenant",
-        &["OPS-05"],
+        &["OPS-05", "FD-06", "FD-07"],
         "operation reads ignore the identity headers",
     ),
     (
@@ -480,7 +480,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         Fault::SystemDataBadTime,
         "system-data-bad-time",
         &["RES-06"],
-        "resources without ARM's system data carry systemData.createdAt as 11/26/2026 6:00:00 PM",
+        "systemData.createdAt is rendered as 11/26/2026 6:00:00 PM",
     ),
     (
         Fault::AcceptedWithBody,
@@ -637,5 +637,65 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
         "spec-read-only-description",
         &["SPEC-07"],
         "the embedded spec marks the widget's properties.description readOnly, which the RP stores (the RP is unchanged)",
+    ),
+    (
+        Fault::LinksFromHost,
+        "links-from-host",
+        &["FD-01"],
+        "Location and Azure-AsyncOperation are built from the Host header, not the Referer",
+    ),
+    (
+        Fault::NextLinkFromHost,
+        "next-link-from-host",
+        &["FD-02"],
+        "a list's nextLink is built from the Host header, not the Referer",
+    ),
+    (
+        Fault::EndpointInHeader,
+        "endpoint-in-header",
+        &["FD-03"],
+        "every ARM answer names the endpoint in an x-ms-served-by header",
+    ),
+    (
+        Fault::SystemDataOwnValues,
+        "system-data-own-values",
+        &["FD-04", "OPS-09"],
+        "systemData holds the RP's own caller and times, not those of x-ms-arm-resource-system-data",
+    ),
+    (
+        Fault::SystemDataCreatedOverwritten,
+        "system-data-created-overwritten",
+        &["FD-05"],
+        "a later write's x-ms-arm-resource-system-data replaces created* too",
+    ),
+    (
+        Fault::OpStatusOtherTenant,
+        "opstatus-other-tenant",
+        &["FD-06", "OPS-05"],
+        "operation reads answer a caller of another tenant (the object id is still checked)",
+    ),
+    (
+        Fault::FailureCauseMalformed,
+        "failure-cause-malformed",
+        &["FD-09"],
+        "error answers carry x-ms-failurecause: user",
+    ),
+    (
+        Fault::SlowSkus,
+        "slow-skus",
+        &["FD-08"],
+        "a resource's SKU list answers after 61 s",
+    ),
+    (
+        Fault::UnregisteredAllowsWrites,
+        "unregistered-allows-writes",
+        &["SUB-03"],
+        "an Unregistered subscription's resources can still be written and deleted",
+    ),
+    (
+        Fault::DeletedKeepsResources,
+        "deleted-keeps-resources",
+        &["SUB-04"],
+        "a Deleted subscription's resources are kept",
     ),
 ];

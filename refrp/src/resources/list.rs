@@ -92,7 +92,7 @@ fn page<'a>(
         let link = if req.has(Fault::RelativeNextLink) {
             pq
         } else {
-            req.absolute(&pq)
+            req.link(Fault::NextLinkFromHost, &pq)
         };
         body.insert("nextLink".into(), json!(link));
     }

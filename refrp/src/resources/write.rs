@@ -160,7 +160,21 @@ fn resource(req: &Req, store: &Store, r: &ResRef, w: &Write) -> Resource {
     if !(kind.nested() && req.has(Fault::NestedSystemDataDropped))
         && let Some(sd) = req.system_data()
     {
-        system_data.extend(sd);
+        // ARM sends both halves on every write; `created*` are the creating write's (the
+        // RPC's FAQ: "save the values from the first PUT").
+        let keep_created = existing.is_some() && !req.has(Fault::SystemDataCreatedOverwritten);
+        system_data.extend(
+            sd.into_iter()
+                .filter(|(k, _)| !(keep_created && k.starts_with("created"))),
+        );
+        if req.has(Fault::SystemDataOwnValues) {
+            let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            for half in ["created", "lastModified"] {
+                system_data.insert(format!("{half}By"), serde_json::json!("refrp"));
+                system_data.insert(format!("{half}ByType"), serde_json::json!("Application"));
+                system_data.insert(format!("{half}At"), serde_json::json!(now));
+            }
+        }
     }
     if req.has(Fault::SystemDataFromBody)
         && let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(&req.body)

@@ -36,6 +36,7 @@ const TOP_KEYS: &[&str] = &[
     "arm_paths",
     "openapi",
     "subject",
+    "front_door",
 ];
 
 /// Read and parse a target file from disk.
@@ -322,6 +323,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             }
         }
     }
+    let front_door = read_front_door(r, m.get("front_door"), base_url.as_ref());
     let subject = m.get("subject").and_then(|n| {
         let v = r.string(n, "subject")?;
         match super::check_subject(&v) {
@@ -425,13 +427,78 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         arm_paths,
         specs: None,
         subject,
+        front_door: front_door?,
     })
     .map(|mut t| {
         if let Some(s) = specs {
             t.attach_specs(Arc::new(s), "openapi:");
         }
+        // Playing ARM's part is a profile of its own: its rules judge the RP as ARM calls it.
+        if t.front_door.is_some()
+            && !t.types.is_empty()
+            && !t.profiles.contains(&Profile::FrontDoor)
+        {
+            t.profiles.push(Profile::FrontDoor);
+            t.implied_profiles.push(format!(
+                "{} (the run plays ARM's part in front of {}: `front_door`)",
+                Profile::FrontDoor.name(),
+                t.base_url.host_str().unwrap_or("the endpoint")
+            ));
+        }
         t
     })
+}
+
+/// `front_door: emulate | none | {public_host: NAME}`: whether the run plays ARM's part in
+/// front of the endpoint, and under which public host. By default it does for an endpoint that
+/// is not an ARM host (an RP's own endpoint), and does not for ARM itself.
+fn read_front_door(
+    r: &mut Reader,
+    n: Option<&Node>,
+    base: Option<&url::Url>,
+) -> Option<Option<String>> {
+    let default_host = crate::http::front_door::DEFAULT_PUBLIC_HOST.to_string();
+    let Some(n) = n else {
+        let arm =
+            base.is_some_and(|b| crate::preflight::arm::is_arm_host(b.host_str().unwrap_or("")));
+        return Some((!arm).then_some(default_host));
+    };
+    if n.as_mapping().is_some() {
+        let m = r.map(n, "front_door", &["public_host"])?;
+        let Some(h) = m.get("public_host") else {
+            r.error(
+                n,
+                "front_door needs `public_host`",
+                Some("{public_host: management.contoso.test}".into()),
+            );
+            return None;
+        };
+        let host = r.string(h, "public_host")?;
+        let ok = url::Url::parse(&format!("https://{host}/"))
+            .ok()
+            .is_some_and(|u| u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(&host)));
+        if !ok {
+            r.error(
+                n,
+                format!("front_door: `{host}` is not a host name"),
+                Some("a host name such as management.contoso.test".into()),
+            );
+            return None;
+        }
+        return Some(Some(host));
+    }
+    match r.string(n, "front_door")?.as_str() {
+        "emulate" => Some(Some(default_host)),
+        "none" => Some(None),
+        other => {
+            r.error(
+                n,
+                format!("front_door: `{other}` is not `emulate`, `none` or `{{public_host: NAME}}`"),
+                Some("emulate (play ARM's part in front of the endpoint) or none (the endpoint is ARM)".into()),
+            );
+            None
+        }
+    }
 }
 
 /// `openapi: [files]`, relative to the target file: the RP's own spec, loaded now so that a
