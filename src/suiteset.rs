@@ -595,7 +595,10 @@ mod tests {
                 .into_iter()
                 .filter(|(p, _)| !p.starts_with(&again.root))
                 .collect();
-            assert_eq!(before, after, "{what}: something outside the new folder changed");
+            assert_eq!(
+                before, after,
+                "{what}: something outside the new folder changed"
+            );
             assert_eq!(names_in(&mine), vec!["etag.yaml", "notes.yaml"], "{what}");
             assert_eq!(
                 std::fs::read_to_string(mine.join("etag.yaml")).unwrap(),
@@ -657,7 +660,10 @@ mod tests {
             let other = merged_in(&root, &a, std::slice::from_ref(&b)).unwrap();
             assert_ne!(other, dir);
             assert_eq!(names_in(&mine), vec!["keep.json"]);
-            assert_eq!(std::fs::read_to_string(other.join("two.json")).unwrap(), "{\"b\":2}");
+            assert_eq!(
+                std::fs::read_to_string(other.join("two.json")).unwrap(),
+                "{\"b\":2}"
+            );
             let _ = std::fs::remove_dir_all(&mine);
         }
         let _ = std::fs::remove_dir_all(&root);

@@ -460,3 +460,198 @@ fn two_runs_in_one_report_directory_keep_their_own_journals() {
     }
     assert_eq!(ids.len(), 2, "{ids:?}");
 }
+
+/// A minimal HAR of one GET.
+const HAR: &str = r#"{"log":{"version":"1.2","creator":{"name":"t","version":"1"},"entries":[{"startedDateTime":"2024-01-01T00:00:00Z","time":1,"request":{"method":"GET","url":"http://127.0.0.1:9/subscriptions/00000000-0000-0000-0000-00000000beef/resourceGroups/rg/providers/Microsoft.Bounded/things/a?api-version=2024-01-01","httpVersion":"HTTP/1.1","headers":[],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"response":{"status":404,"statusText":"Not Found","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"content":{"size":0,"mimeType":"application/json","text":""},"redirectURL":"","headersSize":-1,"bodySize":0},"cache":{},"timings":{"send":0,"wait":1,"receive":0}}]}}"#;
+
+/// Every output option of every command, pointed at one of the command's inputs (by its
+/// path, through a link, or as the report folder holding it under a report's name), is a
+/// usage error naming the option, and the input is left byte for byte as it was.
+#[test]
+fn outputs_that_name_an_input_are_refused_and_the_input_is_kept() {
+    let dir = Scratch::new("outputs");
+    let target = dir.write("target.yaml", &target_yaml("http://127.0.0.1:9", ""));
+    let suite = dir.write(
+        "suite.yaml",
+        "suite: s\nscenarios:\n  - name: one\n    steps:\n      - request: {method: GET, url: \"${target.base_url}/x\"}\n",
+    );
+    let rec = dir.write("rec.har", HAR);
+    let spec_text = std::fs::read_to_string(common::root().join(
+        "tests/fixtures/openapi/contoso/resource-manager/Microsoft.Contoso/stable/2024-05-01/contoso.json",
+    ))
+    .unwrap();
+    let spec = dir.write("spec.json", &spec_text);
+    let shard = dir.join("shard");
+    std::fs::create_dir_all(&shard).unwrap();
+    let shard_report = dir.write("shard/report.json", "{\"not\": \"read\"}");
+    let body_dir = dir.join("probe");
+    std::fs::create_dir_all(&body_dir).unwrap();
+    let body = dir.write("probe/summary.md", "{\"location\": \"eastus\"}");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&target, dir.join("link-to-target.har")).unwrap();
+    let s = |p: &std::path::Path| p.display().to_string();
+    let (t, su, r, sp) = (s(&target), s(&suite), s(&rec), s(&spec));
+    let mut cases: Vec<(Vec<String>, &str, &std::path::Path)> = vec![
+        (
+            vec![
+                "run".into(),
+                su.clone(),
+                "--target".into(),
+                t.clone(),
+                "--har".into(),
+                t.clone(),
+            ],
+            "--har",
+            &target,
+        ),
+        (
+            vec![
+                "run".into(),
+                su.clone(),
+                "--target".into(),
+                t.clone(),
+                "--har".into(),
+                su.clone(),
+            ],
+            "--har",
+            &suite,
+        ),
+        (
+            vec![
+                "run".into(),
+                su.clone(),
+                "--target".into(),
+                t.clone(),
+                "--report-dir".into(),
+                t.clone(),
+            ],
+            "--report-dir",
+            &target,
+        ),
+        (
+            vec![
+                "replay".into(),
+                r.clone(),
+                "--write-target".into(),
+                r.clone(),
+            ],
+            "--write-target",
+            &rec,
+        ),
+        (
+            vec![
+                "replay".into(),
+                r.clone(),
+                "--openapi".into(),
+                sp.clone(),
+                "--write-target".into(),
+                sp.clone(),
+            ],
+            "--write-target",
+            &spec,
+        ),
+        (
+            vec![
+                "replay".into(),
+                r.clone(),
+                "--target".into(),
+                t.clone(),
+                "--write-target".into(),
+                t.clone(),
+            ],
+            "--write-target",
+            &target,
+        ),
+        (
+            vec![
+                "init".into(),
+                "--openapi".into(),
+                sp.clone(),
+                "-o".into(),
+                sp.clone(),
+                "--force".into(),
+            ],
+            "--output",
+            &spec,
+        ),
+        (
+            vec![
+                "probe".into(),
+                "GET".into(),
+                "/x".into(),
+                "--body".into(),
+                s(&body),
+                "--report-dir".into(),
+                s(&body_dir),
+            ],
+            "--report-dir",
+            &body,
+        ),
+        (
+            vec![
+                "probe".into(),
+                "GET".into(),
+                "/x".into(),
+                "--target".into(),
+                t.clone(),
+                "--report-dir".into(),
+                t.clone(),
+            ],
+            "--report-dir",
+            &target,
+        ),
+        (
+            vec![
+                "proxy".into(),
+                "--target".into(),
+                t.clone(),
+                "--report-dir".into(),
+                t.clone(),
+            ],
+            "--report-dir",
+            &target,
+        ),
+        (
+            vec![
+                "report".into(),
+                "merge".into(),
+                s(&shard),
+                s(&shard),
+                "--out".into(),
+                s(&shard),
+            ],
+            "--out",
+            &shard_report,
+        ),
+    ];
+    #[cfg(unix)]
+    cases.push((
+        vec![
+            "run".into(),
+            su.clone(),
+            "--target".into(),
+            t.clone(),
+            "--har".into(),
+            s(&dir.join("link-to-target.har")),
+        ],
+        "--har",
+        &target,
+    ));
+    for (args, flag, kept) in cases {
+        let before = std::fs::read(kept).unwrap();
+        let out = rpconform(&args, QUICK_TIMEOUT);
+        no_panic(&out);
+        let shown = args.join(" ");
+        assert_eq!(out.code(), 2, "{shown}: {}", out.tail(2000));
+        assert!(
+            out.stderr.contains(flag) && out.stderr.contains("refused"),
+            "{shown}: {}",
+            out.tail(2000)
+        );
+        assert_eq!(
+            std::fs::read(kept).unwrap(),
+            before,
+            "{shown}: the input changed"
+        );
+    }
+}

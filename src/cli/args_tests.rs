@@ -49,7 +49,9 @@ fn every_argument_of_every_command_has_its_own_help() {
                 continue;
             }
             if let Some((other, _)) = seen.iter().find(|(_, h)| *h == help) {
-                problems.push(format!("{path}: `{name}` has the help of `{other}`: {help}"));
+                problems.push(format!(
+                    "{path}: `{name}` has the help of `{other}`: {help}"
+                ));
             }
             seen.push((name, help));
         }
@@ -94,7 +96,10 @@ fn openapi_is_repeatable_and_leaves_the_positionals_alone() {
     let Sub::Probe(p) = cli.command else {
         panic!("not probe")
     };
-    assert_eq!((p.method.as_str(), p.url.as_str()), ("GET", "/subscriptions"));
+    assert_eq!(
+        (p.method.as_str(), p.url.as_str()),
+        ("GET", "/subscriptions")
+    );
     assert_eq!(p.openapi.len(), 2);
     let cli = Cli::try_parse_from(["rpconform", "replay", "--openapi", "s.json", "rec.har"])
         .expect("parses");

@@ -30,6 +30,7 @@ mod embedded;
 mod init;
 mod list;
 mod matrix;
+mod outputs;
 mod probe;
 mod proxy;
 mod replay;

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use super::args::ReplayArgs;
 use super::common::usage;
+use super::outputs;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::replay::{
     Format, ReadOptions, apply_target_surfaces, infer, judge_recording, read_recording,
@@ -208,6 +209,29 @@ pub(super) fn run_info(target: &Target, strict: bool, started_at: String, ms: u6
     }
 }
 
+/// The reports and `--write-target` never replace a recording, the target file or a spec.
+fn outputs_apart(a: &ReplayArgs, files: &[Input], target: &Target) -> Result<(), String> {
+    let mut inputs: Vec<outputs::Input> = files
+        .iter()
+        .map(|f| outputs::Input::new("a recording", &f.path))
+        .collect();
+    if let Some(t) = &a.target {
+        inputs.push(outputs::Input::new("the target file", t));
+    }
+    if let Some(s) = &target.specs {
+        inputs.extend(
+            s.files
+                .iter()
+                .map(|f| outputs::Input::new("an OpenAPI spec", f)),
+        );
+    }
+    let mut written = vec![("--report-dir", outputs::report_files(&a.report_dir))];
+    if let Some(w) = &a.write_target {
+        written.push(("--write-target", vec![w.clone()]));
+    }
+    outputs::refuse_overlap(&written, &inputs)
+}
+
 pub(super) fn replay(a: ReplayArgs) -> u8 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -262,6 +286,9 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
     }
     if let Some(h) = target.base_url.host_str() {
         opts.arm_hosts.push(h.to_ascii_lowercase());
+    }
+    if let Err(e) = outputs_apart(&a, &files, &target) {
+        return usage(e);
     }
     if let Some(w) = &a.write_target {
         if let Err(e) = std::fs::write(w, crate::replay::target_yaml(&target)) {
