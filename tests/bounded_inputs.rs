@@ -655,3 +655,62 @@ fn outputs_that_name_an_input_are_refused_and_the_input_is_kept() {
         );
     }
 }
+
+/// A spec in which one object gives a key twice (here a definition, in JSON and in YAML),
+/// and the commands that read it: each refuses it, naming the file and both lines, before
+/// anything is judged by it.
+#[test]
+fn a_spec_that_gives_a_key_twice_is_refused_naming_both_lines() {
+    let dir = Scratch::new("dupkeys");
+    let json = "{\n  \"swagger\": \"2.0\",\n  \"info\": {\"title\": \"t\", \"version\": \"2024-01-01\"},\n  \"paths\": {},\n  \"definitions\": {\n    \"Widget\": {\"type\": \"object\"},\n    \"Gadget\": {\"type\": \"object\"},\n    \"Widget\": {\"type\": \"string\"}\n  }\n}\n";
+    let yaml = "swagger: \"2.0\"\ninfo: {title: t, version: \"2024-01-01\"}\npaths: {}\ndefinitions:\n  Widget: {type: object}\n  Gadget: {type: object}\n  Widget: {type: string}\n";
+    let rec = dir.write("rec.har", HAR);
+    for (name, text, lines) in [
+        ("dup.json", json, ["6", "8"]),
+        ("dup.yaml", yaml, ["5", "7"]),
+    ] {
+        let spec = dir.write(name, text);
+        let spec_s = spec.display().to_string();
+        let target = dir.write(
+            "target.yaml",
+            &target_yaml("http://127.0.0.1:9", &format!("openapi: [{name}]\n")),
+        );
+        let t = target.display().to_string();
+        let reports = dir.str("reports");
+        let commands: Vec<Vec<&str>> = vec![
+            vec!["init", "--openapi", &spec_s, "-o", "-"],
+            vec![
+                "replay",
+                rec.to_str().unwrap(),
+                "--openapi",
+                &spec_s,
+                "--report-dir",
+                &reports,
+            ],
+            vec!["probe", "GET", "/subscriptions", "--openapi", &spec_s],
+            vec!["check", "--target", &t],
+            vec![
+                "replay",
+                rec.to_str().unwrap(),
+                "--target",
+                &t,
+                "--report-dir",
+                &reports,
+            ],
+        ];
+        for args in commands {
+            let out = rpconform(&args, QUICK_TIMEOUT);
+            no_panic(&out);
+            let shown = format!("{name}: {}", args.join(" "));
+            assert_eq!(out.code(), 2, "{shown}: {}", out.tail(2000));
+            let err = &out.stderr;
+            let named =
+                |l: &str| err.contains(&format!("line {l}")) || err.contains(&format!(":{l}:"));
+            assert!(
+                err.contains(name) && err.contains("Widget") && lines.iter().all(|l| named(l)),
+                "{shown}: {}",
+                out.tail(2000)
+            );
+        }
+    }
+}

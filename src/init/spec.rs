@@ -286,12 +286,22 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
         _ => text.trim_start().starts_with('{'),
     };
     if json {
-        serde_json::from_str(text).map_err(|e| InitError::Parse {
+        let doc = serde_json::from_str(text).map_err(|e| InitError::Parse {
             path: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
             message: e.to_string(),
-        })
+        })?;
+        // The reader kept the last of a key given twice; which one counts is not ours to pick.
+        match super::dup_keys::first_duplicate(text) {
+            Some(d) => Err(InitError::Parse {
+                path: path.to_path_buf(),
+                line: d.line,
+                column: d.column,
+                message: d.message(),
+            }),
+            None => Ok(doc),
+        }
     } else {
         // Refused before parsing: the YAML reader takes quadratic time on deep nesting.
         if let Some(line) = crate::yaml::too_deep(text, MAX_YAML_DEPTH) {
@@ -303,6 +313,15 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
             });
         }
         let v: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+            // serde_yaml names neither line of a key given twice.
+            if let Some(d) = super::dup_keys::first_yaml_duplicate(text) {
+                return InitError::Parse {
+                    path: path.to_path_buf(),
+                    line: d.line,
+                    column: d.column,
+                    message: d.message(),
+                };
+            }
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
             InitError::Parse {
                 path: path.to_path_buf(),
