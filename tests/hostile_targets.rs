@@ -801,3 +801,91 @@ fn a_localhost_link_from_a_127_0_0_1_target_is_foreign() {
     // ...and the report says so, as for any other origin.
     assert_foreign_flagged(&r, "LOC-09", "http://localhost:");
 }
+
+/// A target file with a mistake on a line that holds a secret (a header value listed in
+/// `secret_headers`, a long header value, a token in `auth.command`; the mistake a wrong type,
+/// a misspelt key beside the secret, or YAML that does not parse) and every command that
+/// reads a target file: each says where the mistake is (file and line) and no output shows
+/// the secret.
+#[test]
+fn errors_about_a_target_file_never_show_its_secrets() {
+    const KEY: &str = "hk-77aa55cc33ee-inline-secret";
+    const SHORT: &str = "q9z";
+    const CMD_TOKEN: &str = "cmdtok9f8e7d6c5b4a3";
+    let base = format!("http://127.0.0.1:{}", closed_port());
+    let head = format!(
+        "base_url: {base}\nsubscription: {}\nresource_group: {{name: rg}}\nnamespace: {}\napi_version: \"{}\"\ntypes:\n  things: {{kind: tracked, create_body: {{location: eastus}}}}\nsecret_headers: [x-api-key, x-pin]\n",
+        hostile::SUBSCRIPTION,
+        hostile::NAMESPACE,
+        hostile::API_VERSION
+    );
+    let cases: Vec<(&str, String, usize)> = vec![
+        // (what, the rest of the file, the line of the mistake)
+        (
+            "a secret header value of the wrong type",
+            format!("headers:\n  x-api-key: [{KEY}]\n"),
+            10,
+        ),
+        (
+            "a short secret beside a misspelt key",
+            format!("headers: {{x-pin: {SHORT}, x-other: {{a: 1}}}}\n"),
+            9,
+        ),
+        (
+            "a token in the command beside a misspelt key",
+            format!("auth: {{command: \"fetch-token --secret {CMD_TOKEN}\", timout: 5}}\n"),
+            9,
+        ),
+        (
+            "a command given as a list",
+            format!("auth:\n  command: [fetch-token, --secret, {CMD_TOKEN}]\n"),
+            10,
+        ),
+        (
+            "YAML that does not parse on the secret's line",
+            format!("headers:\n  x-api-key: \"{KEY}\n  x-pin: {SHORT}\n"),
+            10,
+        ),
+        // The reader finds the flow unclosed at the end of the file.
+        (
+            "an unclosed flow on the command's line",
+            format!("auth: {{command: \"fetch-token {CMD_TOKEN}\"\n"),
+            10,
+        ),
+    ];
+    let dir = Scratch::new("target-secrets");
+    for (i, (what, rest, line)) in cases.iter().enumerate() {
+        let target = dir.write(&format!("t{i}.yaml"), &format!("{head}{rest}"));
+        let t = target.display().to_string();
+        let reports = dir.str(format!("reports{i}"));
+        let commands: Vec<Vec<&str>> = vec![
+            vec!["check", "--target", &t],
+            vec!["doctor", "--target", &t],
+            vec!["plan", "--target", &t],
+            vec!["run", "--target", &t, "--report-dir", &reports],
+        ];
+        for args in commands {
+            let out = common::rpconform(&args, common::QUICK_TIMEOUT);
+            let shown = format!("{what}: {}", args.join(" "));
+            let all = format!("{}{}", out.stdout, out.stderr);
+            assert!(!all.contains("panicked"), "{shown}: {}", out.tail(3000));
+            assert_eq!(out.code(), 2, "{shown}: {}", out.tail(3000));
+            assert!(
+                all.contains(&format!("t{i}.yaml:{line}:")),
+                "{shown}: the mistake's line is not named\n{}",
+                out.tail(3000)
+            );
+            for secret in [KEY, CMD_TOKEN] {
+                assert!(!all.contains(secret), "{shown}: shows {secret}\n{all}");
+            }
+            // The short secret, where it stands as a value.
+            for bad in [
+                format!(" {SHORT},"),
+                format!(" {SHORT}\n"),
+                format!(": {SHORT}"),
+            ] {
+                assert!(!all.contains(&bad), "{shown}: shows {SHORT}\n{all}");
+            }
+        }
+    }
+}
