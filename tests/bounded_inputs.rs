@@ -714,3 +714,105 @@ fn a_spec_that_gives_a_key_twice_is_refused_naming_both_lines() {
         }
     }
 }
+
+/// A HAR of one GET of a `things` resource answered 200 with `body`.
+fn har_get(body: &str) -> String {
+    let entry = serde_json::json!({
+        "startedDateTime": "2024-01-01T00:00:00Z", "time": 1,
+        "request": {"method": "GET", "url": "http://127.0.0.1:9/subscriptions/00000000-0000-0000-0000-00000000beef/resourceGroups/rg/providers/Microsoft.Bounded/things/a?api-version=2024-01-01",
+            "httpVersion": "HTTP/1.1", "headers": [], "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0},
+        "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+            "headers": [{"name": "Content-Type", "value": "application/json"}, {"name": "x-ms-request-id", "value": "r1"}],
+            "cookies": [], "content": {"size": body.len(), "mimeType": "application/json", "text": body},
+            "redirectURL": "", "headersSize": -1, "bodySize": body.len()},
+        "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0}
+    });
+    serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": [entry]}}).to_string()
+}
+
+/// A spec whose `things` GET answers a `Thing` with `pattern` on its name and tags.
+fn spec_with_pattern(pattern: &str) -> String {
+    serde_json::json!({
+        "swagger": "2.0", "info": {"title": "t", "version": "2024-01-01"},
+        "paths": {"/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Bounded/things/{name}": {
+            "get": {"operationId": "Things_Get", "parameters": [], "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Thing"}}}}
+        }},
+        "definitions": {"Thing": {"type": "object", "properties": {
+            "name": {"type": "string", "pattern": pattern},
+            "tags": {"type": "array", "items": {"type": "string", "pattern": pattern}}
+        }}}
+    })
+    .to_string()
+}
+
+/// Spec patterns that backtrack (a backreference, a lookahead) against bodies whose strings
+/// cost them exponential time: replay ends at once, and SPEC-04 is not judged, saying why,
+/// where bounded matching could not decide; a string that plainly does not match still fails
+/// and one that matches passes. A linear pattern decides any string.
+#[test]
+fn spec_patterns_that_backtrack_are_bounded_and_never_a_false_failure() {
+    let dir = Scratch::new("backtrack");
+    let costly = format!("{}!", "a".repeat(45_000));
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "^(?:(a|a)*\\1b|[a!]+)$",
+            serde_json::json!({"name": costly}).to_string(),
+            "not-judged",
+        ),
+        (
+            "^(?=(a|a)*\\1b)|^[a!]+$",
+            serde_json::json!({"tags": ["ab", costly]}).to_string(),
+            "not-judged",
+        ),
+        (
+            "^(?:(a|a)*\\1b|[a!]+)$",
+            r#"{"name": "zzz"}"#.to_string(),
+            "failed",
+        ),
+        (
+            "^(?:(a|a)*\\1b|[a!]+)$",
+            r#"{"name": "aab"}"#.to_string(),
+            "passed",
+        ),
+        (
+            "^(a+)+$",
+            serde_json::json!({"name": costly}).to_string(),
+            "failed",
+        ),
+    ];
+    for (i, (pattern, body, outcome)) in cases.iter().enumerate() {
+        let spec = dir.write(&format!("spec{i}.json"), &spec_with_pattern(pattern));
+        let rec = dir.write(&format!("rec{i}.har"), &har_get(body));
+        let reports = dir.join(format!("reports{i}"));
+        let out = rpconform(
+            &[
+                "replay",
+                &rec.display().to_string(),
+                "--openapi",
+                &spec.display().to_string(),
+                "--report-dir",
+                &reports.display().to_string(),
+            ],
+            QUICK_TIMEOUT,
+        );
+        no_panic(&out);
+        let report = common::read_report(&reports);
+        let spec04: Vec<&serde_json::Value> = common::verdicts(&report)
+            .filter(|v| v["rule"] == "SPEC-04")
+            .collect();
+        let shown = format!("{pattern} / case {i}: {spec04:?}\n{}", out.tail(2000));
+        assert!(
+            spec04.iter().any(|v| v["outcome"] == *outcome),
+            "SPEC-04 is not {outcome}: {shown}"
+        );
+        if *outcome == "not-judged" {
+            assert!(spec04.iter().all(|v| v["outcome"] != "failed"), "{shown}");
+            assert!(
+                spec04
+                    .iter()
+                    .any(|v| v.to_string().contains("backtracking")),
+                "the reason is not given: {shown}"
+            );
+        }
+    }
+}

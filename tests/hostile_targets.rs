@@ -889,3 +889,81 @@ fn errors_about_a_target_file_never_show_its_secrets() {
         }
     }
 }
+
+/// The failures of `rule` in a report.json, as text.
+fn failures_of(report: &Value, rule: &str) -> Vec<String> {
+    common::failures(report)
+        .filter(|(v, _)| v["rule"] == rule)
+        .map(|(_, f)| f.to_string())
+        .collect()
+}
+
+/// A resource whose body nests deeper than rpconform reads (a recursive schema's, 300
+/// levels): `run` (through `proxy`), `replay` of the run's HAR, and the proxy each fail RES-01
+/// on it, saying the body could not be read, with the limit and the exchange.
+#[test]
+fn a_body_deeper_than_the_reader_allows_is_judged_alike_everywhere() {
+    use std::io::BufRead;
+    let server = Server::start("127.0.0.1", Mode::DeepResource(300));
+    let dir = Scratch::new("deep-everywhere");
+    let proxy_target = dir.write("proxy-target.yaml", &target_yaml(&server.base_url(), ""));
+    let preports = dir.join("proxy-reports");
+    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_rpconform"))
+        .args(["proxy", "--target", &proxy_target.display().to_string()])
+        .args([
+            "--report-dir",
+            &preports.display().to_string(),
+            "--settle",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let har = dir.join("run.har");
+    let r = run(
+        &dir,
+        &target_yaml(&format!("http://{addr}"), ""),
+        SUITE_CREATE,
+        &["--har", &har.display().to_string()],
+    );
+    let replayed = dir.join("replay-reports");
+    let out = common::rpconform(
+        &[
+            "replay",
+            &har.display().to_string(),
+            "--report-dir",
+            &replayed.display().to_string(),
+        ],
+        common::QUICK_TIMEOUT,
+    );
+    common::signal(&proxy, "TERM");
+    let _ = proxy.wait();
+    let reports = [
+        ("run", r.report().clone()),
+        ("replay", common::read_report(&replayed)),
+        ("proxy", common::read_report(&preports)),
+    ];
+    for (front, report) in &reports {
+        let failed = failures_of(report, "RES-01");
+        let ctx = format!("{front}: {failed:?}\n{}\n{}", r.context(), out.tail(2000));
+        assert!(!failed.is_empty(), "RES-01 did not fail: {ctx}");
+        assert!(
+            failed.iter().all(|f| f.contains("could not be read")
+                && f.contains("100 levels")
+                && f.contains("exchange #")),
+            "{ctx}"
+        );
+    }
+    assert_eq!(r.code, Some(1), "{}", r.context());
+}

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::json_body::{MAX_JSON_VALUES, json_values_over, scrub_json};
+use super::json_body::{
+    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_depth_over, json_values_over, scrub_json, too_deep,
+};
 use super::pace::{Bucket, Limits};
 use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
@@ -588,6 +590,8 @@ impl Http {
         let mut sent_json = None;
         let (json, json_error) = if body.iter().all(|b| b.is_ascii_whitespace()) {
             (None, None)
+        } else if json_depth_over(&body, MAX_JSON_DEPTH) {
+            (None, Some(too_deep()))
         } else if json_values_over(&body, MAX_JSON_VALUES) {
             (
                 None,

@@ -41,6 +41,60 @@ pub(crate) fn json_values_over(body: &[u8], limit: usize) -> bool {
     false
 }
 
+/// Deepest nesting of arrays and objects a body may have to be read. JSON readers bound it
+/// (serde_json at 128, .NET's System.Text.Json, which the Azure SDKs for .NET use, at 64); a
+/// body deeper than this is one rpconform cannot read, the same in `run`, `replay` and `proxy`
+/// (a test-proxy recording embeds bodies a few levels down in its own JSON, so the bound
+/// leaves room under serde_json's).
+pub(crate) const MAX_JSON_DEPTH: usize = 100;
+
+/// How [`too_deep`]'s message begins (rules tell an unread body from a malformed one by it).
+const TOO_DEEP: &str = "the body could not be read: it nests deeper than";
+
+/// Why a body deeper than [`MAX_JSON_DEPTH`] is not read.
+pub(crate) fn too_deep() -> String {
+    format!(
+        "{TOO_DEEP} {MAX_JSON_DEPTH} levels, the most rpconform reads (JSON readers bound nesting: 64 levels in the Azure SDKs for .NET); to such a reader it is not valid JSON"
+    )
+}
+
+/// Is `json_error` [`too_deep`]'s?
+pub fn is_too_deep(json_error: &str) -> bool {
+    json_error.starts_with(TOO_DEEP)
+}
+
+/// Do `body`'s arrays and objects nest deeper than `limit`? A scan, no parse (strings
+/// skipped), so a body of a million `[` costs one pass, not a stack.
+pub(crate) fn json_depth_over(body: &[u8], limit: usize) -> bool {
+    let mut depth: usize = 0;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Redact secrets inside parsed JSON strings too (rules read the parsed form); `changed` says
 /// whether anything was masked (then the runner keeps what was sent, for the traffic).
 pub(crate) fn scrub_json(
@@ -65,5 +119,35 @@ pub(crate) fn scrub_json(
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    /// The scan agrees with the parser below the bound, and every body past the bound is
+    /// one the parser would refuse once embedded a few levels down (a test-proxy file).
+    #[test]
+    fn depth_is_measured_without_parsing() {
+        for d in [1, 50, MAX_JSON_DEPTH] {
+            assert!(
+                !json_depth_over(nested(d).as_bytes(), MAX_JSON_DEPTH),
+                "{d}"
+            );
+            assert!(serde_json::from_str::<serde_json::Value>(&nested(d)).is_ok());
+        }
+        for d in [MAX_JSON_DEPTH + 1, 300, 100_000] {
+            assert!(json_depth_over(nested(d).as_bytes(), MAX_JSON_DEPTH), "{d}");
+        }
+        // Brackets in strings are text, and closing ones bring the depth back.
+        let text = format!("[\"{}\", {}]", "[".repeat(500), "[1],".repeat(500) + "1");
+        assert!(!json_depth_over(text.as_bytes(), 3));
+        assert!(is_too_deep(&too_deep()));
+        assert!(!is_too_deep("body is not valid JSON: expected value"));
     }
 }

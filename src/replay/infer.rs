@@ -225,8 +225,15 @@ impl Inference {
                         .trim_end_matches('/')
                         .eq_ignore_ascii_case(path.trim_end_matches('/'))
                 });
+            // A body too deep to read is judged where a live run would judge it: at the
+            // resource its URL names (it cannot show itself a list).
+            let unread = body.is_none()
+                && resp
+                    .json_error
+                    .as_deref()
+                    .is_some_and(crate::http::is_too_deep);
             let write = matches!(method.as_str(), "PUT" | "PATCH" | "DELETE");
-            if !(write || (method == "GET" && resp.status == 200 && id_matches)) {
+            if !(write || (method == "GET" && resp.status == 200 && (id_matches || unread))) {
                 return;
             }
             let t = self.chain(&p, version.as_deref());

@@ -115,6 +115,14 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     };
     j.ledger.pass("SPEC-01");
     long_running(j, ex, op);
+    if declared.schema.is_some()
+        && resp.json.is_none()
+        && let Some(why) = &resp.json_error
+        && !already_failed(j, ex, "SPEC-04")
+    {
+        j.ledger
+            .not_judged("SPEC-04", format!("exchange #{}: {why}", ex.seq));
+    }
     if let Some(schema) = &declared.schema
         && let Some(body) = &resp.json
         && resp.body_bytes <= MAX_VALIDATED_BYTES

@@ -54,6 +54,9 @@ pub enum Mode {
     InvalidJson,
     /// PUT: 201 with JSON nested 100 000 arrays deep.
     DeepJson,
+    /// Every answer with the resource (PUT 201, GET 200): a valid envelope whose `properties`
+    /// nest this many objects deep (a recursive schema's body).
+    DeepResource(usize),
     /// PUT: 202 + Location with invalid UTF-8 in Retry-After, x-ms-request-id and another header.
     BadUtf8Headers,
     /// PUT: 201, `Content-Encoding: gzip`, a small deflate body that inflates to ~100 MB.
@@ -513,6 +516,19 @@ fn route(req: &Request, sh: &Shared) -> Act {
                     .header("Content-Type", "application/json")
                     .body(b),
             )
+        }
+        Mode::DeepResource(depth)
+            if req.is_resource() && matches!(req.method.as_str(), "PUT" | "GET") =>
+        {
+            let mut nested = serde_json::json!({"leaf": true});
+            for _ in 0..*depth {
+                nested = serde_json::json!({"child": nested});
+            }
+            let status = if put { 201 } else { 200 };
+            Act::Reply(sh.plain(status, req).json(&resource_json(
+                req.path(),
+                serde_json::json!({"properties": {"provisioningState": "Succeeded", "tree": nested}}),
+            )))
         }
         Mode::BadUtf8Headers if put => Act::Reply(
             Resp::new(202)
