@@ -967,3 +967,39 @@ fn a_body_deeper_than_the_reader_allows_is_judged_alike_everywhere() {
     }
     assert_eq!(r.code, Some(1), "{}", r.context());
 }
+
+/// Every read of the operation's status (and of its Location) is cut off mid-body: the
+/// operation is never seen to end because no read could be read. That is an error of the test,
+/// naming the exchange, and the run fails: never a pass or a warning.
+#[test]
+fn an_operation_whose_every_read_is_cut_off_is_an_error_of_its_test() {
+    for suite in [SUITE_PUT_POLL, SUITE_CREATE] {
+        let (r, _s) = case(
+            "cut-off",
+            Mode::CutOffPolls,
+            suite,
+            &[],
+            Expect {
+                rules: &[],
+                reason: &["never seen to end"],
+                runner_error: true,
+            },
+        );
+        let ctx = r.context();
+        let errors: Vec<&Value> = r
+            .results()
+            .iter()
+            .filter(|x| x["status"] == "error")
+            .collect();
+        assert!(
+            errors.iter().any(|x| x.to_string().contains("exchange #")),
+            "the error does not name the exchange\n{ctx}"
+        );
+        assert!(
+            r.results()
+                .iter()
+                .all(|x| !matches!(x["status"].as_str(), Some("passed" | "warned"))),
+            "{ctx}"
+        );
+    }
+}

@@ -57,6 +57,9 @@ pub enum Mode {
     /// Every answer with the resource (PUT 201, GET 200): a valid envelope whose `properties`
     /// nest this many objects deep (a recursive schema's body).
     DeepResource(usize),
+    /// PUT: 201 Accepted + Azure-AsyncOperation (and Location); every read of either announces
+    /// a longer body than it sends (`Content-Length` past the bytes), then closes.
+    CutOffPolls,
     /// PUT: 202 + Location with invalid UTF-8 in Retry-After, x-ms-request-id and another header.
     BadUtf8Headers,
     /// PUT: 201, `Content-Encoding: gzip`, a small deflate body that inflates to ~100 MB.
@@ -326,6 +329,8 @@ enum Act {
     Reset(Resp),
     Announce(Resp),
     ChunkedForever(Resp),
+    /// The head with a Content-Length twice the body, half the body, then a close.
+    CutShort(Resp),
 }
 
 async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
@@ -373,6 +378,13 @@ async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
             #[allow(deprecated)]
             stream.set_linger(Some(Duration::ZERO))?;
             drop(stream);
+        }
+        Act::CutShort(r) => {
+            let length = format!("Content-Length: {}\r\n", r.body.len() * 2);
+            stream.write_all(&r.head(Some(&length))).await?;
+            stream.write_all(&r.body[..r.body.len() / 2]).await?;
+            stream.flush().await?;
+            let _ = stream.shutdown().await;
         }
         Act::Announce(r) => {
             stream
@@ -570,6 +582,23 @@ fn route(req: &Request, sh: &Shared) -> Act {
                     serde_json::json!({"properties": {"provisioningState": "Accepted"}}),
                 )),
         ),
+        Mode::CutOffPolls if put => Act::Reply(
+            sh.plain(201, req)
+                .header("Azure-AsyncOperation", sh.operation_url(&sh.base))
+                .header("Location", sh.location_url(&sh.base))
+                .header("Retry-After", "10")
+                .json(&resource_json(
+                    req.path(),
+                    serde_json::json!({"properties": {"provisioningState": "Accepted"}}),
+                )),
+        ),
+        Mode::CutOffPolls if req.method == "GET" && (req.is_operation_poll() || loc_poll) => {
+            Act::CutShort(sh.plain(200, req).json(&serde_json::json!({
+                "id": req.path(),
+                "name": req.path().rsplit('/').next().unwrap_or(""),
+                "status": "InProgress",
+            })))
+        }
         Mode::FtpLocation if put => Act::Reply(
             sh.plain(202, req)
                 .header(
