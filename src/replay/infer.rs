@@ -165,11 +165,21 @@ impl Inference {
 
     /// Take in one recording's ARM exchanges.
     pub fn add(&mut self, rec: &Recording) {
-        self.recordings += 1;
+        self.begin();
         for (ex, meta) in rec.entries.iter().zip(&rec.meta) {
-            if meta.arm && !ex.foreign {
-                self.exchange(ex);
-            }
+            self.entry(ex, meta);
+        }
+    }
+
+    /// One more recording, whose entries follow one at a time ([`Inference::entry`]).
+    pub fn begin(&mut self) {
+        self.recordings += 1;
+    }
+
+    /// One entry of the recording begun last, paired (its poll role set).
+    pub fn entry(&mut self, ex: &Exchange, meta: &super::EntryMeta) {
+        if meta.arm && !ex.foreign {
+            self.exchange(ex);
         }
     }
 
