@@ -707,6 +707,23 @@ fn a_list_of_endless_big_pages_stays_bounded() {
     );
 }
 
+/// Pages of many small values (900 000 zeros, under 2 MB each) cost many times their bytes
+/// once parsed: the list is bounded by what it costs in memory, not by its bytes.
+#[test]
+fn a_list_of_endless_pages_of_small_values_stays_bounded() {
+    case(
+        "smallpages",
+        Mode::ManySmallPages,
+        SUITE_ALL_PAGES,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["memory bound"],
+            runner_error: true,
+        },
+    );
+}
+
 #[test]
 fn many_big_poll_answers_stay_bounded() {
     case(

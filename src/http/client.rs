@@ -601,13 +601,9 @@ impl Http {
             )
         } else {
             match serde_json::from_slice::<serde_json::Value>(&body) {
-                Ok(v) => {
-                    let mut changed = false;
-                    let scrubbed = scrub_json(&v, &self.redactor, &mut changed);
-                    if changed {
-                        sent_json = Some(v);
-                    }
-                    (Some(scrubbed), None)
+                Ok(mut v) => {
+                    sent_json = scrub_json(&mut v, &self.redactor);
+                    (Some(v), None)
                 }
                 Err(e) => (None, Some(format!("body is not valid JSON: {e}"))),
             }

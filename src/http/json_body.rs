@@ -95,30 +95,80 @@ pub(crate) fn json_depth_over(body: &[u8], limit: usize) -> bool {
     false
 }
 
-/// Redact secrets inside parsed JSON strings too (rules read the parsed form); `changed` says
-/// whether anything was masked (then the runner keeps what was sent, for the traffic).
-pub(crate) fn scrub_json(
-    v: &serde_json::Value,
-    r: &Redactor,
-    changed: &mut bool,
-) -> serde_json::Value {
+/// About what a parsed value holds in memory: a node per value, what its strings and keys
+/// own, an entry per object member. Many small values cost far more parsed than as text
+/// (`0,` is two bytes, its node 32), so what is kept parsed is bounded by this, not by bytes.
+pub(crate) fn json_cost(v: &serde_json::Value) -> usize {
     use serde_json::Value;
-    fn text(s: &str, r: &Redactor, changed: &mut bool) -> String {
-        let t = r.text(s);
-        if t != s {
-            *changed = true;
+    const NODE: usize = std::mem::size_of::<Value>();
+    // A member: its hash, its key's header and the index slot of an ordered map.
+    const MEMBER: usize = 8 + std::mem::size_of::<String>() + 8;
+    let mut cost = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        cost = cost.saturating_add(NODE);
+        match v {
+            Value::String(s) => cost = cost.saturating_add(s.capacity()),
+            Value::Array(a) => stack.extend(a),
+            Value::Object(m) => {
+                for (k, x) in m {
+                    cost = cost.saturating_add(MEMBER + k.capacity());
+                    stack.push(x);
+                }
+            }
+            _ => {}
         }
-        t
     }
+    cost
+}
+
+/// Redact secrets inside parsed JSON strings too (rules read the parsed form). The value is
+/// copied only when something in it is masked: the copy keeps what was sent, for the traffic
+/// (a body of a million values is never held twice for nothing). `Some(original)` then.
+pub(crate) fn scrub_json(v: &mut serde_json::Value, r: &Redactor) -> Option<serde_json::Value> {
+    if !holds_secret(v, r) {
+        return None;
+    }
+    let original = v.clone();
+    scrub_in_place(v, r);
+    Some(original)
+}
+
+/// Does a string or a key anywhere in `v` hold what the redactor masks? (No copy, no stack.)
+fn holds_secret(v: &serde_json::Value, r: &Redactor) -> bool {
+    use serde_json::Value;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) if r.has_secret(s) => return true,
+            Value::Array(a) => stack.extend(a),
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if r.has_secret(k) {
+                        return true;
+                    }
+                    stack.push(x);
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+fn scrub_in_place(v: &mut serde_json::Value, r: &Redactor) {
+    use serde_json::Value;
     match v {
-        Value::String(s) => Value::String(text(s, r, changed)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| scrub_json(x, r, changed)).collect()),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, x)| (text(k, r, changed), scrub_json(x, r, changed)))
-                .collect(),
-        ),
-        other => other.clone(),
+        Value::String(s) => *s = r.text(s),
+        Value::Array(a) => a.iter_mut().for_each(|x| scrub_in_place(x, r)),
+        Value::Object(m) => {
+            if m.keys().any(|k| r.has_secret(k)) {
+                let taken = std::mem::take(m);
+                *m = taken.into_iter().map(|(k, x)| (r.text(&k), x)).collect();
+            }
+            m.values_mut().for_each(|x| scrub_in_place(x, r));
+        }
+        _ => {}
     }
 }
 
@@ -148,6 +198,10 @@ mod tests {
         let text = format!("[\"{}\", {}]", "[".repeat(500), "[1],".repeat(500) + "1");
         assert!(!json_depth_over(text.as_bytes(), 3));
         assert!(is_too_deep(&too_deep()));
+        // Small values cost many times their text once parsed.
+        let zeros: serde_json::Value =
+            serde_json::from_str(&format!("[{}0]", "0,".repeat(9_999))).unwrap();
+        assert!(json_cost(&zeros) >= 10_000 * 16, "{}", json_cost(&zeros));
         assert!(!is_too_deep("body is not valid JSON: expected value"));
     }
 }

@@ -21,7 +21,7 @@ pub use client::{Http, HttpOptions, HttpStats, OutRequest};
 pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
 pub use json_body::is_too_deep;
 pub(crate) use json_body::{
-    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_depth_over, json_values_over, too_deep,
+    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_cost, json_depth_over, json_values_over, too_deep,
 };
 pub use pace::Limits;
 pub use redact::{MASK, Redactor, SHORT_SECRET};

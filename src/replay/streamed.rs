@@ -3,7 +3,8 @@
 //! HAR of a million small entries is read twice and never held.
 //!
 //! The first pass ([`scan`]) pairs every entry into operations and notes where each operation's
-//! last exchange is (and feeds target inference). The second ([`FileJudge`]) pairs again (the
+//! last exchange is (and feeds target inference); at most [`MAX_OPEN`] operations are paired
+//! at once. The second ([`FileJudge`]) pairs again (the
 //! same pairing: it only ever looks back), judges each exchange as it comes and each operation
 //! right after its last exchange, holding only the exchanges of operations not yet judged. An
 //! in-memory [`Recording`] goes through the same [`FileJudge`] ([`super::judge_recording`]).
@@ -20,6 +21,11 @@ use crate::report::ScenarioResult;
 use crate::rules::Registry;
 use crate::rules::flow::End;
 use crate::target::Target;
+
+/// Operations paired at once, at most: one no read joined while this many others were read
+/// is taken as over (each open one costs some hundreds of bytes, a recording may hold
+/// millions; real clients poll an operation without thousands of others in between).
+pub const MAX_OPEN: usize = 1_000;
 
 /// What the first pass learned: the file, and the position of each operation's last exchange
 /// (by operation, in the order they started).
@@ -38,13 +44,23 @@ pub fn scan(
     let mut pairer = Pairer::new();
     let mut last: Vec<usize> = Vec::new();
     let mut pos = 0;
+    // Operations by when a read last joined them: past MAX_OPEN, the one idle longest is
+    // paired no more (it ended there, for the second pass too).
+    let mut idle: BTreeMap<usize, usize> = BTreeMap::new();
     let streamed = super::stream_recording(path, opts, |mut ex, meta, own| {
         let recorded = ex.role;
         if let Some(f) = pairer.push(pos, &mut ex) {
             if f == last.len() {
                 last.push(pos);
             } else {
+                idle.remove(&last[f]);
                 last[f] = pos;
+            }
+            idle.insert(pos, f);
+            while idle.len() > MAX_OPEN {
+                if let Some((_, old)) = idle.pop_first() {
+                    pairer.close(old);
+                }
             }
         }
         if own {

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 
 /// Keys remembered per map (each costs some hundreds of bytes).
-pub const MAX_RECENT: usize = 20_000;
+pub const MAX_RECENT: usize = 5_000;
 
 /// A `HashMap` forgetting its oldest keys past a bound (see the module docs).
 #[derive(Debug, Clone)]

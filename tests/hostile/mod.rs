@@ -99,6 +99,9 @@ pub enum Mode {
     /// Any GET with `list` in its query: a 4 MB page of items, with a nextLink to the next
     /// page, forever.
     BigPages,
+    /// Any GET with `list` in its query: a page of 900 000 zeros (under 2 MB, each value a
+    /// node once parsed), with a nextLink to the next page, forever.
+    ManySmallPages,
 }
 
 /// One request the server received.
@@ -675,6 +678,22 @@ fn route(req: &Request, sh: &Shared) -> Act {
                 sh.plain(200, req)
                     .header("Content-Type", "application/json")
                     .body(format!(r#"{{"value":[{items}],"nextLink":"{next}"}}"#)),
+            )
+        }
+        Mode::ManySmallPages if req.method == "GET" && req.target.contains("list=") => {
+            let page: u64 = req
+                .target
+                .split("page=")
+                .nth(1)
+                .and_then(|p| p.split('&').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            let zeros = "0,".repeat(899_999);
+            let next = format!("{}/list?list=1&page={}", sh.base, page + 1);
+            Act::Reply(
+                sh.plain(200, req)
+                    .header("Content-Type", "application/json")
+                    .body(format!(r#"{{"value":[{zeros}0],"nextLink":"{next}"}}"#)),
             )
         }
         _ => Act::Reply(sh.default_answer(req)),
