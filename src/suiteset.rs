@@ -547,7 +547,8 @@ mod tests {
         std::fs::write(mine.join("notes.yaml"), "mine\n").unwrap();
         std::fs::write(mine.join("etag.yaml"), "my etag\n").unwrap();
         let m = write_set(&base).unwrap();
-        let cases: Vec<(&str, Box<dyn Fn(&Materialized)>)> = vec![
+        type Spoil<'a> = Box<dyn Fn(&Materialized) + 'a>;
+        let cases: Vec<(&str, Spoil<'_>)> = vec![
             (
                 "an added file",
                 Box::new(|m| std::fs::write(m.suites.join("planted.yaml"), "x\n").unwrap()),

@@ -886,8 +886,10 @@ fn many_small_entries(path: &std::path::Path, n: usize) {
     f.write_all(b"]}}").unwrap();
 }
 
-/// Start `rpconform args` (output dropped).
+/// Start `rpconform args` (output dropped); [`peak_kib`] waits for it (by `wait4`, which
+/// also gives its peak memory).
 #[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)]
 fn spawn_quiet(args: &[&str]) -> libc::pid_t {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_rpconform"))
         .args(args)

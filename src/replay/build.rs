@@ -319,7 +319,16 @@ impl<'o> Builder<'o> {
             response_body: state,
             batch: batch_of,
         };
-        let outer = self.pushed;
+        let outer = self.emit(exchange, meta);
+        for mut e in inner {
+            self.counts.batch_inner += 1;
+            e.started_at = started_at.clone();
+            self.push_inner(e, Some(outer));
+        }
+    }
+
+    /// Keep an entry, or hand it to the sink; its position.
+    fn emit(&mut self, exchange: Exchange, meta: EntryMeta) -> usize {
         self.pushed += 1;
         match &mut self.sink {
             Some(sink) => sink(exchange, meta, self.own_file),
@@ -328,11 +337,7 @@ impl<'o> Builder<'o> {
                 self.meta.push(meta);
             }
         }
-        for mut e in inner {
-            self.counts.batch_inner += 1;
-            e.started_at = started_at.clone();
-            self.push_inner(e, Some(outer));
-        }
+        self.pushed - 1
     }
 
     /// The entries pushed so far, handed over and forgotten (the proxy records one exchange at

@@ -71,7 +71,8 @@
 //!
 //! # Limits
 //!
-//! Files are streamed entry by entry: JSON through a small structural scanner (`stream`) that
+//! Files are streamed entry by entry ([`stream_recording`]; the command judges them so, in two
+//! passes, never holding a file: [`streamed`]): JSON through a small structural scanner (`stream`) that
 //! hands each entry's text to serde_json, and replaces any string longer than the cap with a
 //! marker before it is held; YAML through yaml-rust2's event parser, one interaction at a time
 //! (its memory follows the largest interaction). JSON memory follows the body cap, not the file
@@ -338,7 +339,6 @@ fn read_into(
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let first = first_significant_byte(&mut input)
         .map_err(|e| ReplayError::at(path, 0, 0, format!("cannot read the recording: {e}")))?;
-    let builder = builder;
     let format = match first {
         None => return Err(ReplayError::at(path, 0, 0, "the file is empty")),
         Some(b'{') => top::read_json(path, &mut input, opts.format, builder)?,

@@ -396,9 +396,7 @@ impl Exec<'_> {
                 flow.end = End::Interrupted;
                 return None;
             }
-            let Some(url) = strategy.url().map(str::to_string) else {
-                return None;
-            };
+            let url = strategy.url().map(str::to_string)?;
             // A monitor may ask that a link handed out without api-version be read with one.
             let url = match pace.monitor {
                 Some(mon) => mon.poll_url(&url),
