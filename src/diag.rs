@@ -118,6 +118,27 @@ impl Report {
         self.diagnostics.push(d);
     }
 
+    /// Rewrite every source line (`line`, which must keep each line's width so carets stay
+    /// under their column) and every message and hint (`text`): secrets of the file out.
+    pub fn scrub(&mut self, line: &dyn Fn(&str) -> String, text: &dyn Fn(&str) -> String) {
+        for (_, src) in &mut self.sources {
+            let mut out = String::with_capacity(src.len());
+            for l in src.split_inclusive('\n') {
+                let (body, end) = match l.strip_suffix('\n') {
+                    Some(b) => (b, "\n"),
+                    None => (l, ""),
+                };
+                out.push_str(&line(body));
+                out.push_str(end);
+            }
+            *src = Arc::from(out);
+        }
+        for d in &mut self.diagnostics {
+            d.message = text(&d.message);
+            d.expected = d.expected.as_deref().map(text);
+        }
+    }
+
     pub fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
         self.diagnostics.extend(ds);
     }

@@ -14,8 +14,11 @@
 //! ```
 //!
 //! So every position in an error names a real file the user can open. The copy is checked on
-//! every use and rewritten where it differs from the binary's (a file edited or removed, one
-//! added): edit a copy of the folder instead and pass it with `--suites DIR`. Files are written
+//! every use and its files rewritten where they differ from the binary's (edited or removed):
+//! edit a copy of the folder instead and pass it with `--suites DIR`. A set folder that holds
+//! what rpconform did not write (a file added, a link anywhere, the folder itself a link) is
+//! left as it is and the set written to a folder beside it (`<ID>-1`...): the cache never
+//! writes through a link out of itself, nor deletes what it did not write. Files are written
 //! to a temporary name and renamed into place, so runs started at the same time (CI partitions
 //! on one machine) never read a half-written suite.
 //!
@@ -229,18 +232,150 @@ fn make_dir(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Tries of a folder name (`<ID>`, `<ID>-1`, ...) before the cache root is given up.
+const CLAIM_TRIES: usize = 8;
+
 fn write_set(base: &Path) -> io::Result<Materialized> {
-    let root = base.join(ID);
+    make_dir(base)?;
+    let expected = set_entries();
+    let root = claim(base, ID, &|root| {
+        foreign_in(root, &|p, kind| {
+            let rel = p.strip_prefix(root).unwrap_or(p);
+            match expected.get(rel) {
+                Some(want) => *want == kind,
+                // Folders of merged schemas (`merged_schemas`) are checked when used.
+                None => in_merged(rel, kind),
+            }
+        })
+    })?;
     let m = Materialized {
         suites: root.join("suites"),
         schemas: root.join("schemas"),
         root,
     };
-    make_dir(&m.suites)?;
-    make_dir(&m.schemas)?;
-    sync_texts(&m.suites, SUITES)?;
-    sync_texts(&m.schemas, SCHEMAS)?;
+    for (dir, files) in [(&m.suites, SUITES), (&m.schemas, SCHEMAS)] {
+        for (rel, text) in files {
+            put_text(dir, &under(dir, rel), text)?;
+        }
+    }
     Ok(m)
+}
+
+/// `rel` is a folder of merged schemas (`schemas-<hash>`) or in one.
+fn in_merged(rel: &Path, kind: Kind) -> bool {
+    let mut parts = rel.components();
+    let merged = parts
+        .next()
+        .is_some_and(|c| c.as_os_str().to_string_lossy().starts_with("schemas-"));
+    merged && (kind == Kind::Dir || parts.next().is_some())
+}
+
+/// What an entry of a cache folder is, never following a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    File,
+    Dir,
+    Link,
+}
+
+fn kind_of(p: &Path) -> io::Result<Option<Kind>> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_symlink() => Ok(Some(Kind::Link)),
+        Ok(m) if m.is_dir() => Ok(Some(Kind::Dir)),
+        Ok(_) => Ok(Some(Kind::File)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Every path the set folder may hold (relative to it), and what it is.
+fn set_entries() -> BTreeMap<PathBuf, Kind> {
+    let mut out = BTreeMap::new();
+    for (top, files) in [("suites", SUITES), ("schemas", SCHEMAS)] {
+        out.insert(PathBuf::from(top), Kind::Dir);
+        for (rel, _) in files {
+            let file = under(Path::new(top), rel);
+            for dir in file.ancestors().skip(1) {
+                if !dir.as_os_str().is_empty() {
+                    out.insert(dir.to_path_buf(), Kind::Dir);
+                }
+            }
+            out.insert(file, Kind::File);
+        }
+    }
+    out
+}
+
+/// The first folder of `name`, `name-1`, ... under `base` that is missing (then created) or
+/// holds only what this process writes there (`foreign` says what else it holds). A folder
+/// that is a link, or holds a link or a file rpconform did not write, is left untouched: the
+/// cache never writes through a link out of itself nor deletes what it did not write.
+fn claim(
+    base: &Path,
+    name: &str,
+    foreign: &dyn Fn(&Path) -> io::Result<Option<PathBuf>>,
+) -> io::Result<PathBuf> {
+    let mut why = Vec::new();
+    for n in 0..CLAIM_TRIES {
+        let dir = match n {
+            0 => base.join(name),
+            n => base.join(format!("{name}-{n}")),
+        };
+        match kind_of(&dir)? {
+            None => match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(dir),
+                // Another process made it first: look at what it holds.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            },
+            Some(Kind::Dir) => {}
+            Some(_) => {
+                why.push(format!("{} is not a folder", dir.display()));
+                continue;
+            }
+        }
+        if kind_of(&dir)? != Some(Kind::Dir) {
+            why.push(format!("{} is not a folder", dir.display()));
+            continue;
+        }
+        match foreign(&dir)? {
+            None => return Ok(dir),
+            Some(p) => why.push(format!("{} was not written by rpconform", p.display())),
+        }
+    }
+    Err(io::Error::other(format!(
+        "no folder of the cache is free ({})",
+        why.join("; ")
+    )))
+}
+
+/// The first entry under `dir` that `ours` does not accept (walked without following links);
+/// temporary files of writers (`.*.tmp`) are always accepted.
+fn foreign_in(dir: &Path, ours: &dyn Fn(&Path, Kind) -> bool) -> io::Result<Option<PathBuf>> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let path = entry?.path();
+            let Some(kind) = kind_of(&path)? else {
+                continue;
+            };
+            let temp = kind == Kind::File
+                && path.file_name().is_some_and(|n| {
+                    let n = n.to_string_lossy();
+                    n.starts_with('.') && n.ends_with(".tmp")
+                });
+            if temp {
+                continue;
+            }
+            if !ours(&path, kind) {
+                return Ok(Some(path));
+            }
+            if kind == Kind::Dir {
+                stack.push(path);
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// `rel` (`a/b.yaml`) under `dir`.
@@ -263,18 +398,15 @@ fn temp_beside(path: &Path) -> PathBuf {
     ))
 }
 
-/// Write `text` to `path` unless it already holds exactly that; atomically (rename).
-fn put_text(path: &Path, text: &str) -> io::Result<()> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
-        && std::fs::read(path).is_ok_and(|b| b == text.as_bytes())
+/// Write `text` to `path` (under the claimed folder `top`) unless it already holds exactly
+/// that; atomically (rename). Folders on the way are created one by one, never through a link.
+fn put_text(top: &Path, path: &Path, text: &str) -> io::Result<()> {
+    if kind_of(path)? == Some(Kind::File) && std::fs::read(path).is_ok_and(|b| b == text.as_bytes())
     {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir_all(path)?;
+        own_dirs(top, parent)?;
     }
     let tmp = temp_beside(path);
     std::fs::write(&tmp, text)?;
@@ -283,40 +415,25 @@ fn put_text(path: &Path, text: &str) -> io::Result<()> {
     })
 }
 
-/// Make `dir` hold exactly `files` (relative path → text): write what differs, remove what
-/// is not in the set (a suite left there would be loaded). Temporary files of other processes
-/// (`*.tmp`) are left alone.
-fn sync_texts(dir: &Path, files: &[(&str, &str)]) -> io::Result<()> {
-    for (rel, text) in files {
-        put_text(&under(dir, rel), text)?;
-    }
-    let keep: Vec<PathBuf> = files.iter().map(|(rel, _)| under(dir, rel)).collect();
-    prune(dir, &|p: &Path| {
-        keep.iter().any(|k| k == p || k.starts_with(p))
-    })
-}
-
-/// Remove every entry under `dir` that `wanted` refuses (and is not a `*.tmp` file).
-fn prune(dir: &Path, wanted: &dyn Fn(&Path) -> bool) -> io::Result<()> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
-            let path = entry.path();
-            let kind = entry.file_type()?;
-            if wanted(&path) {
-                if kind.is_dir() {
-                    stack.push(path);
-                }
-                continue;
-            }
-            if kind.is_file() && path.extension().is_some_and(|e| e == "tmp") {
-                continue;
-            }
-            if kind.is_dir() {
-                std::fs::remove_dir_all(&path)?;
-            } else {
-                std::fs::remove_file(&path)?;
+/// Create `dir` and the folders between `top` and it, refusing any that is a link.
+fn own_dirs(top: &Path, dir: &Path) -> io::Result<()> {
+    let rel = dir.strip_prefix(top).unwrap_or(Path::new(""));
+    let mut at = top.to_path_buf();
+    for part in std::iter::once(None).chain(rel.components().map(Some)) {
+        if let Some(part) = part {
+            at.push(part);
+        }
+        match kind_of(&at)? {
+            Some(Kind::Dir) => {}
+            None => match std::fs::create_dir(&at) {
+                Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+                _ => {}
+            },
+            Some(_) => {
+                return Err(io::Error::other(format!(
+                    "{} is not a folder rpconform wrote",
+                    at.display()
+                )));
             }
         }
     }
@@ -351,13 +468,25 @@ fn merged_in(root: &Path, base: &Path, extra: &[PathBuf]) -> Result<PathBuf, Str
             }
         }
     }
-    let dir = root.join(format!("schemas-{}", short_hash(key.as_bytes())));
-    link_all(&dir, &wanted).map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
+    let name = format!("schemas-{}", short_hash(key.as_bytes()));
+    let dir = link_all(root, &name, &wanted)
+        .map_err(|e| format!("cannot write {}: {e}", root.join(&name).display()))?;
     Ok(dir)
 }
 
-fn link_all(dir: &Path, wanted: &BTreeMap<String, PathBuf>) -> io::Result<()> {
-    make_dir(dir)?;
+/// The merged folder: on Unix it holds only links this process makes (a file in it is not
+/// ours), elsewhere only copies of the wanted files. Links to files no longer wanted are
+/// removed (removing a link never touches what it points to).
+fn link_all(root: &Path, name: &str, wanted: &BTreeMap<String, PathBuf>) -> io::Result<PathBuf> {
+    let made = if cfg!(unix) { Kind::Link } else { Kind::File };
+    let dir = claim(root, name, &|dir| {
+        foreign_in(dir, &|p, kind| {
+            kind == made
+                && (made == Kind::Link
+                    || p.file_name()
+                        .is_some_and(|n| wanted.contains_key(n.to_string_lossy().as_ref())))
+        })
+    })?;
     for (name, source) in wanted {
         let dest = dir.join(name);
         #[cfg(unix)]
@@ -374,13 +503,19 @@ fn link_all(dir: &Path, wanted: &BTreeMap<String, PathBuf>) -> io::Result<()> {
         #[cfg(not(unix))]
         {
             let text = std::fs::read_to_string(source)?;
-            put_text(&dest, &text)?;
+            put_text(&dir, &dest, &text)?;
         }
     }
-    prune(dir, &|p: &Path| {
-        p.file_name()
-            .is_some_and(|n| wanted.contains_key(n.to_string_lossy().as_ref()))
-    })
+    for entry in std::fs::read_dir(&dir)? {
+        let path = entry?.path();
+        let keep = path
+            .file_name()
+            .is_some_and(|n| wanted.contains_key(n.to_string_lossy().as_ref()));
+        if !keep && kind_of(&path)? == Some(Kind::Link) {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(dir)
 }
 
 /// 12 hex digits of FNV-1a over `bytes` (names a folder; not a security measure).
@@ -424,38 +559,133 @@ mod tests {
         );
     }
 
-    #[test]
-    fn writing_the_set_repairs_edits_removals_and_additions() {
-        let base = scratch("sync");
-        let m = write_set(&base).unwrap();
-        let etag = m.suites.join("etag.yaml");
-        let original = std::fs::read_to_string(&etag).unwrap();
-        std::fs::write(&etag, "suite: edited\n").unwrap();
-        std::fs::remove_file(m.schemas.join("tracked-resource.json")).unwrap();
-        std::fs::write(m.suites.join("planted.yaml"), "suite: planted\n").unwrap();
-        std::fs::create_dir_all(m.suites.join("sub")).unwrap();
-        std::fs::write(m.suites.join("sub").join("x.yaml"), "suite: x\n").unwrap();
-        std::fs::write(m.suites.join(".etag.yaml.1.0.tmp"), "in flight").unwrap();
-        write_set(&base).unwrap();
-        assert_eq!(std::fs::read_to_string(&etag).unwrap(), original);
-        assert!(m.schemas.join("tracked-resource.json").is_file());
-        assert!(!m.suites.join("planted.yaml").exists());
-        assert!(!m.suites.join("sub").exists());
-        assert!(
-            m.suites.join(".etag.yaml.1.0.tmp").exists(),
-            "others' temp files stay"
-        );
-        let mut names: Vec<String> = std::fs::read_dir(&m.suites)
+    /// The names of the regular files in `dir` (temporary files aside).
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| !n.ends_with(".tmp"))
             .collect();
         names.sort();
+        names
+    }
+
+    #[test]
+    fn writing_the_set_repairs_its_own_files_in_place() {
+        let base = scratch("sync");
+        let m = write_set(&base).unwrap();
+        let etag = m.suites.join("etag.yaml");
+        let original = std::fs::read_to_string(&etag).unwrap();
+        std::fs::write(&etag, "suite: edited\n").unwrap();
+        std::fs::remove_file(m.schemas.join("tracked-resource.json")).unwrap();
+        std::fs::write(m.suites.join(".etag.yaml.1.0.tmp"), "in flight").unwrap();
+        let again = write_set(&base).unwrap();
+        assert_eq!(again.root, m.root);
+        assert_eq!(std::fs::read_to_string(&etag).unwrap(), original);
+        assert!(m.schemas.join("tracked-resource.json").is_file());
+        assert!(
+            m.suites.join(".etag.yaml.1.0.tmp").exists(),
+            "others' temp files stay"
+        );
         let mut want: Vec<String> = SUITES.iter().map(|(n, _)| n.to_string()).collect();
         want.sort();
-        assert_eq!(names, want);
+        assert_eq!(names_in(&m.suites), want);
         let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// Whatever the set folder holds that rpconform did not write (a file or folder added, a
+    /// link anywhere in it, the folder itself a link) stays as it is, and nothing is written
+    /// through a link: the set goes to a folder of its own beside it.
+    #[test]
+    fn the_cache_never_deletes_what_it_did_not_write_nor_follows_a_link() {
+        let base = scratch("foreign");
+        let mine = scratch("users-own");
+        std::fs::write(mine.join("notes.yaml"), "mine\n").unwrap();
+        std::fs::write(mine.join("etag.yaml"), "my etag\n").unwrap();
+        let m = write_set(&base).unwrap();
+        type Spoil<'a> = Box<dyn Fn(&Materialized) + 'a>;
+        let cases: Vec<(&str, Spoil<'_>)> = vec![
+            (
+                "an added file",
+                Box::new(|m| std::fs::write(m.suites.join("planted.yaml"), "x\n").unwrap()),
+            ),
+            (
+                "an added folder",
+                Box::new(|m| std::fs::create_dir_all(m.suites.join("sub")).unwrap()),
+            ),
+            #[cfg(unix)]
+            (
+                "suites a link to the user's folder",
+                Box::new(|m: &Materialized| {
+                    std::fs::remove_dir_all(&m.suites).unwrap();
+                    std::os::unix::fs::symlink(&mine, &m.suites).unwrap();
+                }),
+            ),
+            #[cfg(unix)]
+            (
+                "a suite a link to the user's file",
+                Box::new(|m: &Materialized| {
+                    let etag = m.suites.join("etag.yaml");
+                    std::fs::remove_file(&etag).unwrap();
+                    std::os::unix::fs::symlink(mine.join("etag.yaml"), &etag).unwrap();
+                }),
+            ),
+            #[cfg(unix)]
+            (
+                "the set folder a link to the user's folder",
+                Box::new(|m: &Materialized| {
+                    std::fs::remove_dir_all(&m.root).unwrap();
+                    std::os::unix::fs::symlink(&mine, &m.root).unwrap();
+                }),
+            ),
+        ];
+        for (what, make) in cases {
+            let _ = std::fs::remove_dir_all(&base);
+            std::fs::create_dir_all(&base).unwrap();
+            let first = write_set(&base).unwrap();
+            assert_eq!(first.root, m.root, "{what}");
+            make(&first);
+            let before: Vec<(PathBuf, Kind)> = walk(&base);
+            let again = write_set(&base).unwrap();
+            assert_ne!(again.root, first.root, "{what}: the folder was taken");
+            let after: Vec<(PathBuf, Kind)> = walk(&base)
+                .into_iter()
+                .filter(|(p, _)| !p.starts_with(&again.root))
+                .collect();
+            assert_eq!(
+                before, after,
+                "{what}: something outside the new folder changed"
+            );
+            assert_eq!(names_in(&mine), vec!["etag.yaml", "notes.yaml"], "{what}");
+            assert_eq!(
+                std::fs::read_to_string(mine.join("etag.yaml")).unwrap(),
+                "my etag\n",
+                "{what}"
+            );
+            assert!(again.suites.join("etag.yaml").is_file(), "{what}");
+            // A second use finds the new folder its own.
+            assert_eq!(write_set(&base).unwrap().root, again.root, "{what}");
+        }
+        let _ = std::fs::remove_dir_all(&base);
+        let _ = std::fs::remove_dir_all(&mine);
+    }
+
+    /// Every entry under `dir`, without following links, sorted.
+    fn walk(dir: &Path) -> Vec<(PathBuf, Kind)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let kind = kind_of(&e.path()).unwrap().unwrap();
+                if kind == Kind::Dir {
+                    stack.push(e.path());
+                }
+                out.push((e.path(), kind));
+            }
+        }
+        out.sort();
+        out
     }
 
     #[test]
@@ -478,6 +708,22 @@ mod tests {
         assert_eq!(again, dir);
         assert!(!dir.join("three.json").exists());
         assert!(merged_in(&root, &a, &[a.join("missing")]).is_err());
+        // The merged folder made a link to a user's folder: left alone, another one is used.
+        #[cfg(unix)]
+        {
+            let mine = scratch("merge-users-own");
+            std::fs::write(mine.join("keep.json"), "{}").unwrap();
+            std::fs::remove_dir_all(&dir).unwrap();
+            std::os::unix::fs::symlink(&mine, &dir).unwrap();
+            let other = merged_in(&root, &a, std::slice::from_ref(&b)).unwrap();
+            assert_ne!(other, dir);
+            assert_eq!(names_in(&mine), vec!["keep.json"]);
+            assert_eq!(
+                std::fs::read_to_string(other.join("two.json")).unwrap(),
+                "{\"b\":2}"
+            );
+            let _ = std::fs::remove_dir_all(&mine);
+        }
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_dir_all(&a);
         let _ = std::fs::remove_dir_all(&b);

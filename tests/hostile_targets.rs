@@ -707,6 +707,23 @@ fn a_list_of_endless_big_pages_stays_bounded() {
     );
 }
 
+/// Pages of many small values (900 000 zeros, under 2 MB each) cost many times their bytes
+/// once parsed: the list is bounded by what it costs in memory, not by its bytes.
+#[test]
+fn a_list_of_endless_pages_of_small_values_stays_bounded() {
+    case(
+        "smallpages",
+        Mode::ManySmallPages,
+        SUITE_ALL_PAGES,
+        &[],
+        Expect {
+            rules: &[],
+            reason: &["memory bound"],
+            runner_error: true,
+        },
+    );
+}
+
 #[test]
 fn many_big_poll_answers_stay_bounded() {
     case(
@@ -800,4 +817,206 @@ fn a_localhost_link_from_a_127_0_0_1_target_is_foreign() {
     }
     // ...and the report says so, as for any other origin.
     assert_foreign_flagged(&r, "LOC-09", "http://localhost:");
+}
+
+/// A target file with a mistake on a line that holds a secret (a header value listed in
+/// `secret_headers`, a long header value, a token in `auth.command`; the mistake a wrong type,
+/// a misspelt key beside the secret, or YAML that does not parse) and every command that
+/// reads a target file: each says where the mistake is (file and line) and no output shows
+/// the secret.
+#[test]
+fn errors_about_a_target_file_never_show_its_secrets() {
+    const KEY: &str = "hk-77aa55cc33ee-inline-secret";
+    const SHORT: &str = "q9z";
+    const CMD_TOKEN: &str = "cmdtok9f8e7d6c5b4a3";
+    let base = format!("http://127.0.0.1:{}", closed_port());
+    let head = format!(
+        "base_url: {base}\nsubscription: {}\nresource_group: {{name: rg}}\nnamespace: {}\napi_version: \"{}\"\ntypes:\n  things: {{kind: tracked, create_body: {{location: eastus}}}}\nsecret_headers: [x-api-key, x-pin]\n",
+        hostile::SUBSCRIPTION,
+        hostile::NAMESPACE,
+        hostile::API_VERSION
+    );
+    let cases: Vec<(&str, String, usize)> = vec![
+        // (what, the rest of the file, the line of the mistake)
+        (
+            "a secret header value of the wrong type",
+            format!("headers:\n  x-api-key: [{KEY}]\n"),
+            10,
+        ),
+        (
+            "a short secret beside a misspelt key",
+            format!("headers: {{x-pin: {SHORT}, x-other: {{a: 1}}}}\n"),
+            9,
+        ),
+        (
+            "a token in the command beside a misspelt key",
+            format!("auth: {{command: \"fetch-token --secret {CMD_TOKEN}\", timout: 5}}\n"),
+            9,
+        ),
+        (
+            "a command given as a list",
+            format!("auth:\n  command: [fetch-token, --secret, {CMD_TOKEN}]\n"),
+            10,
+        ),
+        (
+            "YAML that does not parse on the secret's line",
+            format!("headers:\n  x-api-key: \"{KEY}\n  x-pin: {SHORT}\n"),
+            10,
+        ),
+        // The reader finds the flow unclosed at the end of the file.
+        (
+            "an unclosed flow on the command's line",
+            format!("auth: {{command: \"fetch-token {CMD_TOKEN}\"\n"),
+            10,
+        ),
+    ];
+    let dir = Scratch::new("target-secrets");
+    for (i, (what, rest, line)) in cases.iter().enumerate() {
+        let target = dir.write(&format!("t{i}.yaml"), &format!("{head}{rest}"));
+        let t = target.display().to_string();
+        let reports = dir.str(format!("reports{i}"));
+        let commands: Vec<Vec<&str>> = vec![
+            vec!["check", "--target", &t],
+            vec!["doctor", "--target", &t],
+            vec!["plan", "--target", &t],
+            vec!["run", "--target", &t, "--report-dir", &reports],
+        ];
+        for args in commands {
+            let out = common::rpconform(&args, common::QUICK_TIMEOUT);
+            let shown = format!("{what}: {}", args.join(" "));
+            let all = format!("{}{}", out.stdout, out.stderr);
+            assert!(!all.contains("panicked"), "{shown}: {}", out.tail(3000));
+            assert_eq!(out.code(), 2, "{shown}: {}", out.tail(3000));
+            assert!(
+                all.contains(&format!("t{i}.yaml:{line}:")),
+                "{shown}: the mistake's line is not named\n{}",
+                out.tail(3000)
+            );
+            for secret in [KEY, CMD_TOKEN] {
+                assert!(!all.contains(secret), "{shown}: shows {secret}\n{all}");
+            }
+            // The short secret, where it stands as a value.
+            for bad in [
+                format!(" {SHORT},"),
+                format!(" {SHORT}\n"),
+                format!(": {SHORT}"),
+            ] {
+                assert!(!all.contains(&bad), "{shown}: shows {SHORT}\n{all}");
+            }
+        }
+    }
+}
+
+/// The failures of `rule` in a report.json, as text.
+fn failures_of(report: &Value, rule: &str) -> Vec<String> {
+    common::failures(report)
+        .filter(|(v, _)| v["rule"] == rule)
+        .map(|(_, f)| f.to_string())
+        .collect()
+}
+
+/// A resource whose body nests deeper than rpconform reads (a recursive schema's, 300
+/// levels): `run` (through `proxy`), `replay` of the run's HAR, and the proxy each fail RES-01
+/// on it, saying the body could not be read, with the limit and the exchange.
+#[test]
+fn a_body_deeper_than_the_reader_allows_is_judged_alike_everywhere() {
+    use std::io::BufRead;
+    let server = Server::start("127.0.0.1", Mode::DeepResource(300));
+    let dir = Scratch::new("deep-everywhere");
+    let proxy_target = dir.write("proxy-target.yaml", &target_yaml(&server.base_url(), ""));
+    let preports = dir.join("proxy-reports");
+    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_rpconform"))
+        .args(["proxy", "--target", &proxy_target.display().to_string()])
+        .args([
+            "--report-dir",
+            &preports.display().to_string(),
+            "--settle",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let har = dir.join("run.har");
+    let r = run(
+        &dir,
+        &target_yaml(&format!("http://{addr}"), ""),
+        SUITE_CREATE,
+        &["--har", &har.display().to_string()],
+    );
+    let replayed = dir.join("replay-reports");
+    let out = common::rpconform(
+        &[
+            "replay",
+            &har.display().to_string(),
+            "--report-dir",
+            &replayed.display().to_string(),
+        ],
+        common::QUICK_TIMEOUT,
+    );
+    common::signal(&proxy, "TERM");
+    let _ = proxy.wait();
+    let reports = [
+        ("run", r.report().clone()),
+        ("replay", common::read_report(&replayed)),
+        ("proxy", common::read_report(&preports)),
+    ];
+    for (front, report) in &reports {
+        let failed = failures_of(report, "RES-01");
+        let ctx = format!("{front}: {failed:?}\n{}\n{}", r.context(), out.tail(2000));
+        assert!(!failed.is_empty(), "RES-01 did not fail: {ctx}");
+        assert!(
+            failed.iter().all(|f| f.contains("could not be read")
+                && f.contains("100 levels")
+                && f.contains("exchange #")),
+            "{ctx}"
+        );
+    }
+    assert_eq!(r.code, Some(1), "{}", r.context());
+}
+
+/// Every read of the operation's status (and of its Location) is cut off mid-body: the
+/// operation is never seen to end because no read could be read. That is an error of the test,
+/// naming the exchange, and the run fails: never a pass or a warning.
+#[test]
+fn an_operation_whose_every_read_is_cut_off_is_an_error_of_its_test() {
+    for suite in [SUITE_PUT_POLL, SUITE_CREATE] {
+        let (r, _s) = case(
+            "cut-off",
+            Mode::CutOffPolls,
+            suite,
+            &[],
+            Expect {
+                rules: &[],
+                reason: &["never seen to end"],
+                runner_error: true,
+            },
+        );
+        let ctx = r.context();
+        let errors: Vec<&Value> = r
+            .results()
+            .iter()
+            .filter(|x| x["status"] == "error")
+            .collect();
+        assert!(
+            errors.iter().any(|x| x.to_string().contains("exchange #")),
+            "the error does not name the exchange\n{ctx}"
+        );
+        assert!(
+            r.results()
+                .iter()
+                .all(|x| !matches!(x["status"].as_str(), Some("passed" | "warned"))),
+            "{ctx}"
+        );
+    }
 }

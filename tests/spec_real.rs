@@ -34,8 +34,10 @@ fn replay(s: &Scratch, name: &str, recordings: &[String], specs: &[String]) -> V
     let dir = s.str(name);
     let mut args: Vec<String> = vec!["replay".into()];
     args.extend(recordings.iter().cloned());
-    args.extend(["--report-dir".into(), dir.clone(), "--openapi".into()]);
-    args.extend(specs.iter().cloned());
+    args.extend(["--report-dir".into(), dir.clone()]);
+    for spec in specs {
+        args.extend(["--openapi".into(), spec.clone()]);
+    }
     let out = rpconform(&args, Duration::from_secs(120));
     assert!(matches!(out.code(), 0 | 1), "{}", out.tail(3000));
     read_report(Path::new(&dir))

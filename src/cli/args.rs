@@ -338,10 +338,11 @@ pub struct ProbeArgs {
     /// absolute URL a minimal target inferred from the URL (its origin, no credentials).
     #[arg(long)]
     pub target: Option<String>,
-    /// Also write the usual reports (junit.xml, report.json, summary.md) here.
-    /// The RP's own OpenAPI spec files: the answers are also judged against them (SPEC)
-    #[arg(long = "openapi", value_name = "SPEC", num_args = 1..)]
+    /// The RP's own OpenAPI spec file: the answers are also judged against it (the SPEC
+    /// rules), besides any `openapi:` of the target file; repeat for several files.
+    #[arg(long = "openapi", value_name = "SPEC")]
     pub openapi: Vec<PathBuf>,
+    /// Also write the usual reports (junit.xml, report.json, summary.md) here.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
     /// Reference-RP fault knobs to turn on (embedded target).
@@ -387,11 +388,11 @@ pub struct ReplayArgs {
     /// A target file saying what the RP declares (default: inferred from the recordings).
     #[arg(long, value_name = "FILE")]
     pub target: Option<PathBuf>,
-    /// Write the target used (inferred or given) as a target file, to review and reuse.
-    /// The RP's own OpenAPI spec files: every recorded answer is also judged against it
-    /// (the SPEC rules), besides any `openapi:` of the target file
-    #[arg(long = "openapi", value_name = "SPEC", num_args = 1..)]
+    /// The RP's own OpenAPI spec file: every recorded answer is also judged against it (the
+    /// SPEC rules), besides any `openapi:` of the target file; repeat for several files.
+    #[arg(long = "openapi", value_name = "SPEC")]
     pub openapi: Vec<PathBuf>,
+    /// Write the target used (inferred or given) as a target file, to review and reuse.
     #[arg(long, value_name = "FILE")]
     pub write_target: Option<PathBuf>,
     /// Where reports go.
@@ -549,3 +550,7 @@ pub enum ReportCommand {
         format: String,
     },
 }
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;

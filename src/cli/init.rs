@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::args::InitArgs;
 use super::common::usage;
+use super::outputs;
 use super::{EXIT_FAILED, EXIT_OK};
 use crate::init::{InitOptions, target_from_openapi};
 
@@ -16,6 +17,16 @@ pub(super) fn init(a: InitArgs) -> u8 {
             "{} exists; pass --force to overwrite it",
             a.output.display()
         ));
+    }
+    let inputs: Vec<outputs::Input> = a
+        .openapi
+        .iter()
+        .map(|p| outputs::Input::new("an OpenAPI spec", p))
+        .collect();
+    if !to_stdout
+        && let Err(e) = outputs::refuse_overlap(&[("--output", vec![a.output.clone()])], &inputs)
+    {
+        return usage(e);
     }
     let opts = InitOptions {
         location: a.location.clone(),

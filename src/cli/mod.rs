@@ -31,6 +31,7 @@ mod init;
 mod journal_cleanup;
 mod list;
 mod matrix;
+mod outputs;
 mod probe;
 mod proxy;
 mod replay;

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use super::args::ProbeArgs;
 use super::common::{runtime, usage};
 use super::embedded::parse_faults;
+use super::outputs;
 use super::signals::wait_for_signal;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{HttpOptions, Redactor, cut};
@@ -79,10 +80,33 @@ pub(super) fn probe(a: ProbeArgs) -> u8 {
         Ok(f) => f,
         Err(e) => return usage(e),
     };
+    if let Err(e) = outputs_apart(&a, &which) {
+        return usage(e);
+    }
     let rt = runtime();
     let code = rt.block_on(run(&a, which, method, headers, body, faults));
     rt.shutdown_timeout(Duration::from_secs(1));
     code
+}
+
+/// The reports never replace the body sent, the target file or a spec.
+fn outputs_apart(a: &ProbeArgs, which: &Which) -> Result<(), String> {
+    let Some(dir) = &a.report_dir else {
+        return Ok(());
+    };
+    let mut inputs = Vec::new();
+    if let Which::File(f) = which {
+        inputs.extend(outputs::target_inputs(Path::new(f)));
+    }
+    if let Some(b) = &a.body {
+        inputs.push(outputs::Input::new("the request body (--body)", b));
+    }
+    inputs.extend(
+        a.openapi
+            .iter()
+            .map(|p| outputs::Input::new("an OpenAPI spec", p)),
+    );
+    outputs::refuse_overlap(&[("--report-dir", outputs::report_files(dir))], &inputs)
 }
 
 /// `Name: value` pairs.

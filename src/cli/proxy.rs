@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::args::ProxyArgs;
 use super::common::{runtime, usage};
+use super::outputs;
 use super::replay::{run_info, write_reports};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::proxy::{Proxy, ProxyOptions, Timing};
@@ -33,6 +34,18 @@ pub(super) fn proxy(a: ProxyArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let mut inputs = vec![outputs::Input::new("the target file", &a.target)];
+    if let Some(s) = &target.specs {
+        inputs.extend(
+            s.files
+                .iter()
+                .map(|f| outputs::Input::new("an OpenAPI spec", f)),
+        );
+    }
+    let written = [("--report-dir", outputs::report_files(&a.report_dir))];
+    if let Err(e) = outputs::refuse_overlap(&written, &inputs) {
+        return usage(e);
+    }
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let base = target.base();

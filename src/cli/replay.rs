@@ -5,19 +5,20 @@
 //! directories are searched (recursively, in name order, each real directory once) for
 //! regular files named `*.json`, `*.har`, `*.yaml` and `*.yml` (anything else of those names,
 //! a FIFO or a device, is skipped with a warning), and a file there that is JSON or YAML of
-//! another shape is skipped with a note. Without `--target`, the target
-//! is inferred from the whole set first (`replay::infer`), so every file is read twice; each
-//! file is then read, judged and dropped before the next, so memory follows the largest file.
+//! another shape is skipped with a note. Every file is read twice, entry by entry, never held
+//! whole (`replay::streamed`): first to pair its operations and infer targets (without
+//! `--target`, the set's for the reports and each file's own for judging it), then to judge
+//! it; memory follows what judging holds, not the files.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::args::ReplayArgs;
 use super::common::usage;
+use super::outputs;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::replay::{
-    Format, ReadOptions, apply_target_surfaces, infer, judge_recording, read_recording,
-};
+use crate::replay::streamed::{Scanned, judge_scanned, scan};
+use crate::replay::{Format, ReadOptions, infer};
 use crate::report::{self, RunInfo, ScenarioResult, Status};
 use crate::rules::Registry;
 use crate::target::{Target, load_target};
@@ -208,6 +209,29 @@ pub(super) fn run_info(target: &Target, strict: bool, started_at: String, ms: u6
     }
 }
 
+/// The reports and `--write-target` never replace a recording, the target file or a spec.
+fn outputs_apart(a: &ReplayArgs, files: &[Input], target: &Target) -> Result<(), String> {
+    let mut inputs: Vec<outputs::Input> = files
+        .iter()
+        .map(|f| outputs::Input::new("a recording", &f.path))
+        .collect();
+    if let Some(t) = &a.target {
+        inputs.push(outputs::Input::new("the target file", t));
+    }
+    if let Some(s) = &target.specs {
+        inputs.extend(
+            s.files
+                .iter()
+                .map(|f| outputs::Input::new("an OpenAPI spec", f)),
+        );
+    }
+    let mut written = vec![("--report-dir", outputs::report_files(&a.report_dir))];
+    if let Some(w) = &a.write_target {
+        written.push(("--write-target", vec![w.clone()]));
+    }
+    outputs::refuse_overlap(&written, &inputs)
+}
+
 pub(super) fn replay(a: ReplayArgs) -> u8 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -222,26 +246,20 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         arm_hosts: a.arm_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         ..Default::default()
     };
-    let mut results = Vec::new();
-    let mut skipped = Vec::new();
-    let target = match &a.target {
+    let given = match &a.target {
         Some(t) => match load_target(t) {
-            Ok(t) => t,
+            Ok(t) => Some(t),
             Err(r) => {
                 eprint!("{}", r.render());
                 return EXIT_USAGE;
             }
         },
-        None => {
-            let mut inf = infer::Inference::new();
-            for input in &files {
-                if let Ok(rec) = read_recording(&input.path, &opts) {
-                    inf.add(&rec);
-                }
-            }
-            inf.target()
-        }
+        None => None,
     };
+    // An inferred target's host is one the readers already take as ARM.
+    if let Some(h) = given.as_ref().and_then(|t| t.base_url.host_str()) {
+        opts.arm_hosts.push(h.to_ascii_lowercase());
+    }
     let specs = if a.openapi.is_empty() {
         None
     } else {
@@ -250,18 +268,18 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
                 for w in &s.warnings {
                     eprintln!("warning: {w}");
                 }
-                Some(s)
+                Some(std::sync::Arc::new(s))
             }
             Err(e) => return usage(format!("--openapi: {e}")),
         }
     };
-    let specs = specs.map(std::sync::Arc::new);
-    let mut target = target;
+    let (scans, global) = scan_all(&files, &opts, given.is_none());
+    let mut target = given.unwrap_or_else(|| global.target());
     if let Some(s) = &specs {
         target.attach_specs(s.clone(), "--openapi");
     }
-    if let Some(h) = target.base_url.host_str() {
-        opts.arm_hosts.push(h.to_ascii_lowercase());
+    if let Err(e) = outputs_apart(&a, &files, &target) {
+        return usage(e);
     }
     if let Some(w) = &a.write_target {
         if let Err(e) = std::fs::write(w, crate::replay::target_yaml(&target)) {
@@ -270,9 +288,27 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         outln!("wrote the target to {}", w.display());
     }
     let names = unique_names(&files.iter().map(|f| f.path.as_path()).collect::<Vec<_>>());
-    for (input, name) in files.iter().zip(&names) {
-        let mut rec = match read_recording(&input.path, &opts) {
-            Ok(r) => r,
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    for ((input, name), scanned) in files.iter().zip(&names).zip(scans) {
+        let judged = scanned.and_then(|(s, own)| {
+            // Without a target file, each recording is judged by what it shows itself: the
+            // types, capabilities and extended resources another recording (or another
+            // api-version) shows are not this one's, and a file's verdict never depends on
+            // which files ran with it.
+            let own = a.target.is_none().then(|| {
+                let mut t = own.target();
+                if let Some(s) = &specs {
+                    t.attach_specs(s.clone(), "--openapi");
+                }
+                t
+            });
+            let registry = Registry::default();
+            let by = own.as_ref().unwrap_or(&target);
+            judge_scanned(&s, &opts, by, &registry, a.strict, a.target.is_some())
+        });
+        let r = match judged {
+            Ok(r) => named(r, name),
             // Skipped when a walk found it and it is no recording; else an error result.
             Err(e) if input.found && e.not_a_recording => {
                 skipped.push(input.path.display().to_string());
@@ -284,42 +320,7 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
                 continue;
             }
         };
-        if a.target.is_some() {
-            apply_target_surfaces(&mut rec, &target);
-        }
-        // Without a target file, each recording is judged by what it shows itself: the types,
-        // capabilities and extended resources another recording (or another api-version) shows
-        // are not this one's, and a file's verdict never depends on which files ran with it.
-        let own = a.target.is_none().then(|| {
-            let mut inf = infer::Inference::new();
-            inf.add(&rec);
-            let mut t = inf.target();
-            if let Some(s) = &specs {
-                t.attach_specs(s.clone(), "--openapi");
-            }
-            t
-        });
-        let registry = Registry::default();
-        let judged_by = own.as_ref().unwrap_or(&target);
-        let r = named(judge_recording(&rec, judged_by, &registry, a.strict), name);
-        drop(rec);
-        let failed = report::render::failed_rules(&r);
-        outln!(
-            "{}: {}{}",
-            input.path.display(),
-            match &r.status {
-                Status::Passed => "passed".to_string(),
-                Status::Warned => "warned".to_string(),
-                Status::Failed => "failed".to_string(),
-                Status::Error(e) => format!("error: {e}"),
-                Status::Skipped(why) | Status::Interrupted(why) => format!("skipped: {why}"),
-            },
-            if failed.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", failed.join(", "))
-            }
-        );
+        print_line(&input.path, &r);
         results.push(r);
     }
     if !skipped.is_empty() {
@@ -349,6 +350,52 @@ pub(super) fn replay(a: ReplayArgs) -> u8 {
         a.report_dir.display()
     );
     if c.failed_run() { EXIT_FAILED } else { EXIT_OK }
+}
+
+/// One file's first pass and the target its own entries show.
+type Scan = Result<(Scanned, infer::Inference), crate::replay::ReplayError>;
+
+/// The first pass over every file ([`crate::replay::streamed::scan`]): where each file's
+/// operations end, what each shows of its target, and (when `infer`) the target all show.
+fn scan_all(files: &[Input], opts: &ReadOptions, infer: bool) -> (Vec<Scan>, infer::Inference) {
+    let mut global = infer::Inference::new();
+    let mut scans = Vec::with_capacity(files.len());
+    for input in files {
+        let mut own = infer::Inference::new();
+        own.begin();
+        if infer {
+            global.begin();
+        }
+        let scanned = scan(&input.path, opts, |ex, meta| {
+            own.entry(ex, meta);
+            if infer {
+                global.entry(ex, meta);
+            }
+        });
+        scans.push(scanned.map(|s| (s, own)));
+    }
+    (scans, global)
+}
+
+/// `file: passed` (or what else), with the failed rules.
+fn print_line(path: &Path, r: &ScenarioResult) {
+    let failed = report::render::failed_rules(r);
+    outln!(
+        "{}: {}{}",
+        path.display(),
+        match &r.status {
+            Status::Passed => "passed".to_string(),
+            Status::Warned => "warned".to_string(),
+            Status::Failed => "failed".to_string(),
+            Status::Error(e) => format!("error: {e}"),
+            Status::Skipped(why) | Status::Interrupted(why) => format!("skipped: {why}"),
+        },
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", failed.join(", "))
+        }
+    );
 }
 
 #[cfg(test)]

@@ -3,12 +3,28 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::outputs;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::report;
 
 /// Join the shards of a partitioned run; the merged run's status is the exit code (1 when a
 /// partition is missing and `--allow-missing` was not given).
 pub(super) fn merge(inputs: &[PathBuf], out: &Path, opts: &report::MergeOptions) -> u8 {
+    // A shard's files are read while the merged ones are written: never the same files.
+    let shards: Vec<outputs::Input> = inputs
+        .iter()
+        .flat_map(|i| {
+            outputs::report_files(i)
+                .into_iter()
+                .skip(1)
+                .chain([i.clone()])
+        })
+        .map(|p| outputs::Input::new("a shard's report", p))
+        .collect();
+    if let Err(e) = outputs::refuse_overlap(&[("--out", outputs::report_files(out))], &shards) {
+        eprintln!("error: {e}");
+        return EXIT_USAGE;
+    }
     match report::merge(inputs, out, opts) {
         Ok((w, info)) => {
             outln!(

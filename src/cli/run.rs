@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::args::RunArgs;
 use super::common::{load, paths_and_filters, runtime, suite_set_of, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
+use super::outputs::{self, Input};
 use super::signals::spawn_signal_handler;
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::report::{self, Transcripts};
@@ -164,10 +165,16 @@ pub(super) fn run(a: RunArgs) -> u8 {
         plan.selection
             .only(failed, format!("--rerun-failed={}", dir.display()));
     }
+    let paths = plan.paths.clone();
     let (suites, settings) = match loaded(&a, plan) {
         Ok(x) => x,
         Err(c) => return c,
     };
+    if !a.list
+        && let Err(e) = outputs_apart(&a, &paths, &suites)
+    {
+        return usage(e);
+    }
     let rt = runtime();
     let code = if a.list {
         match session::list(&rt, &settings, &suites) {
@@ -182,6 +189,23 @@ pub(super) fn run(a: RunArgs) -> u8 {
     };
     rt.shutdown_timeout(Duration::from_secs(1));
     code
+}
+
+/// The HAR and the reports never replace the target file, its specs, a suite or a schema.
+fn outputs_apart(a: &RunArgs, paths: &[PathBuf], suites: &[Arc<Suite>]) -> Result<(), String> {
+    let mut inputs = Vec::new();
+    if a.target != "embedded" {
+        inputs.extend(outputs::target_inputs(std::path::Path::new(&a.target)));
+    }
+    inputs.extend(suites.iter().map(|s| Input::new("a suite", &s.path)));
+    if let Ok(dir) = super::common::schema_dir(&a.schemas, paths) {
+        inputs.extend(outputs::files_in(&dir, "a schema"));
+    }
+    let mut written = vec![("--report-dir", outputs::report_files(&a.report_dir))];
+    if let Some(h) = &a.har {
+        written.push(("--har", vec![h.clone()]));
+    }
+    outputs::refuse_overlap(&written, &inputs)
 }
 
 /// The tests of a report.json to run again, read one result at a time: those that failed or

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::json_body::{MAX_JSON_VALUES, json_values_over, scrub_json};
+use super::json_body::{
+    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_depth_over, json_values_over, scrub_json, too_deep,
+};
 use super::pace::{Bucket, Limits};
 use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
@@ -704,6 +706,8 @@ impl Http {
         let mut sent_json = None;
         let (json, json_error) = if body.iter().all(|b| b.is_ascii_whitespace()) {
             (None, None)
+        } else if json_depth_over(&body, MAX_JSON_DEPTH) {
+            (None, Some(too_deep()))
         } else if json_values_over(&body, MAX_JSON_VALUES) {
             (
                 None,
@@ -713,13 +717,9 @@ impl Http {
             )
         } else {
             match serde_json::from_slice::<serde_json::Value>(&body) {
-                Ok(v) => {
-                    let mut changed = false;
-                    let scrubbed = scrub_json(&v, &self.redactor, &mut changed);
-                    if changed {
-                        sent_json = Some(v);
-                    }
-                    (Some(scrubbed), None)
+                Ok(mut v) => {
+                    sent_json = scrub_json(&mut v, &self.redactor);
+                    (Some(v), None)
                 }
                 Err(e) => (None, Some(format!("body is not valid JSON: {e}"))),
             }

@@ -21,9 +21,12 @@ pub use auth::{
 pub(crate) use client::REPORT_BODY_CHARS;
 pub use client::{Http, HttpOptions, HttpStats, OutRequest};
 pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
-pub(crate) use json_body::{MAX_JSON_VALUES, json_values_over};
+pub use json_body::is_too_deep;
+pub(crate) use json_body::{
+    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_cost, json_depth_over, json_values_over, too_deep,
+};
 pub use pace::Limits;
-pub use redact::{MASK, Redactor};
+pub use redact::{MASK, Redactor, SHORT_SECRET};
 
 /// A URL without its `user:password@` part (unchanged when it has none, or is not a URL).
 /// What is stored to be sent again (the journal) is stored so; the credential stays in the

@@ -344,6 +344,28 @@ impl Redactor {
         out
     }
 
+    /// The byte spans of `s` that [`Redactor::text`] would mask (sorted, merged, on
+    /// character boundaries), for a caller that masks them its own way.
+    pub fn spans(&self, s: &str) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for (a, b) in self.find(s.as_bytes()) {
+            let mut a = a.min(s.len());
+            while !s.is_char_boundary(a) {
+                a -= 1;
+            }
+            let mut b = b.min(s.len());
+            while !s.is_char_boundary(b) {
+                b += 1;
+            }
+            match out.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ if b > a => out.push((a, b)),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// Does `s` hold anything [`Redactor::text`] would mask?
     pub fn has_secret(&self, s: &str) -> bool {
         !self.find(s.as_bytes()).is_empty()

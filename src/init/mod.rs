@@ -22,6 +22,7 @@
 mod bodies;
 mod build;
 mod build_type;
+mod dup_keys;
 mod emit;
 mod lro;
 mod model;

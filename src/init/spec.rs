@@ -106,7 +106,7 @@ impl Store {
     /// The root of a spec file the user named.
     pub fn root(&self, path: &Path) -> Result<Loc, InitError> {
         let path = normalize(path);
-        let (doc, builtin) = self.load(&path, None)?;
+        let (doc, builtin) = self.load(&path, None, false)?;
         Ok(Loc {
             file: Rc::new(path),
             doc,
@@ -129,7 +129,7 @@ impl Store {
         if !path.is_file() {
             return Ok(None);
         }
-        let (doc, builtin) = self.load(&path, Some(from))?;
+        let (doc, builtin) = self.load(&path, Some(from), true)?;
         Ok(Some(Loc {
             file: Rc::new(path),
             doc,
@@ -178,7 +178,7 @@ impl Store {
             return Err(err("remote refs are not followed".into()));
         } else {
             let path = normalize(&from.file.parent().unwrap_or(Path::new("")).join(file_part));
-            let (doc, builtin) = self.load(&path, Some(from))?;
+            let (doc, builtin) = self.load(&path, Some(from), false)?;
             (Rc::new(path), doc, builtin)
         };
         let pointer = percent_decode(fragment);
@@ -218,13 +218,33 @@ impl Store {
         }
     }
 
-    fn load(&self, path: &Path, from: Option<&Loc>) -> Result<(Rc<Value>, bool), InitError> {
+    /// Load a spec file (`example`: an `x-ms-examples` file, which decides no verdict: a key
+    /// given twice in it is a warning, the last value read, not an error).
+    fn load(
+        &self,
+        path: &Path,
+        from: Option<&Loc>,
+        example: bool,
+    ) -> Result<(Rc<Value>, bool), InitError> {
         if let Some((doc, builtin)) = self.docs.borrow().get(path) {
             return Ok((doc.clone(), *builtin));
         }
         // Regular files only, bounded: a `$ref` to /dev/zero or a FIFO must not hang or fill
         // memory.
         let (doc, builtin) = match crate::yaml::read_text(path, MAX_SPEC_BYTES) {
+            Ok(text) if example => {
+                let (doc, twice) = parse_checked(path, text.as_bytes())?;
+                if let Some(d) = twice {
+                    self.warn(format!(
+                        "{}:{}:{}: {} (the last is used)",
+                        path.display(),
+                        d.line,
+                        d.column,
+                        d.message()
+                    ));
+                }
+                (Rc::new(doc), false)
+            }
             Ok(text) => (Rc::new(parse_document(path, text.as_bytes())?), false),
             Err(e) if e.not_found() && is_common_types(path) => {
                 self.warn(format!(
@@ -267,7 +287,25 @@ impl Store {
 }
 
 /// Parse JSON or YAML: by extension, and for other names JSON when the text starts with `{`.
+/// A key given twice in one object is an error naming both lines.
 pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitError> {
+    match parse_checked(path, bytes)? {
+        (doc, None) => Ok(doc),
+        (_, Some(d)) => Err(InitError::Parse {
+            path: path.to_path_buf(),
+            line: d.line,
+            column: d.column,
+            message: d.message(),
+        }),
+    }
+}
+
+/// [`parse_document`], a key given twice in JSON returned beside the document (the last value
+/// read) rather than refused.
+fn parse_checked(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(Value, Option<super::dup_keys::Duplicate>), InitError> {
     let text = std::str::from_utf8(bytes).map_err(|e| InitError::Parse {
         path: path.to_path_buf(),
         line: 0,
@@ -286,12 +324,14 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
         _ => text.trim_start().starts_with('{'),
     };
     if json {
-        serde_json::from_str(text).map_err(|e| InitError::Parse {
+        let doc = serde_json::from_str(text).map_err(|e| InitError::Parse {
             path: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
             message: e.to_string(),
-        })
+        })?;
+        // The reader kept the last of a key given twice; which one counts is not ours to pick.
+        Ok((doc, super::dup_keys::first_duplicate(text)))
     } else {
         // Refused before parsing: the YAML reader takes quadratic time on deep nesting.
         if let Some(line) = crate::yaml::too_deep(text, MAX_YAML_DEPTH) {
@@ -303,6 +343,15 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
             });
         }
         let v: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+            // serde_yaml names neither line of a key given twice.
+            if let Some(d) = super::dup_keys::first_yaml_duplicate(text) {
+                return InitError::Parse {
+                    path: path.to_path_buf(),
+                    line: d.line,
+                    column: d.column,
+                    message: d.message(),
+                };
+            }
             let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
             InitError::Parse {
                 path: path.to_path_buf(),
@@ -311,7 +360,7 @@ pub(crate) fn parse_document(path: &Path, bytes: &[u8]) -> Result<Value, InitErr
                 message: e.to_string(),
             }
         })?;
-        Ok(yaml_to_json(v))
+        Ok((yaml_to_json(v), None))
     }
 }
 
@@ -472,6 +521,26 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v["responses"]["200"]["description"], "ok");
+    }
+
+    /// A spec or a file it refers to that gives a key twice is refused; an example file, which
+    /// decides no verdict, is read (its last value) with a warning naming both lines.
+    #[test]
+    fn a_key_given_twice_is_refused_in_specs_and_said_in_examples() {
+        let dir = std::env::temp_dir().join(format!("rpconform-dupkeys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let twice = "{\n  \"a\": 1,\n  \"a\": 2\n}\n";
+        std::fs::write(dir.join("spec.json"), twice).unwrap();
+        std::fs::write(dir.join("example.json"), twice).unwrap();
+        let store = Store::default();
+        let e = store.root(&dir.join("spec.json")).unwrap_err().to_string();
+        assert!(e.contains("spec.json:3:") && e.contains("line 2"), "{e}");
+        let from = Loc::inline(dir.join("spec.json").to_str().unwrap(), json!({}));
+        let ex = store.load_relative(&from, "example.json").unwrap().unwrap();
+        assert_eq!(ex.value()["a"], 2);
+        let w = store.warnings.borrow().join("\n");
+        assert!(w.contains("example.json:3:") && w.contains("line 2"), "{w}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Passing one request on, unchanged, and recording what passed.
 //!
-//! What goes on the wire: the client's method, path and query, end-to-end headers (their order
+//! What goes on the wire, in the proxy's own HTTP/1.1 on both sides (RFC 9110 §6.2; each
+//! connection persists by its own side's rules, RFC 9112 §9.3): the client's method, path and
+//! query, end-to-end headers (their order
 //! and, with hyper's `preserve_header_case`, their spelling) and body bytes; back, the
 //! target's status, end-to-end headers and body bytes. Hop-by-hop headers (`Connection` and
 //! the headers it names, `Keep-Alive`, `Proxy-Connection`, `Proxy-Authorization`, `TE`,
@@ -12,7 +14,8 @@
 //!
 //! Bodies stream both ways: each frame of an upload or an answer goes on as it arrives
 //! ([`super::tee`]), and only the first body-cap bytes of each are kept for the record, which is
-//! judged once the answer has passed whole (or the client went away).
+//! handed to the judging thread once the answer has passed whole (or the client went away):
+//! no answer waits for a judgement.
 //!
 //! What is recorded: the exchange in the target's terms. In reverse mode the request URL is the
 //! target's, and the proxy's own origin in `Referer`, `Origin` and the link headers is written
@@ -52,9 +55,18 @@ pub(super) fn full(b: impl Into<Bytes>) -> ProxyBody {
         .boxed_unsync()
 }
 
+/// What the judging thread is handed, in the order it happened.
+pub(super) enum Job {
+    Record(Box<RawEntry>, Instant),
+    Expire(Instant),
+    Stop,
+}
+
 /// What every connection shares.
 pub(super) struct Shared {
     pub session: Mutex<Session>,
+    /// To the judging thread: answers pass on without waiting for their judgement.
+    pub jobs: std::sync::mpsc::Sender<Job>,
     pub client: Upstream,
     /// The target's origin (`scheme://host[:port]`) and base path.
     pub target_base: String,
@@ -206,6 +218,11 @@ pub(super) async fn handle(
         ));
     };
     strip_hop_by_hop(&mut parts.headers);
+    // The proxy's own version upstream (RFC 9110 §6.2): an HTTP/1.0 request without the
+    // client's keep-alive (a hop-by-hop header, not forwarded) would leave the RP free to close
+    // after answering, unannounced, and the pool would reuse what the RP closed. Persistence
+    // with the client is the server side's, by the client's own version and Connection.
+    parts.version = hyper::Version::HTTP_11;
     if !forward
         && let Some(a) = uri.authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
@@ -247,6 +264,9 @@ pub(super) async fn handle(
         }
     };
     strip_hop_by_hop(&mut rparts.headers);
+    // Answered in the proxy's own version too; to an HTTP/1.0 client the server side frames
+    // it for that client (a close-delimited body rather than chunks).
+    rparts.version = hyper::Version::HTTP_11;
     let status = rparts.status.as_u16();
     let mut headers = pairs(&rparts.headers);
     if !forward {
@@ -314,9 +334,20 @@ fn request_body(upload: &Mutex<Kept>, cap: usize) -> Option<RawBody> {
     Some(kept_body(&k, cap)).filter(|b| *b != RawBody::Empty)
 }
 
+/// Hand an exchange to the judging thread (never judged here: the answer's last frame waits
+/// on this call). After the proxy stopped there is no one to judge it.
 fn record(sh: &Shared, raw: RawEntry) {
-    sh.session
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .record(raw, Instant::now());
+    let _ = sh.jobs.send(Job::Record(Box::new(raw), Instant::now()));
+}
+
+/// The judging thread: each job in turn, until [`Job::Stop`].
+pub(super) fn judge_all(sh: &Shared, jobs: std::sync::mpsc::Receiver<Job>) {
+    for job in jobs {
+        let mut session = sh.session.lock().unwrap_or_else(|e| e.into_inner());
+        match job {
+            Job::Record(raw, at) => session.record(*raw, at),
+            Job::Expire(at) => session.expire(at),
+            Job::Stop => return,
+        }
+    }
 }

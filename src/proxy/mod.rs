@@ -19,7 +19,8 @@
 //! that sends no request head within [`HEAD_TIMEOUT`] is dropped, and when accepting fails
 //! (descriptors exhausted) the listener waits before it tries again rather than spinning.
 //!
-//! Exchanges are judged when the target's declarations say they are on its ARM surface
+//! Exchanges are judged on a thread of their own, in the order they passed, after they passed:
+//! no answer waits for its judgement. They are judged when the target's declarations say they are on its ARM surface
 //! (`Target::surface_of`); other hosts pass unjudged. The listener binds loopback unless
 //! `--allow-remote`. Tokens never reach a report or a log unmasked: exchanges are redacted as
 //! replay redacts recordings before anything is held, and nothing is stored but the exchanges
@@ -72,6 +73,8 @@ pub struct Proxy {
     pub addr: SocketAddr,
     strict: bool,
     accept: tokio::task::JoinHandle<()>,
+    /// The thread that judges what passed, in order ([`forward::Job`]).
+    judging: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Accept and serve connections, at most [`MAX_CONNECTIONS`] at once.
@@ -112,6 +115,14 @@ async fn accept_loop(listener: tokio::net::TcpListener, sh: Arc<Shared>) {
     }
 }
 
+impl Drop for Proxy {
+    /// A proxy dropped unstopped (a test's) leaves no judging thread behind.
+    fn drop(&mut self) {
+        self.accept.abort();
+        let _ = self.shared.jobs.send(forward::Job::Stop);
+    }
+}
+
 impl Proxy {
     /// Bind and start serving (inside a tokio runtime).
     pub async fn start(opts: ProxyOptions) -> std::io::Result<Proxy> {
@@ -147,8 +158,10 @@ impl Proxy {
         }
         let mut session = Session::new(target, read, opts.timing);
         session.notes = notes;
+        let (jobs, queue) = std::sync::mpsc::channel();
         let shared = Arc::new(Shared {
             session: Mutex::new(session),
+            jobs,
             client,
             target_base: base,
             target_origin: origin,
@@ -158,12 +171,17 @@ impl Proxy {
             tunnels: Default::default(),
             shed: Default::default(),
         });
+        let judge_sh = shared.clone();
+        let judging = std::thread::Builder::new()
+            .name("rpconform-proxy-judge".into())
+            .spawn(move || forward::judge_all(&judge_sh, queue))?;
         let accept = tokio::spawn(accept_loop(listener, shared.clone()));
         Ok(Proxy {
             shared,
             addr,
             strict: opts.strict,
             accept,
+            judging: Some(judging),
         })
     }
 
@@ -174,9 +192,10 @@ impl Proxy {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Close the operations whose time is up (call every second or so).
+    /// Close the operations whose time is up (call every second or so); after what passed
+    /// before, in order.
     pub fn tick(&self) {
-        self.session().expire(Instant::now());
+        let _ = self.shared.jobs.send(forward::Job::Expire(Instant::now()));
     }
 
     /// The results so far (operations still open are not judged yet).
@@ -208,9 +227,17 @@ impl Proxy {
     }
 
     /// Stop accepting, judge every open operation (unseen if not ended), the final results.
-    pub fn stop(self) -> Vec<ScenarioResult> {
+    pub fn stop(mut self) -> Vec<ScenarioResult> {
         self.accept.abort();
+        // Everything that passed is judged before the end.
+        let _ = self.shared.jobs.send(forward::Job::Stop);
+        if let Some(t) = self.judging.take() {
+            let _ = t.join();
+        }
         self.session().finish();
         self.results()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -127,6 +127,9 @@ impl Session {
                 });
                 o.last = now;
                 self.store.insert(i, ex);
+            } else {
+                // Judged and held no more: no rule asks again what failed on it.
+                self.judge.forget(ex.seq);
             }
         }
         self.expire(now);
@@ -201,6 +204,9 @@ impl Session {
         self.operations += 1;
         self.judge
             .flow(&flow, &local, open.and_then(|o| o.ns).as_deref());
+        for x in &local {
+            self.judge.forget(x.seq);
+        }
     }
 
     /// One result per provider namespace seen, named `proxy::{namespace}`.

@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 use super::BodyState;
 use super::secrets::Scrubber;
 use super::stream::over_cap;
-use crate::http::{MAX_JSON_VALUES, REPORT_BODY_CHARS, cut, json_values_over};
+use crate::http::{
+    MAX_JSON_DEPTH, MAX_JSON_VALUES, REPORT_BODY_CHARS, cut, json_depth_over, json_values_over,
+    too_deep,
+};
 
 /// A body as a format holds it, before parsing, scrubbing and cutting.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,8 @@ pub(crate) enum RawBody {
     NotRecorded,
     /// Dropped while reading: over the cap or the value limit; at least this many bytes.
     OverCap(u64),
+    /// An embedded body nested deeper than [`MAX_JSON_DEPTH`]: skipped while reading, not read.
+    TooDeep,
 }
 
 impl RawBody {
@@ -85,6 +90,10 @@ impl Prepared {
                 p.state = BodyState::OverCap { bytes: n };
                 return p;
             }
+            RawBody::TooDeep => {
+                p.json_error = Some(too_deep());
+                return p;
+            }
             RawBody::Json(v) => {
                 let text = serde_json::to_string(&v).unwrap_or_default();
                 p.bytes = text.len();
@@ -132,7 +141,9 @@ impl Prepared {
         // Bodies not kept are parsed only to learn their secrets, and only when small.
         let parse = keep || p.bytes <= LEARN_LIMIT;
         if parse && !bytes.iter().all(u8::is_ascii_whitespace) {
-            if json_values_over(&bytes, MAX_JSON_VALUES) {
+            if json_depth_over(&bytes, MAX_JSON_DEPTH) {
+                p.json_error = Some(too_deep());
+            } else if json_values_over(&bytes, MAX_JSON_VALUES) {
                 p.json_error = Some(format!(
                     "body holds more than {MAX_JSON_VALUES} JSON values; not parsed (memory bound)"
                 ));
@@ -284,9 +295,21 @@ struct Tally {
     values: usize,
     cap: usize,
     over: bool,
+    /// Containers open now, and whether they ever nested past [`MAX_JSON_DEPTH`] (the rest
+    /// is then skipped without recursion, before serde_json's own bound on the file).
+    depth: usize,
+    too_deep: bool,
 }
 
 impl Tally {
+    /// A container opens.
+    fn open(&mut self) {
+        self.depth += 1;
+        if self.depth > MAX_JSON_DEPTH {
+            self.too_deep = true;
+        }
+    }
+
     fn add(&mut self, bytes: usize) {
         self.bytes += bytes;
         self.values += 1;
@@ -304,10 +327,15 @@ impl<'de> DeserializeSeed<'de> for BoundedBody {
             values: 0,
             cap: self.cap,
             over: false,
+            depth: 0,
+            too_deep: false,
         };
         let v = Bounded(&mut t).deserialize(d)?;
         if t.over {
             return Ok(RawBody::OverCap(t.bytes as u64));
+        }
+        if t.too_deep {
+            return Ok(RawBody::TooDeep);
         }
         Ok(match v {
             Value::Null => RawBody::Empty,
@@ -333,7 +361,7 @@ struct Bounded<'t>(&'t mut Tally);
 impl<'de> DeserializeSeed<'de> for Bounded<'_> {
     type Value = Value;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        if self.0.over {
+        if self.0.over || self.0.too_deep {
             IgnoredAny::deserialize(d)?;
             return Ok(Value::Null);
         }
@@ -385,16 +413,19 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         self.0.add(2);
+        self.0.open();
         let mut out = Vec::new();
         while let Some(v) = seq.next_element_seed(Bounded(&mut *self.0))? {
             if !self.0.over {
                 out.push(v);
             }
         }
+        self.0.depth -= 1;
         Ok(Value::Array(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         self.0.add(2);
+        self.0.open();
         let mut out = Map::new();
         while let Some(k) = map.next_key::<String>()? {
             self.0.add(k.len() + 3);
@@ -403,6 +434,7 @@ impl<'de> Visitor<'de> for Bounded<'_> {
                 out.insert(k, v);
             }
         }
+        self.0.depth -= 1;
         Ok(Value::Object(out))
     }
 }
@@ -414,6 +446,66 @@ mod tests {
     fn bounded(json: &str, cap: usize) -> RawBody {
         let mut de = serde_json::Deserializer::from_str(json);
         BoundedBody { cap }.deserialize(&mut de).unwrap()
+    }
+
+    /// An embedded body nested past the bound is skipped without recursion (serde_json's own
+    /// bound on the whole file is never reached) and said to be too deep; one under it is read.
+    #[test]
+    fn an_embedded_body_too_deep_is_skipped_and_said_so() {
+        let nested = |d: usize| format!("{}1{}", "{\"a\":".repeat(d), "}".repeat(d));
+        assert_eq!(bounded(&nested(300), 1 << 20), RawBody::TooDeep);
+        assert!(matches!(
+            bounded(&nested(MAX_JSON_DEPTH), 1 << 20),
+            RawBody::Json(_)
+        ));
+        // Three levels down in a file, as a test-proxy recording holds it.
+        let file = format!(
+            "{{\"Entries\": [{{\"ResponseBody\": {}}}]}}",
+            nested(100_000)
+        );
+        let mut de = serde_json::Deserializer::from_str(&file);
+        let v: FileOfOne = serde::Deserialize::deserialize(&mut de).expect("the file reads");
+        assert_eq!(v.entries[0].body, RawBody::TooDeep);
+        let mut budget = JsonBudget {
+            left: 1 << 20,
+            refused: 0,
+        };
+        let p = Prepared::new(RawBody::TooDeep, 1 << 20, true, &mut budget);
+        assert!(p.json_error.is_some_and(|e| crate::http::is_too_deep(&e)));
+    }
+
+    #[derive(serde::Deserialize)]
+    struct FileOfOne {
+        #[serde(rename = "Entries")]
+        entries: Vec<EntryOfOne>,
+    }
+
+    struct EntryOfOne {
+        body: RawBody,
+    }
+
+    impl<'de> serde::Deserialize<'de> for EntryOfOne {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = EntryOfOne;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an entry")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<EntryOfOne, A::Error> {
+                    let mut body = RawBody::Empty;
+                    while let Some(k) = m.next_key::<String>()? {
+                        if k == "ResponseBody" {
+                            body = m.next_value_seed(BoundedBody { cap: 1 << 20 })?;
+                        } else {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                    Ok(EntryOfOne { body })
+                }
+            }
+            d.deserialize_map(V)
+        }
     }
 
     #[test]

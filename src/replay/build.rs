@@ -79,12 +79,19 @@ struct Counts {
 /// `/subscriptions/...` with no host) were sent: the ARM endpoint management SDK tests use.
 const BARE_PATH_BASE: &str = "https://management.azure.com";
 
-/// Accumulates one recording's entries.
+/// Where a built entry goes: a streamed reading hands each on and keeps none.
+/// (entry, its meta, whether the file is rpconform's own HAR).
+pub(crate) type Sink<'o> = Box<dyn FnMut(Exchange, EntryMeta, bool) + Send + 'o>;
+
+/// Accumulates one recording's entries (or, with a [`Sink`], hands them on one at a time).
 pub(crate) struct Builder<'o> {
     opts: &'o ReadOptions,
     scrub: Scrubber,
     entries: Vec<Exchange>,
     meta: Vec<EntryMeta>,
+    sink: Option<Sink<'o>>,
+    /// Entries built so far (kept or handed on).
+    pushed: usize,
     budget: JsonBudget,
     seen_request: BTreeSet<String>,
     seen_response: BTreeSet<String>,
@@ -107,6 +114,8 @@ impl<'o> Builder<'o> {
             scrub: Scrubber::new(),
             entries: Vec::new(),
             meta: Vec::new(),
+            sink: None,
+            pushed: 0,
             budget: JsonBudget {
                 left: opts.json_budget,
                 refused: 0,
@@ -121,6 +130,12 @@ impl<'o> Builder<'o> {
             counts: Counts::default(),
             batches: batch::Pending::default(),
         }
+    }
+
+    /// Hand each entry to `sink` as it is built instead of keeping it.
+    pub(crate) fn with_sink(mut self, sink: Sink<'o>) -> Self {
+        self.sink = Some(sink);
+        self
     }
 
     pub(crate) fn body_cap(&self) -> usize {
@@ -221,10 +236,7 @@ impl<'o> Builder<'o> {
         } else {
             Vec::new()
         };
-        let seq = raw
-            .own
-            .as_ref()
-            .map_or(self.entries.len() as u64 + 1, |o| o.seq);
+        let seq = raw.own.as_ref().map_or(self.pushed as u64 + 1, |o| o.seq);
         let role = raw.own.as_ref().map_or(Role::Step, |o| o.role);
         let request_body = req.map(|p| p.finish(&self.scrub)).and_then(|f| {
             if let BodyState::OverCap { .. } = f.state {
@@ -272,7 +284,8 @@ impl<'o> Builder<'o> {
                 .or_insert(ns)
                 .clone()
         });
-        self.entries.push(Exchange {
+        let started_at = raw.started_at.clone();
+        let exchange = Exchange {
             seq,
             role,
             throttled: Vec::new(),
@@ -300,19 +313,32 @@ impl<'o> Builder<'o> {
             started_at: raw.started_at,
             elapsed_ms: raw.elapsed_ms,
             foreign,
-        });
-        self.meta.push(EntryMeta {
+        };
+        let meta = EntryMeta {
             arm,
             provider,
             response_body: state,
             batch: batch_of,
-        });
-        let outer = self.entries.len() - 1;
+        };
+        let outer = self.emit(exchange, meta);
         for mut e in inner {
             self.counts.batch_inner += 1;
-            e.started_at = self.entries[outer].started_at.clone();
+            e.started_at = started_at.clone();
             self.push_inner(e, Some(outer));
         }
+    }
+
+    /// Keep an entry, or hand it to the sink; its position.
+    fn emit(&mut self, exchange: Exchange, meta: EntryMeta) -> usize {
+        self.pushed += 1;
+        match &mut self.sink {
+            Some(sink) => sink(exchange, meta, self.own_file),
+            None => {
+                self.entries.push(exchange);
+                self.meta.push(meta);
+            }
+        }
+        self.pushed - 1
     }
 
     /// The entries pushed so far, handed over and forgotten (the proxy records one exchange at
@@ -381,6 +407,21 @@ impl<'o> Builder<'o> {
         }
     }
 
+    /// What a streamed reading learned of the whole file (the entries went to the sink).
+    pub(crate) fn finish_streamed(self, path: &Path, format: Format) -> super::Streamed {
+        let mut notes = Vec::new();
+        let stripped = self.stripped(format, &mut notes);
+        self.count_notes(&mut notes);
+        super::Streamed {
+            path: path.to_path_buf(),
+            format,
+            entries: self.pushed,
+            stripped,
+            notes,
+            own: self.own_file,
+        }
+    }
+
     pub(crate) fn finish(mut self, path: &Path, format: Format) -> Recording {
         let mut notes = Vec::new();
         let stripped = self.stripped(format, &mut notes);
@@ -402,6 +443,21 @@ impl<'o> Builder<'o> {
                 }
             }
         }
+        self.count_notes(&mut notes);
+        Recording {
+            path: path.to_path_buf(),
+            format,
+            entries: self.entries,
+            meta: self.meta,
+            stripped,
+            flows,
+            notes,
+            own: self.own_file,
+        }
+    }
+
+    /// What the reader did, counted.
+    fn count_notes(&self, notes: &mut Vec<String>) {
         let c = &self.counts;
         let mut say = |n: usize, what: &str| {
             if n > 0 {
@@ -432,16 +488,6 @@ impl<'o> Builder<'o> {
         say(c.batches, "portal /batch calls");
         say(c.batch_inner, "requests unpacked from /batch calls");
         say(self.budget.refused, "bodies not parsed: JSON budget spent");
-        Recording {
-            path: path.to_path_buf(),
-            format,
-            entries: self.entries,
-            meta: self.meta,
-            stripped,
-            flows,
-            notes,
-            own: self.own_file,
-        }
     }
 }
 

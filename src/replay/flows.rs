@@ -293,6 +293,15 @@ impl Pairer {
         }
     }
 
+    /// Did flow `f` take exchange `i` (the latest pushed) as a poll or a read after its end
+    /// (not as a watch)?
+    pub fn took(&self, f: usize, i: usize) -> bool {
+        self.flows.get(&f).is_some_and(|(s, _)| {
+            s.polls.last().is_some_and(|(p, _)| *p == i)
+                || s.finals.last().is_some_and(|(p, _)| *p == i)
+        })
+    }
+
     /// Has flow `f` been seen to end?
     pub fn is_done(&self, f: usize) -> bool {
         self.flows.get(&f).is_some_and(|(_, st)| st.done)

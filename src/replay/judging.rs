@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::reconstruct::flow_of;
 use super::{Recording, Stripped};
 use crate::http::{Exchange, Surface};
 use crate::report::{ScenarioResult, Status, verdicts};
@@ -115,6 +114,13 @@ impl<'t> StreamJudge<'t> {
         {
             p.flows += 1;
             p.unseen += usize::from(flow.end == End::Unseen);
+        }
+    }
+
+    /// No rule will ask again what failed on exchange `seq` (judged, and held no more).
+    pub fn forget(&mut self, seq: u64) {
+        for p in self.parts.values_mut() {
+            p.ledger.forget(seq);
         }
     }
 
@@ -292,7 +298,8 @@ pub fn apply_target_surfaces(rec: &mut Recording, target: &Target) {
     }
 }
 
-/// Judge one recording: one result named `replay::{file name}`.
+/// Judge one recording: one result named `replay::{file name}` (as a file streamed through
+/// [`super::streamed`] is judged).
 pub fn judge_recording(
     rec: &Recording,
     target: &Target,
@@ -300,71 +307,18 @@ pub fn judge_recording(
     strict: bool,
 ) -> ScenarioResult {
     let started = Instant::now();
-    let mut sj = StreamJudge::new(target, registry, &rec.stripped);
-    // Flows are judged right after their last exchange.
-    let mut ending: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (k, f) in rec.flows.iter().enumerate() {
-        ending.entry(f.last()).or_default().push(k);
+    let s = super::Streamed {
+        path: rec.path.clone(),
+        format: rec.format,
+        entries: rec.entries.len(),
+        stripped: rec.stripped.clone(),
+        notes: rec.notes.clone(),
+        own: rec.own,
+    };
+    let last: Vec<usize> = rec.flows.iter().map(super::FlowSketch::last).collect();
+    let mut fj = super::streamed::FileJudge::new(target, registry, &s, &last, false);
+    for (ex, meta) in rec.entries.iter().zip(&rec.meta) {
+        fj.push(ex.clone(), meta.clone());
     }
-    let (mut finished, mut unseen) = (0, 0);
-    for (i, ex) in rec.entries.iter().enumerate() {
-        if rec.meta[i].arm {
-            sj.exchange(ex, rec.meta[i].provider.as_deref());
-        }
-        for &k in ending.get(&i).into_iter().flatten() {
-            let sketch = &rec.flows[k];
-            if !rec.meta[sketch.initial].arm {
-                continue;
-            }
-            let flow = flow_of(sketch, &rec.entries, target);
-            finished += usize::from(flow.finished().is_some());
-            unseen += usize::from(flow.end == End::Unseen);
-            sj.flow(
-                &flow,
-                &rec.entries,
-                rec.meta[sketch.initial].provider.as_deref(),
-            );
-        }
-    }
-    let name = rec.path.file_name().map_or_else(
-        || rec.path.display().to_string(),
-        |n| n.to_string_lossy().into(),
-    );
-    let arm = rec.meta.iter().filter(|m| m.arm).count();
-    let mut notes = vec![format!(
-        "{} format, {} entries, {arm} ARM exchanges judged, {} operations ({finished} seen to end, {unseen} not)",
-        rec.format,
-        rec.entries.len(),
-        rec.flows.len()
-    )];
-    let stripped: Vec<String> = rec
-        .stripped
-        .response
-        .iter()
-        .map(|h| format!("{h} (response)"))
-        .chain(
-            rec.stripped
-                .request
-                .iter()
-                .map(|h| format!("{h} (request)")),
-        )
-        .collect();
-    if !stripped.is_empty() {
-        notes.push(format!(
-            "stripped by the recorder, so not judged when absent: {}",
-            stripped.join(", ")
-        ));
-    }
-    notes.extend(rec.notes.iter().cloned());
-    notes.extend(sj.breakdown());
-    result(
-        format!("replay::{name}"),
-        "replay",
-        rec.path.display().to_string(),
-        &sj.tallies(),
-        strict,
-        notes,
-        sj.cited(),
-        started.elapsed().as_millis() as u64,
-    )
+    fj.finish(&s, strict, started)
 }

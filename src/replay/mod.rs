@@ -71,7 +71,8 @@
 //!
 //! # Limits
 //!
-//! Files are streamed entry by entry: JSON through a small structural scanner (`stream`) that
+//! Files are streamed entry by entry ([`stream_recording`]; the command judges them so, in two
+//! passes, never holding a file: [`streamed`]): JSON through a small structural scanner (`stream`) that
 //! hands each entry's text to serde_json, and replaces any string longer than the cap with a
 //! marker before it is held; YAML through yaml-rust2's event parser, one interaction at a time
 //! (its memory follows the largest interaction). JSON memory follows the body cap, not the file
@@ -93,6 +94,7 @@ mod proxy;
 mod reconstruct;
 mod secrets;
 mod stream;
+pub mod streamed;
 mod target_file;
 mod top;
 mod vcr;
@@ -295,13 +297,51 @@ pub fn read_recording_from(
     input: impl Read,
     opts: &ReadOptions,
 ) -> Result<Recording, ReplayError> {
+    let mut builder = build::Builder::new(opts);
+    let format = read_into(path, input, opts, &mut builder)?;
+    Ok(builder.finish(path, format))
+}
+
+/// What a streamed reading ([`stream_recording`]) learned of a whole file.
+#[derive(Debug, Clone)]
+pub struct Streamed {
+    pub path: PathBuf,
+    pub format: Format,
+    /// Entries handed on.
+    pub entries: usize,
+    pub stripped: Stripped,
+    pub notes: Vec<String>,
+    pub own: bool,
+}
+
+/// Read one recording file entry by entry, handing each (redacted, not yet paired into
+/// operations) to `each` in wire order, with whether the file is rpconform's own HAR (known
+/// before its entries), and keeping none: memory follows the largest entry, not the file.
+pub fn stream_recording(
+    path: &Path,
+    opts: &ReadOptions,
+    each: impl FnMut(Exchange, EntryMeta, bool) + Send,
+) -> Result<Streamed, ReplayError> {
+    let file = File::open(path)
+        .map_err(|e| ReplayError::at(path, 0, 0, format!("cannot open the recording: {e}")))?;
+    let mut builder = build::Builder::new(opts).with_sink(Box::new(each));
+    let format = read_into(path, file, opts, &mut builder)?;
+    Ok(builder.finish_streamed(path, format))
+}
+
+/// Read entries from `input` into `builder`; the format read.
+fn read_into(
+    path: &Path,
+    input: impl Read,
+    opts: &ReadOptions,
+    builder: &mut build::Builder<'_>,
+) -> Result<Format, ReplayError> {
     let mut input = BufReader::with_capacity(64 * 1024, input);
     let first = first_significant_byte(&mut input)
         .map_err(|e| ReplayError::at(path, 0, 0, format!("cannot read the recording: {e}")))?;
-    let mut builder = build::Builder::new(opts);
     let format = match first {
         None => return Err(ReplayError::at(path, 0, 0, "the file is empty")),
-        Some(b'{') => top::read_json(path, &mut input, opts.format, &mut builder)?,
+        Some(b'{') => top::read_json(path, &mut input, opts.format, builder)?,
         Some(b'[') => {
             return Err(ReplayError::at(
                 path,
@@ -312,7 +352,7 @@ pub fn read_recording_from(
             ));
         }
         Some(_) => match opts.format {
-            None | Some(Format::Vcrpy) => vcr::read_yaml(path, input, &mut builder)?,
+            None | Some(Format::Vcrpy) => vcr::read_yaml(path, input, builder)?,
             Some(f) => {
                 return Err(ReplayError::at(
                     path,
@@ -323,7 +363,7 @@ pub fn read_recording_from(
             }
         },
     };
-    Ok(builder.finish(path, format))
+    Ok(format)
 }
 
 /// Skip a UTF-8 byte-order mark and whitespace; the first other byte, not consumed.

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::flow::Flow;
+use super::recent::Recent;
 use super::{Ledger, MonitorRecord, SweepRecord, TaskRecord};
 use super::{
     aao, act, del, err, etag, fd, hdr, loc, mon, opres, ops, patch, pstate, put, res, retry, rgdel,
@@ -102,17 +103,18 @@ impl Stripped {
 }
 
 /// What earlier exchanges have shown, for rules that judge against it: the reads of each
-/// operation (OPS-07/08) and the state of each resource (DEL-01, DEL-05, PUT-01).
+/// operation (OPS-07/08) and the state of each resource (DEL-01, DEL-05, PUT-01). Each map
+/// remembers the latest operations or resources only ([`Recent`]).
 #[derive(Debug, Default, Clone)]
 pub struct History {
-    pub(super) ops: HashMap<String, ops::OpSeen>,
+    pub(super) ops: Recent<String, ops::OpSeen>,
     pub(super) shown: super::shown::Shown,
     /// The Azure-AsyncOperation URLs handed out (as resolved, query included), with the caller
     /// identity headers of the request they answered.
-    pub(super) status_urls: HashMap<String, Identity>,
+    pub(super) status_urls: Recent<String, Identity>,
     /// Each operation URL handed out (path key): when a read showed it ended, and whether a
     /// later write handed it out again (OPRES-12).
-    pub(super) op_urls: HashMap<String, opres::Handed>,
+    pub(super) op_urls: Recent<String, opres::Handed>,
     /// Writes that set readOnly members to rpconform's probe value and were taken (SPEC-07).
     pub(super) read_only: Vec<super::spec::Probed>,
     /// What ARM's front door told the RP each resource's system data is (FD-04, FD-05).

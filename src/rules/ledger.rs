@@ -99,6 +99,8 @@ pub struct Ledger {
     profiles: Vec<Profile>,
     /// The rules that failed on each exchange (by `seq`), with the step then running.
     failed_on: BTreeMap<u64, Vec<(&'static str, Option<String>)>>,
+    /// The first exchange each rule failed on, kept when `failed_on` forgets it.
+    first_on: BTreeMap<&'static str, (u64, Option<String>)>,
 }
 
 impl Default for Ledger {
@@ -116,6 +118,23 @@ impl Ledger {
             step: None,
             profiles,
             failed_on: BTreeMap::new(),
+            first_on: BTreeMap::new(),
+        }
+    }
+
+    /// No rule will ask again what failed on exchange `seq` (a stream judged it and holds it
+    /// no more): forget it, so a long stream keeps no record per exchange. Which exchange each
+    /// rule first failed on is kept.
+    pub fn forget(&mut self, seq: u64) {
+        self.failed_on.remove(&seq);
+    }
+
+    fn first(&mut self, rule: &'static str, seq: u64, step: &Option<String>) {
+        match self.first_on.get(rule) {
+            Some((at, _)) if *at <= seq => {}
+            _ => {
+                self.first_on.insert(rule, (seq, step.clone()));
+            }
         }
     }
 
@@ -184,6 +203,7 @@ impl Ledger {
             if !on.iter().any(|(r, _)| *r == rule) {
                 on.push((rule, step.clone()));
             }
+            self.first(rule, seq, &step);
         }
         let expected = expected.into();
         let at = at.map(Pos::shown);
@@ -281,7 +301,15 @@ impl Ledger {
 
     /// The first exchange of this test on which one of `rules` failed.
     pub fn first_failure(&self, rules: &[&str]) -> Option<Cause> {
-        self.cause_among(self.failed_on.keys().copied().collect::<Vec<_>>(), rules)
+        self.first_on
+            .iter()
+            .filter(|(r, _)| rules.contains(r))
+            .min_by_key(|(r, (seq, _))| (*seq, rules.iter().position(|x| x == *r)))
+            .map(|(rule, (seq, step))| Cause {
+                rule,
+                seq: *seq,
+                step: step.clone(),
+            })
     }
 
     /// `rule` could not be judged because of an earlier failure: not judged, naming the
@@ -294,6 +322,9 @@ impl Ledger {
     /// with a ledger of its own): counts add up, a failure anywhere is a failure, distinct
     /// failures are kept up to the same bound.
     pub fn absorb(&mut self, other: Ledger) {
+        for (rule, (seq, step)) in &other.first_on {
+            self.first(rule, *seq, step);
+        }
         for (seq, on) in other.failed_on {
             let mine = self.failed_on.entry(seq).or_default();
             for (rule, step) in on {

@@ -45,6 +45,7 @@ pub(crate) mod ops;
 mod patch;
 mod pstate;
 mod put;
+mod recent;
 mod records;
 mod res;
 mod retry;

@@ -260,7 +260,7 @@ fn successive_ids(j: &mut Judge<'_>, ex: &Exchange) {
             let Some((_, key)) = handed_out(j, ex, h) else {
                 continue;
             };
-            let entry = j.history.op_urls.entry(key.clone()).or_default();
+            let entry = j.history.op_urls.or_default(key.clone());
             if entry.ended.is_some() {
                 entry.again = Some((ex.seq, ex.method.clone()));
                 // Its reads from here on are of whatever operation the URL now names: OPS-07

@@ -57,7 +57,7 @@ fn read(j: &mut Judge<'_>, ex: &Exchange, vocab: &Vocabulary, error_field: &str)
     }
     let err = b.get(error_field).cloned().unwrap_or(Value::Null);
     let seq = Some(ex.seq);
-    let h = j.history.ops.entry(key).or_default().clone();
+    let h = j.history.ops.or_default(key).clone();
     let mut now = h.clone();
     match (&h.terminal, vocab.outcome_of(st)) {
         (Some((prev, prev_err)), o) => {

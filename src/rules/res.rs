@@ -7,6 +7,20 @@ use super::Judge;
 use crate::http::{Exchange, Role, cut};
 use crate::target::{Addressed, Kind};
 
+/// What an answer whose body gave no JSON showed: why it was not read (too deep, too many
+/// values, not JSON), naming the exchange, and how the body begins.
+fn unread(ex: &Exchange, resp: &crate::http::Response) -> String {
+    match &resp.json_error {
+        Some(why) => format!(
+            "{} at exchange #{}: {why} (body: {})",
+            resp.status,
+            ex.seq,
+            cut(&resp.body, 80)
+        ),
+        None => format!("{} with body {}", resp.status, cut(&resp.body, 120)),
+    }
+}
+
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     let seq = Some(ex.seq);
@@ -19,7 +33,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 j.ledger.fail(
                     "RES-01",
                     "the resource as a JSON object",
-                    format!("{} with body {}", resp.status, cut(&resp.body, 120)),
+                    unread(ex, resp),
                     seq,
                     None,
                 );
@@ -72,7 +86,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 j.ledger.fail(
                     "RES-05",
                     "a JSON object with a `value` array",
-                    cut(&resp.body, 120),
+                    unread(ex, resp),
                     seq,
                     None,
                 );

@@ -17,9 +17,14 @@
 //!   follow leaves the state unknown.
 //! - POST actions, 4xx and 5xx answers change nothing.
 //!
-//! Only ARM-shaped paths (`/subscriptions/...`, `/providers/...`) are tracked.
+//! Only ARM-shaped paths (`/subscriptions/...`, `/providers/...`) are tracked, and of those the
+//! latest shown ([`super::recent`]): a recording of a million resources keeps no record of each
+//! (a path forgotten is a state not known, so the rules give no verdict on it, never a wrong
+//! one).
 
 use std::collections::HashMap;
+
+use super::recent::Recent;
 
 use super::flow::{AfterRead, End, Flow};
 use crate::http::Exchange;
@@ -36,7 +41,7 @@ pub enum Known {
 #[derive(Debug, Default, Clone)]
 pub struct Shown {
     /// The latest evidence per path, with the exchange (`seq`) that showed it.
-    known: HashMap<String, (Known, u64)>,
+    known: Recent<String, (Known, u64)>,
     /// Operations started on a path and not yet seen to end.
     running: HashMap<String, u32>,
     /// The path (as sent, any case) of the request whose answer is the latest evidence.
@@ -107,6 +112,13 @@ impl Shown {
         false
     }
 
+    /// Remember what `key` shows (the oldest paths forgotten past the bound).
+    fn remember(&mut self, key: String, v: (Known, u64)) {
+        for gone in self.known.insert(key, v) {
+            self.spelled.remove(&gone);
+        }
+    }
+
     fn forget_under(&mut self, key: &str) {
         let prefix = format!("{key}/");
         self.known.retain(|k, _| !k.starts_with(&prefix));
@@ -152,10 +164,10 @@ impl Shown {
             "GET" => match r.status {
                 200 => {
                     let settled = !resource_state(r.json.as_ref()).is_running();
-                    self.known.insert(key, (Known::Exists { settled }, seq));
+                    self.remember(key, (Known::Exists { settled }, seq));
                 }
                 404 => {
-                    self.known.insert(key, (Known::Absent, seq));
+                    self.remember(key, (Known::Absent, seq));
                 }
                 _ => {}
             },
@@ -167,10 +179,9 @@ impl Shown {
                     *self.running.entry(key.clone()).or_default() += 1;
                     self.known.remove(&key);
                 } else if method != "DELETE" {
-                    self.known
-                        .insert(key, (Known::Exists { settled: true }, seq));
+                    self.remember(key, (Known::Exists { settled: true }, seq));
                 } else if matches!(r.status, 200 | 204) {
-                    self.known.insert(key, (Known::Absent, seq));
+                    self.remember(key, (Known::Absent, seq));
                 } else {
                     self.known.remove(&key);
                 }
@@ -245,8 +256,10 @@ impl Shown {
             self.spelled.insert(key.clone(), exact_path(&at.url));
         }
         match shown {
-            Some(k) => self.known.insert(key, (k, seq)),
-            None => self.known.remove(&key),
+            Some(k) => self.remember(key, (k, seq)),
+            None => {
+                self.known.remove(&key);
+            }
         };
     }
 }

@@ -115,16 +115,28 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     };
     j.ledger.pass("SPEC-01");
     long_running(j, ex, op);
+    if declared.schema.is_some()
+        && resp.json.is_none()
+        && let Some(why) = &resp.json_error
+        && !already_failed(j, ex, "SPEC-04")
+    {
+        j.ledger
+            .not_judged("SPEC-04", format!("exchange #{}: {why}", ex.seq));
+    }
     if let Some(schema) = &declared.schema
         && let Some(body) = &resp.json
         && resp.body_bytes <= MAX_VALIDATED_BYTES
         && !already_failed(j, ex, "SPEC-04")
     {
-        let errors = schema.errors(body);
-        if errors.is_empty() {
-            j.ledger.pass("SPEC-04");
-        } else {
-            j.ledger.fail(
+        use crate::spec::schema::Validity;
+        match schema.check(body) {
+            Validity::Valid => j.ledger.pass("SPEC-04"),
+            // Bounded matching decided nothing: never a failure the RP's string may not earn.
+            Validity::Undecided(why) => j.ledger.not_judged(
+                "SPEC-04",
+                format!("exchange #{}: the body could not be checked against `{}` in bounded time: {why}", ex.seq, schema.name),
+            ),
+            Validity::Invalid(errors) => j.ledger.fail(
                 "SPEC-04",
                 format!(
                     "a body valid against `{}` ({} {})",
@@ -133,7 +145,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 errors.join("; "),
                 seq,
                 Some(&op.pos),
-            );
+            ),
         }
     }
     let missing: Vec<&str> = declared

@@ -69,6 +69,20 @@ pub(super) struct Followed {
     pub outcome: String,
     /// The exchange the step shows: for PUT/PATCH the settled resource, else the result.
     pub exchange: Option<usize>,
+    /// The operation was never seen to end because none of its last reads could be read
+    /// (each cut off, reset or unanswered), naming the last: the step cannot check what it
+    /// is for, an error of its test, never a verdict.
+    pub unread: Option<String>,
+}
+
+impl Followed {
+    /// A step's result from this: an error when no read could be read.
+    pub(super) fn or_unread(&self) -> Result<(), String> {
+        match &self.unread {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Reads of the status after the end, at most, while Location keeps answering 202.
@@ -202,6 +216,7 @@ impl Exec<'_> {
                 self.follow(init, spec).await
             }
         };
+        out.or_unread()?;
         Ok(StepOut {
             exchange: out.exchange,
             initial: Some(init),
@@ -219,6 +234,7 @@ impl Exec<'_> {
             return Followed {
                 outcome: "error: no response to follow".into(),
                 exchange: Some(init),
+                unread: None,
             };
         };
         let req_url = self.exchanges[init].url.clone();
@@ -244,6 +260,7 @@ impl Exec<'_> {
         };
         let mut jar = Jar::default();
         jar.take(Some(&resp));
+        let mut unread = None;
         if let Strategy::Unusable { why } = &strategy
             && (200..300).contains(&resp.status)
         {
@@ -265,16 +282,17 @@ impl Exec<'_> {
             ));
             flow.end = End::Unfollowable(why);
         } else {
-            self.poll_loop(
-                &mut flow,
-                &mut strategy,
-                &mut jar,
-                &spec,
-                &ARM_PACE,
-                &resp,
-                start,
-            )
-            .await;
+            unread = self
+                .poll_loop(
+                    &mut flow,
+                    &mut strategy,
+                    &mut jar,
+                    &spec,
+                    &ARM_PACE,
+                    &resp,
+                    start,
+                )
+                .await;
         }
         if let End::Finished(o) = flow.end {
             self.after_end(&mut flow, &strategy, &mut jar, o, start, spec.deadline)
@@ -315,11 +333,16 @@ impl Exec<'_> {
         }
         .or_else(|| flow.polls().last().map(|(i, _)| i))
         .or(Some(init));
-        Followed { outcome, exchange }
+        Followed {
+            outcome,
+            exchange,
+            unread,
+        }
     }
 
     /// Poll the strategy's channel until the operation ends, the deadline passes or the run
-    /// is cancelled, recording every read in the flow.
+    /// is cancelled, recording every read in the flow. `Some(why)` when following gave up
+    /// because none of the last reads could be read at all (see [`Followed::unread`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn poll_loop(
         &mut self,
@@ -330,7 +353,7 @@ impl Exec<'_> {
         pace: &Pace<'_>,
         initial: &crate::http::Response,
         start: Instant,
-    ) {
+    ) -> Option<String> {
         let side = match strategy {
             _ if !pace.side_reads => None,
             // A Location that is the operation resource's own URL is one channel, not two:
@@ -353,12 +376,14 @@ impl Exec<'_> {
         };
         let mut wait = retry_after(initial);
         let mut unreadable = 0;
+        // Of those, the reads that brought no answer at all (cut off, reset, unanswered).
+        let mut unanswered = 0;
         let mut last_poll: Option<usize> = None;
         loop {
             let remaining = spec.deadline.saturating_sub(start.elapsed());
             if remaining.is_zero() {
                 flow.end = End::TimedOut;
-                return;
+                return None;
             }
             // No Retry-After: the default wait; 0 or absurd values still get a floor.
             let asked = wait
@@ -369,11 +394,9 @@ impl Exec<'_> {
                 .min(Duration::from_secs(86_400));
             if !self.ctx.wait(scaled.min(remaining)).await {
                 flow.end = End::Interrupted;
-                return;
+                return None;
             }
-            let Some(url) = strategy.url().map(str::to_string) else {
-                return;
-            };
+            let url = strategy.url().map(str::to_string)?;
             // A monitor may ask that a link handed out without api-version be read with one.
             let url = match pace.monitor {
                 Some(mon) => mon.poll_url(&url),
@@ -385,7 +408,7 @@ impl Exec<'_> {
                 .await
             else {
                 flow.end = End::Unfollowable(format!("cannot read {url}"));
-                return;
+                return None;
             };
             if let Some(prev) = last_poll.replace(i) {
                 self.shed(prev);
@@ -409,10 +432,13 @@ impl Exec<'_> {
             match state {
                 State::Done(o, _) => {
                     flow.end = End::Finished(o);
-                    return;
+                    return None;
                 }
                 State::Unreadable(why) => {
                     unreadable += 1;
+                    if r.is_none() {
+                        unanswered += 1;
+                    }
                     if unreadable >= UNREADABLE_LIMIT {
                         let foreign =
                             url::Url::parse(&url).is_ok_and(|u| !self.ctx.target.same_origin(&u));
@@ -424,11 +450,19 @@ impl Exec<'_> {
                                 ""
                             }
                         ));
-                        return;
+                        return (unanswered == unreadable).then(|| {
+                            let last = &self.exchanges[i];
+                            format!(
+                                "the operation was never seen to end: not one of its last {unreadable} reads could be read, each cut off or unanswered (the last, exchange #{}: {})",
+                                last.seq,
+                                last.error.as_deref().unwrap_or("no answer")
+                            )
+                        });
                     }
                 }
                 State::Running(_) => {
                     unreadable = 0;
+                    unanswered = 0;
                     for w in &spec.watch {
                         if let Ok(x) = self.get(w, Role::ResourcePoll).await {
                             flow.events.push(Event::Watch { ex: x });

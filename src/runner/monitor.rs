@@ -208,6 +208,7 @@ impl<'a> Exec<'a> {
             return Followed {
                 outcome: "error: no response".into(),
                 exchange: Some(init),
+                unread: None,
             };
         };
         let req_url = self.exchanges[init].url.clone();
@@ -230,6 +231,7 @@ impl<'a> Exec<'a> {
         };
         let mut jar = Jar::default();
         jar.take(Some(&resp));
+        let mut unread = None;
         if !(200..300).contains(&resp.status) {
             flow.end = End::Unfollowable(format!("refused with {}", resp.status));
         } else if strategy == Strategy::Done {
@@ -242,16 +244,17 @@ impl<'a> Exec<'a> {
         } else {
             let method = flow.method.clone();
             let spec = FollowSpec::of(&method, None, None, deadline);
-            self.poll_loop(
-                &mut flow,
-                &mut strategy,
-                &mut jar,
-                &spec,
-                &monitor_pace(mon),
-                &resp,
-                start,
-            )
-            .await;
+            unread = self
+                .poll_loop(
+                    &mut flow,
+                    &mut strategy,
+                    &mut jar,
+                    &spec,
+                    &monitor_pace(mon),
+                    &resp,
+                    start,
+                )
+                .await;
         }
         if let End::Finished(o) = flow.end {
             if let Some(url) = strategy.url().map(|u| mon.poll_url(u))
@@ -303,6 +306,10 @@ impl<'a> Exec<'a> {
             outcome: outcome.clone(),
         });
         let exchange = rec.flow.result.or(Some(init));
-        Followed { outcome, exchange }
+        Followed {
+            outcome,
+            exchange,
+            unread,
+        }
     }
 }

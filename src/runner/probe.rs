@@ -255,6 +255,7 @@ impl Exec<'_> {
         if (existed == Some(true) || req.keep) && method == "PUT" {
             self.ctx.cleanup.forget(&bare);
         }
+        followed.or_unread()?;
         if self.polls.is_empty() {
             self.polls.push(PollRecord {
                 step: "probe".into(),

@@ -199,6 +199,7 @@ impl<'a> Exec<'a> {
                     },
                 )
                 .await;
+            p.or_unread()?;
             out.outcome = Some(p.outcome.clone());
             if let Some(f) = p.exchange {
                 out.exchange = Some(f);

@@ -22,6 +22,10 @@ const MAX_PAGES: usize = 1000;
 /// is a runner error that says so. ARM lists hold at most a few MB.
 const MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
 
+/// Most memory the items of a `pages: all` list may take once parsed ([`crate::http::json_cost`]):
+/// pages of many small values take far more parsed than their bytes.
+const MAX_LIST_COST: usize = 32 * 1024 * 1024;
+
 impl Exec<'_> {
     /// Make a URL absolute against the target base.
     /// Did the target take a write to `resource` (a PUT, PATCH or DELETE of it, or a POST
@@ -316,6 +320,7 @@ impl Exec<'_> {
         let mut all: Vec<Value> = Vec::new();
         let mut cur = first;
         let mut read = 0usize;
+        let mut cost = 0usize;
         for page in 0.. {
             let Some(resp) = self.exchanges[cur]
                 .response
@@ -350,6 +355,14 @@ impl Exec<'_> {
                 break;
             };
             if let Some(Value::Array(v)) = j.get_mut("value").map(Value::take) {
+                cost = cost.saturating_add(v.iter().map(crate::http::json_cost).sum());
+                if cost > MAX_LIST_COST {
+                    return Err(format!(
+                        "the list's items take more than {} MiB once read (page {}); stopped following nextLink there: a test keeps at most that much of a list (memory bound)",
+                        MAX_LIST_COST >> 20,
+                        page + 1
+                    ));
+                }
                 all.extend(v);
             }
             let Some(next) = j

@@ -11,6 +11,7 @@
 //! (a parameter marked `x-ms-skip-url-encoding`, such as `{resourceUri}`, one or more), the
 //! most specific template winning, and only files written for the request's api-version.
 
+mod pattern;
 pub mod schema;
 
 use std::collections::BTreeMap;

@@ -35,23 +35,67 @@ impl std::fmt::Debug for Compiled {
 /// Report at most this many errors for one body.
 pub const MAX_ERRORS: usize = 3;
 
+/// What validating a body decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Validity {
+    Valid,
+    /// Why not: each error at its JSON pointer, with the schema path that refused it (at
+    /// most [`MAX_ERRORS`]).
+    Invalid(Vec<String>),
+    /// A pattern that needs backtracking went past its bounds ([`super::pattern`]): nothing
+    /// is decided, and this says why.
+    Undecided(String),
+}
+
 impl Compiled {
-    /// Why `body` does not validate: each error at its JSON pointer, with the schema path
-    /// that refused it (at most [`MAX_ERRORS`]).
-    pub fn errors(&self, body: &Value) -> Vec<String> {
-        self.validator
-            .iter_errors(body)
-            .take(MAX_ERRORS)
-            .map(|e| {
+    /// Validate `body` within the bounds of [`super::pattern`].
+    pub fn check(&self, body: &Value) -> Validity {
+        let (errors, spent) = super::pattern::Budget::around(|| {
+            let mut undecided = None;
+            let mut errors = Vec::new();
+            for e in self.validator.iter_errors(body).take(MAX_ERRORS) {
+                let text = e.to_string();
                 let at = e.instance_path().to_string();
-                format!(
-                    "at `{}`: {} (schema {})",
-                    if at.is_empty() { "/" } else { &at },
-                    crate::http::cut(&e.to_string(), 160),
-                    e.schema_path()
-                )
-            })
-            .collect()
+                let at = if at.is_empty() { "/".to_string() } else { at };
+                match text.strip_prefix(super::pattern::UNDECIDED) {
+                    Some(why) => {
+                        undecided.get_or_insert_with(|| format!("at `{at}`: {why}"));
+                    }
+                    None => errors.push(format!(
+                        "at `{at}`: {} (schema {})",
+                        crate::http::cut(&text, 160),
+                        e.schema_path()
+                    )),
+                }
+            }
+            (errors, undecided)
+        });
+        match (errors, spent) {
+            ((_, Some(why)), _) => Validity::Undecided(why),
+            // A bound was passed somewhere (perhaps in a branch of an `anyOf` whose other
+            // branch decided): no error or pass can be trusted.
+            (_, Some(why)) => Validity::Undecided(why),
+            ((e, None), None) if e.is_empty() => Validity::Valid,
+            ((e, None), None) => Validity::Invalid(e),
+        }
+    }
+
+    /// A JSON Schema (2020-12) compiled as a response schema is, its patterns placed.
+    #[cfg(test)]
+    pub(crate) fn of_json_schema(mut doc: Value) -> Compiled {
+        super::pattern::place(&mut doc, &mut Vec::new());
+        Compiled {
+            validator: build(&doc).expect("compiles"),
+            name: "test".into(),
+        }
+    }
+
+    /// Why `body` does not validate (empty when valid or undecided).
+    pub fn errors(&self, body: &Value) -> Vec<String> {
+        match self.check(body) {
+            Validity::Invalid(e) => e,
+            Validity::Valid | Validity::Undecided(_) => Vec::new(),
+        }
     }
 }
 
@@ -101,6 +145,15 @@ impl<'s> Compiler<'s> {
             "$defs": Value::Object(conv.defs),
             "allOf": [root],
         });
+        let mut doc = doc;
+        let mut dropped = Vec::new();
+        super::pattern::place(&mut doc, &mut dropped);
+        for p in dropped {
+            self.warnings.push(format!(
+                "{}: the pattern `{p}` of {what} is no regular expression rpconform reads; it is not checked",
+                loc.describe()
+            ));
+        }
         let built = build(&doc).or_else(|_| build(&without_patterns(doc)));
         let out = match built {
             Ok(validator) => Some(Arc::new(Compiled { validator, name })),
@@ -267,8 +320,7 @@ fn or_null(s: Value) -> Value {
 }
 
 fn build(doc: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::options()
-        .should_validate_formats(false)
+    super::pattern::options()
         .build(doc)
         .map_err(|e| e.to_string())
 }
@@ -281,6 +333,7 @@ fn without_patterns(mut v: Value) -> Value {
                 if m.get("pattern").is_some_and(Value::is_string) {
                     m.remove("pattern");
                 }
+                m.remove(super::pattern::KEYWORD);
                 m.values_mut().for_each(strip);
             }
             Value::Array(a) => a.iter_mut().for_each(strip),

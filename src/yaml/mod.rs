@@ -119,7 +119,14 @@ fn load_error(file: &Arc<Path>, e: marked_yaml::LoadError) -> Diagnostic {
                 .start()
                 .copied()
                 .unwrap_or(marked_yaml::Marker::new(0, 0, 1, 1));
-            Diagnostic::new(at(&m), format!("duplicate key `{}`", d.key.as_str()))
+            let first = d.prev_key.span().start().map_or(0, |m| m.line());
+            Diagnostic::new(
+                at(&m),
+                format!(
+                    "duplicate key `{}` (first given at line {first}; only one may be)",
+                    d.key.as_str()
+                ),
+            )
         }
     }
 }

@@ -54,6 +54,12 @@ pub enum Mode {
     InvalidJson,
     /// PUT: 201 with JSON nested 100 000 arrays deep.
     DeepJson,
+    /// Every answer with the resource (PUT 201, GET 200): a valid envelope whose `properties`
+    /// nest this many objects deep (a recursive schema's body).
+    DeepResource(usize),
+    /// PUT: 201 Accepted + Azure-AsyncOperation (and Location); every read of either announces
+    /// a longer body than it sends (`Content-Length` past the bytes), then closes.
+    CutOffPolls,
     /// PUT: 202 + Location with invalid UTF-8 in Retry-After, x-ms-request-id and another header.
     BadUtf8Headers,
     /// PUT: 201, `Content-Encoding: gzip`, a small deflate body that inflates to ~100 MB.
@@ -93,6 +99,9 @@ pub enum Mode {
     /// Any GET with `list` in its query: a 4 MB page of items, with a nextLink to the next
     /// page, forever.
     BigPages,
+    /// Any GET with `list` in its query: a page of 900 000 zeros (under 2 MB, each value a
+    /// node once parsed), with a nextLink to the next page, forever.
+    ManySmallPages,
 }
 
 /// One request the server received.
@@ -323,6 +332,8 @@ enum Act {
     Reset(Resp),
     Announce(Resp),
     ChunkedForever(Resp),
+    /// The head with a Content-Length twice the body, half the body, then a close.
+    CutShort(Resp),
 }
 
 async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
@@ -370,6 +381,13 @@ async fn serve(mut stream: TcpStream, sh: Arc<Shared>) -> std::io::Result<()> {
             #[allow(deprecated)]
             stream.set_linger(Some(Duration::ZERO))?;
             drop(stream);
+        }
+        Act::CutShort(r) => {
+            let length = format!("Content-Length: {}\r\n", r.body.len() * 2);
+            stream.write_all(&r.head(Some(&length))).await?;
+            stream.write_all(&r.body[..r.body.len() / 2]).await?;
+            stream.flush().await?;
+            let _ = stream.shutdown().await;
         }
         Act::Announce(r) => {
             stream
@@ -514,6 +532,19 @@ fn route(req: &Request, sh: &Shared) -> Act {
                     .body(b),
             )
         }
+        Mode::DeepResource(depth)
+            if req.is_resource() && matches!(req.method.as_str(), "PUT" | "GET") =>
+        {
+            let mut nested = serde_json::json!({"leaf": true});
+            for _ in 0..*depth {
+                nested = serde_json::json!({"child": nested});
+            }
+            let status = if put { 201 } else { 200 };
+            Act::Reply(sh.plain(status, req).json(&resource_json(
+                req.path(),
+                serde_json::json!({"properties": {"provisioningState": "Succeeded", "tree": nested}}),
+            )))
+        }
         Mode::BadUtf8Headers if put => Act::Reply(
             Resp::new(202)
                 .header("x-ms-request-id", b"\xff\xfe-not-utf8-\xc3\x28")
@@ -554,6 +585,23 @@ fn route(req: &Request, sh: &Shared) -> Act {
                     serde_json::json!({"properties": {"provisioningState": "Accepted"}}),
                 )),
         ),
+        Mode::CutOffPolls if put => Act::Reply(
+            sh.plain(201, req)
+                .header("Azure-AsyncOperation", sh.operation_url(&sh.base))
+                .header("Location", sh.location_url(&sh.base))
+                .header("Retry-After", "10")
+                .json(&resource_json(
+                    req.path(),
+                    serde_json::json!({"properties": {"provisioningState": "Accepted"}}),
+                )),
+        ),
+        Mode::CutOffPolls if req.method == "GET" && (req.is_operation_poll() || loc_poll) => {
+            Act::CutShort(sh.plain(200, req).json(&serde_json::json!({
+                "id": req.path(),
+                "name": req.path().rsplit('/').next().unwrap_or(""),
+                "status": "InProgress",
+            })))
+        }
         Mode::FtpLocation if put => Act::Reply(
             sh.plain(202, req)
                 .header(
@@ -630,6 +678,22 @@ fn route(req: &Request, sh: &Shared) -> Act {
                 sh.plain(200, req)
                     .header("Content-Type", "application/json")
                     .body(format!(r#"{{"value":[{items}],"nextLink":"{next}"}}"#)),
+            )
+        }
+        Mode::ManySmallPages if req.method == "GET" && req.target.contains("list=") => {
+            let page: u64 = req
+                .target
+                .split("page=")
+                .nth(1)
+                .and_then(|p| p.split('&').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            let zeros = "0,".repeat(899_999);
+            let next = format!("{}/list?list=1&page={}", sh.base, page + 1);
+            Act::Reply(
+                sh.plain(200, req)
+                    .header("Content-Type", "application/json")
+                    .body(format!(r#"{{"value":[{zeros}0],"nextLink":"{next}"}}"#)),
             )
         }
         _ => Act::Reply(sh.default_answer(req)),

@@ -1,6 +1,7 @@
 //! Reading a target file (YAML) into a [`Target`], with every mistake positioned: the top level
 //! here, resource types in `types`, status monitors and task APIs in `surfaces`.
 
+mod secrets;
 mod surfaces;
 mod types;
 
@@ -56,8 +57,16 @@ pub fn load_target(path: &Path) -> Result<Target, Report> {
     parse_target(path, &text, &path.display().to_string())
 }
 
-/// Parse target YAML; `label` names the target in reports.
+/// Parse target YAML; `label` names the target in reports. No diagnostic shows a secret of
+/// the file (see [`secrets`]).
 pub fn parse_target(path: &Path, text: &str, label: &str) -> Result<Target, Report> {
+    parse_target_unscrubbed(path, text, label).map_err(|mut report| {
+        secrets::FileSecrets::of(text).scrub(&mut report);
+        report
+    })
+}
+
+fn parse_target_unscrubbed(path: &Path, text: &str, label: &str) -> Result<Target, Report> {
     let file: Arc<Path> = Arc::from(path);
     let mut report = Report::default();
     report.add_source(path, Arc::from(text));
