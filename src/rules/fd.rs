@@ -404,9 +404,14 @@ fn judge_system_data(j: &mut Judge<'_>, ex: &Exchange, shown: &Value, w: &Writte
     });
     let Some(created) = &w.created else { return };
     let created_ok = matches_half(shown, created, "created");
-    // On the creating write's own answer, a wrong created* is the RP not taking the header
-    // (FD-04); after another write, it is the RP not keeping it (FD-05).
-    let rule = if w.written_again { "FD-05" } else { "FD-04" };
+    // created* a later write carried: the RP did not keep the creating write's (FD-05);
+    // values no write carried: the RP does not take ARM's header at all (FD-04).
+    let overwritten = !created_ok
+        && w.modified.iter().skip(1).any(|m| matches_half(shown, m, "created"));
+    let rule = if overwritten { "FD-05" } else { "FD-04" };
+    if w.written_again && created_ok {
+        j.ledger.pass("FD-05");
+    }
     j.ledger.check(rule, created_ok, seq, || {
         (
             format!(
