@@ -11,9 +11,11 @@ pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) =
     (super::Shows::Write(Some("POST")), &[]);
 
 /// ACT-01 on a successful POST of an action on a declared resource (`{resourceUrl}/{action}`)
-/// whose answer carries `Azure-AsyncOperation` or `Location`: the action runs long, so it
-/// answers 202 with a Location. A 200 or 204 that hands out an operation URL leaves a client
-/// unsure whether to poll (the SDK polls a 204 no more).
+/// whose answer hands out an operation URL (`Azure-AsyncOperation`, or a 202's `Location`):
+/// the action runs long, so it answers 202 with a Location. A 200 or 204 that hands out an
+/// operation URL leaves a client unsure whether to poll (the SDK polls a 204 no more). A
+/// Location on a 200 names what the action made (SQL's job execution), no operation (LOC-02's
+/// decision): no verdict.
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let Some(resp) = &ex.response else { return };
     if ex.method != "POST" || !(200..300).contains(&resp.status) {
@@ -22,7 +24,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     let on_resource = crate::lro::resource_of("POST", &ex.url)
         .is_some_and(|r| matches!(j.target.address(&r), Addressed::Resource(_)));
     let aao = resp.header("azure-asyncoperation");
-    let loc = resp.header("location");
+    let loc = resp.header("location").filter(|_| resp.status == 202);
     if !on_resource || (aao.is_none() && loc.is_none()) {
         return;
     }
@@ -73,6 +75,16 @@ pub(crate) mod tests {
     #[test]
     fn act_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+
+    #[test]
+    fn a_200_whose_location_names_what_the_action_made_is_no_operation() {
+        // SQL's job start: 200 with the execution it created and Location = its address.
+        let exec = WIDGET.replace("?api-version", "/executions/e1?api-version");
+        assert_eq!(
+            restart(200, &[("Location", exec.as_str())]),
+            crate::rules::Outcome::NotJudged
+        );
     }
 
     #[test]
