@@ -30,10 +30,18 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     j.ledger.check("OPRES-01", resp.status == 200, seq, || {
         (
             "200 on every read of an operation resource the RP handed out".into(),
-            format!(
-                "{} (a 4xx/5xx says the read failed, not the operation)",
-                resp.status
-            ),
+            if (200..300).contains(&resp.status) {
+                format!(
+                    "{} {} (the read answers 200 whatever the operation's state; its body says whether it runs)",
+                    resp.status,
+                    crate::http::cut(resp.body.trim(), 80)
+                )
+            } else {
+                format!(
+                    "{} (a 4xx/5xx says the read failed, not the operation)",
+                    resp.status
+                )
+            },
         )
     });
     if resp.status != 200 {
