@@ -40,16 +40,15 @@ fn replay(files: &[&str], extra: &[&str]) -> Vec<(String, Value)> {
     args.extend(extra.iter().map(|a| a.to_string()));
     args.extend(["--report-dir".into(), s.str("rep")]);
     let out = rpconform(&args, QUICK_TIMEOUT);
-    assert!(
-        matches!(out.code(), 0 | 1),
-        "{}",
-        out.tail(3000)
-    );
+    assert!(matches!(out.code(), 0 | 1), "{}", out.tail(3000));
     let report = read_report(&s.join("rep"));
     results(&report)
         .iter()
         .map(|r| {
-            let name = r["name"].as_str().unwrap_or("").trim_start_matches("replay::");
+            let name = r["name"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("replay::");
             (name.to_string(), r.clone())
         })
         .collect()
@@ -108,7 +107,10 @@ fn recorder_placeholders_are_never_evidence() {
     // Every answer carries `southeastasia:00000000-…`: the recorder's, not the RP's reuse.
     let (o, _, f, why) = verdict(&r, "HDR-01");
     assert_eq!((o.as_str(), f), ("not-judged", 0), "{why}");
-    assert!(why.contains("placeholder `southeastasia:00000000-"), "{why}");
+    assert!(
+        why.contains("placeholder `southeastasia:00000000-"),
+        "{why}"
+    );
     // A running operation's endTime 9999-12-31T23:59:59.9999999Z is no time: the real one
     // that follows does not move it back.
     let (o, p, f, _) = verdict(&r, "OPS-08");
@@ -125,7 +127,12 @@ fn an_aao_url_keeps_its_role_when_its_202_reads_name_it_as_location() {
     assert_eq!(verdict(&r, "OPRES-01").1 + verdict(&r, "OPRES-01").2, 7);
     assert_eq!(verdict(&r, "OPRES-01").2, 3);
     for rule in ["AAO-02", "LOC-01", "LOC-05"] {
-        assert_ne!(verdict(&r, rule).0, "failed", "{rule}: {:?}", verdict(&r, rule));
+        assert_ne!(
+            verdict(&r, rule).0,
+            "failed",
+            "{rule}: {:?}",
+            verdict(&r, rule)
+        );
     }
     assert_eq!(verdict(&r, "AAO-02").1, 4, "the four 200 reads");
     assert_eq!(verdict(&r, "OPRES-03").0, "passed");
@@ -148,14 +155,24 @@ fn a_location_on_a_201_names_the_resource_and_a_synchronous_create_is_no_operati
     // provisioningState: no LOC-02 failure, and no operation left "not seen to end".
     let mi = "recordings/resource-15.0.0__test_mgmt_resource_deployment_scripts.test_deployment_scripts.yaml";
     let r = one(&[mi], &[], mi);
-    assert_ne!(verdict(&r, "LOC-02").0, "failed", "{:?}", verdict(&r, "LOC-02"));
+    assert_ne!(
+        verdict(&r, "LOC-02").0,
+        "failed",
+        "{:?}",
+        verdict(&r, "LOC-02")
+    );
     assert_eq!(operations(&r).2, 0, "{}", r["notes"]);
     // SQL job agents: credentials, target groups, jobs and steps created 201 without
     // provisioningState, a job started 200 with a Location naming the execution it made.
     let sql = "recordings/sql-1.0.0__test_cli_mgmt_sql_job.test_job.yaml";
     let r = one(&[sql], &[], sql);
     assert_eq!(operations(&r), (8, 8, 0), "{}", r["notes"]);
-    assert_ne!(verdict(&r, "ACT-01").0, "failed", "{:?}", verdict(&r, "ACT-01"));
+    assert_ne!(
+        verdict(&r, "ACT-01").0,
+        "failed",
+        "{:?}",
+        verdict(&r, "ACT-01")
+    );
 }
 
 #[test]
@@ -163,9 +180,13 @@ fn opres_04_reads_paths_decoded_without_case_once_per_operation() {
     // `…/locations/West%20US/operationResults/{id}` read three times, its `id`
     // `…/locations/West US/operationresults/{id}`: one check, passed.
     let r = one(&[GO_STYLE], &[], GO_STYLE);
-    assert_eq!(verdict(&r, "OPRES-04"), ("passed".into(), 2, 0, String::new()));
+    assert_eq!(
+        verdict(&r, "OPRES-04"),
+        ("passed".into(), 2, 0, String::new())
+    );
     // Network's operation resources carry no id: one failure per operation, not per read.
-    let net = "recordings/network-21.0.0__test_cli_mgmt_network_base.pyTestMgmtNetworktest_network.json";
+    let net =
+        "recordings/network-21.0.0__test_cli_mgmt_network_base.pyTestMgmtNetworktest_network.json";
     let r = one(&[net], &[], net);
     let rec = rpconform::replay::read_recording(
         &fixture(net),
@@ -188,7 +209,10 @@ fn opres_04_reads_paths_decoded_without_case_once_per_operation() {
         .iter()
         .filter(|x| x.role == rpconform::http::Role::OperationStatus)
         .count();
-    assert!(reads > status_urls.len(), "some operation is read more than once");
+    assert!(
+        reads > status_urls.len(),
+        "some operation is read more than once"
+    );
     assert_eq!(verdict(&r, "OPRES-04").2, status_urls.len() as u64);
 }
 
@@ -202,7 +226,11 @@ fn an_rpaas_style_status_read_fails_one_root_rule() {
     let r = one(&[db], &[], db);
     assert_eq!(verdict(&r, "OPRES-01").2, 2);
     assert_eq!(verdict(&r, "AAO-02").2, 0);
-    assert_eq!(verdict(&r, "LOC-01").2, 2, "the DELETE's two Location polls");
+    assert_eq!(
+        verdict(&r, "LOC-01").2,
+        2,
+        "the DELETE's two Location polls"
+    );
     let (o, _, _, why) = verdict(&r, "LOC-05");
     assert_eq!(o, "not-judged");
     assert!(
@@ -215,7 +243,12 @@ fn an_rpaas_style_status_read_fails_one_root_rule() {
     let ac = "recordings/appconfiguration-1.0.1__test_cli_mgmt_appconfiguration.test_appconfiguration.yaml";
     let r = one(&[ac], &[], ac);
     assert_eq!(verdict(&r, "LOC-01").2, 1);
-    assert_ne!(verdict(&r, "DEL-01").0, "failed", "{:?}", verdict(&r, "DEL-01"));
+    assert_ne!(
+        verdict(&r, "DEL-01").0,
+        "failed",
+        "{:?}",
+        verdict(&r, "DEL-01")
+    );
 }
 
 #[test]
@@ -270,13 +303,18 @@ fn a_child_delete_answered_204_fails_del_01_alone() {
         .filter_map(|v| v["rule"].as_str().map(str::to_string))
         .collect();
     for rule in ["ETAG-18", "ETAG-20", "ETAG-22"] {
-        assert!(judged_past.iter().any(|r| r == rule), "{rule}: {judged_past:?}");
+        assert!(
+            judged_past.iter().any(|r| r == rule),
+            "{rule}: {judged_past:?}"
+        );
     }
 }
 
 #[test]
 fn spec_06_looks_into_subtypes_and_an_exchange_without_api_version_is_not_matched() {
-    let spec = fixture("issue36/spec/eventgrid-like.json").display().to_string();
+    let spec = fixture("issue36/spec/eventgrid-like.json")
+        .display()
+        .to_string();
     let real = "issue36/eventgrid-9.0.0__test_azure_mgmt_eventgrid.test_user_topics.cut.yaml";
     let drift = "issue36/eventgrid-like-secret-returned.json";
     let rs = replay(&[real, drift], &["--openapi", &spec]);
@@ -289,7 +327,12 @@ fn spec_06_looks_into_subtypes_and_an_exchange_without_api_version_is_not_matche
     // Event Grid answers its WebHook subscription with `endpointUrl: null`: the secret of the
     // WebHook subtype, judged and kept.
     let r = get(real);
-    assert_eq!(verdict(&r, "SPEC-06").0, "passed", "{:?}", verdict(&r, "SPEC-06"));
+    assert_eq!(
+        verdict(&r, "SPEC-06").0,
+        "passed",
+        "{:?}",
+        verdict(&r, "SPEC-06")
+    );
     // An RP that returns it fails, once: not where the destination is an Event Hub (whose
     // `endpointUrl` is no secret), not on the GET without api-version (no versioned file
     // describes it).
@@ -311,5 +354,9 @@ fn spec_06_looks_into_subtypes_and_an_exchange_without_api_version_is_not_matche
         "{finding}"
     );
     let (_, passed, failed, _) = verdict(&r, "SPEC-01");
-    assert_eq!((passed, failed), (3, 0), "the GET without api-version is not matched");
+    assert_eq!(
+        (passed, failed),
+        (3, 0),
+        "the GET without api-version is not matched"
+    );
 }

@@ -109,8 +109,8 @@ impl Strategy {
             };
         }
         if location.is_none()
-            && let Some(why) = unusable("Azure-AsyncOperation")
-                .or_else(|| unusable("Location").filter(|_| polled))
+            && let Some(why) =
+                unusable("Azure-AsyncOperation").or_else(|| unusable("Location").filter(|_| polled))
         {
             return Strategy::Unusable { why };
         }

@@ -95,7 +95,10 @@ pub(crate) mod tests {
             "POST",
             &url,
             202,
-            &[("x-ms-request-id", "r-1"), ("Azure-AsyncOperation", OP_STATUS)],
+            &[
+                ("x-ms-request-id", "r-1"),
+                ("Azure-AsyncOperation", OP_STATUS),
+            ],
             Value::Null,
         );
         let t = crate::rules::testing::target();

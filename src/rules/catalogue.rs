@@ -309,7 +309,11 @@ mod tests {
             for x in &r.restates {
                 let root = lookup(x).unwrap_or_else(|| panic!("{} restates unknown {x}", r.id));
                 assert_ne!(root.id, r.id);
-                assert!(!root.restates.contains(&r.id), "{} and {x} restate each other", r.id);
+                assert!(
+                    !root.restates.contains(&r.id),
+                    "{} and {x} restate each other",
+                    r.id
+                );
             }
         }
     }

@@ -310,7 +310,9 @@ pub(crate) mod tests {
         use super::super::engine::is_placeholder;
         let prefixed = "southeastasia:00000000-0000-0000-0000-000000000000";
         assert!(is_placeholder(prefixed));
-        assert!(is_placeholder("00000000-0000-0000-0000-000000000000_M5SN1_M5SN1"));
+        assert!(is_placeholder(
+            "00000000-0000-0000-0000-000000000000_M5SN1_M5SN1"
+        ));
         assert!(!is_placeholder(
             "southeastasia:5f0c7a1e-1111-4000-8000-000000000001"
         ));

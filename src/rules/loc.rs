@@ -276,7 +276,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     // the status; but a client that polls Location reads its 200 as the end, so each read
     // of it that showed the operation running is a Location read answered 200, not 202.
     let same_url = exs.get(flow.initial).and_then(|x| {
-        let r = x.response.as_ref().filter(|r| drives_an_operation(r.status))?;
+        let r = x
+            .response
+            .as_ref()
+            .filter(|r| drives_an_operation(r.status))?;
         let l = crate::lro::resolve(&x.url, r.header("location")?)?;
         let a = crate::lro::resolve(&x.url, r.header("azure-asyncoperation")?)?;
         // The whole URL: a query may decide which endpoint answers (`?monitor=true`).

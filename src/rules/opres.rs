@@ -664,7 +664,8 @@ pub(crate) mod tests {
                 Role::OperationStatus,
             )
         };
-        let spaced = "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/abc";
+        let spaced =
+            "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/abc";
         let reads = numbered(vec![
             read_of("InProgress", spaced),
             read_of("InProgress", spaced),
@@ -672,7 +673,8 @@ pub(crate) mod tests {
         ]);
         assert_eq!(ambient("OPRES-04", &reads), (Outcome::Passed, 1, 0));
         // A wrong id fails once for the operation, however often it is read.
-        let other = "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/xyz";
+        let other =
+            "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/xyz";
         let reads = numbered(vec![
             read_of("InProgress", other),
             read_of("InProgress", other),

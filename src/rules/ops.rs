@@ -310,7 +310,11 @@ pub(crate) mod tests {
             "OPS-08",
             "a running operation's endTime 9999-12-31T23:59:59.9999999Z (.NET's DateTime.MaxValue)",
             || {
-                let max = with("InProgress", "endTime", json!("9999-12-31T23:59:59.9999999Z"));
+                let max = with(
+                    "InProgress",
+                    "endTime",
+                    json!("9999-12-31T23:59:59.9999999Z"),
+                );
                 reads("OPS-08", vec![max, op_status("Succeeded")])
             },
         ),

@@ -359,7 +359,9 @@ impl Specs {
             // A file written for one api-version describes only exchanges that name it: one
             // that names none (or another) is not held to it.
             if let Some(have) = &op.api_version
-                && !version.as_ref().is_some_and(|want| want.eq_ignore_ascii_case(have))
+                && !version
+                    .as_ref()
+                    .is_some_and(|want| want.eq_ignore_ascii_case(have))
             {
                 other_versions.push(have.as_str());
                 continue;

@@ -87,7 +87,10 @@ fn exchanges_map_to_their_operation_without_case_and_by_api_version() {
     let none = URL.split('?').next().unwrap();
     assert!(matches!(s.find("GET", none), Found::OtherVersion(v) if v == ["2024-05-01"]));
     let other_query = format!("{none}?$expand=x");
-    assert!(matches!(s.find("GET", &other_query), Found::OtherVersion(_)));
+    assert!(matches!(
+        s.find("GET", &other_query),
+        Found::OtherVersion(_)
+    ));
 }
 
 #[test]
