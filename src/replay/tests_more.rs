@@ -84,6 +84,57 @@ fn location_chains_relative_locations_and_raw_spaces() {
 }
 
 #[test]
+fn an_aao_url_keeps_its_role_when_its_202_reads_name_it_as_location() {
+    let ws = format!(
+        "{SUB}/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/w?api-version=1"
+    );
+    let op = format!(
+        "{SUB}/providers/Microsoft.MachineLearningServices/locations/eastus/workspaceOperationsStatus/o?api-version=1"
+    );
+    let accepted = || {
+        (
+            "GET",
+            op.clone(),
+            202,
+            vec![("Location", op.clone())],
+            json!({"status": "Accepted"}),
+        )
+    };
+    let (r, flows) = flows_of(vec![
+        (
+            "PUT",
+            ws.clone(),
+            201,
+            vec![("Azure-AsyncOperation", op.clone())],
+            json!({"properties": {"provisioningState": "Creating"}}),
+        ),
+        accepted(),
+        accepted(),
+        accepted(),
+        (
+            "GET",
+            op.clone(),
+            200,
+            vec![],
+            json!({"status": "Succeeded"}),
+        ),
+    ]);
+    assert_eq!(flows.len(), 1);
+    assert_eq!(
+        flows[0].polls,
+        (1..=4)
+            .map(|i| (i, PollChannel::AzureAsyncOperation))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(flows[0].terminal.as_deref(), Some("Succeeded"));
+    assert!(
+        r.entries[1..]
+            .iter()
+            .all(|x| x.role == Role::OperationStatus)
+    );
+}
+
+#[test]
 fn a_resource_read_while_the_operation_runs_is_a_watch_not_a_poll() {
     let res =
         format!("{SUB}/resourceGroups/rg/providers/Microsoft.Network/natGateways/n?api-version=1");
