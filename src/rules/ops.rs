@@ -238,8 +238,9 @@ pub(crate) fn ended_before(
         }
     };
     // At most an hour (the longest a request may take): a time far out of range is no clock.
+    // The round trip is kept in whole milliseconds, cut down: it may be a millisecond longer.
     let round_trip = i64::try_from(superseding.elapsed_ms.min(3_600_000)).unwrap_or(0);
-    let sent = latest - chrono::Duration::milliseconds(round_trip);
+    let sent = latest - chrono::Duration::milliseconds(round_trip + 1);
     (end <= sent).then(|| {
         format!(
             "the operation ended {status} at {end_text}, and {what} after a {round_trip} ms round trip: it may have ended before the DELETE was sent"
