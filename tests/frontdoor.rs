@@ -71,12 +71,24 @@ fn an_rp_judged_as_arm_calls_it_fails_only_where_it_builds_on_its_own_endpoint()
     );
     // The front door judged what it passed: links, the deadline, system data, scoping.
     for rule in ["FD-01", "FD-04", "FD-06", "FD-08"] {
-        assert!(fd_passed(&good).contains(rule), "{rule} not judged: {:?}", fd_passed(&good));
+        assert!(
+            fd_passed(&good).contains(rule),
+            "{rule} not judged: {:?}",
+            fd_passed(&good)
+        );
     }
     for (mode, label, rules) in [
-        (Mode::LinksFromHost, "links-from-host", &["FD-01", "FD-02"][..]),
+        (
+            Mode::LinksFromHost,
+            "links-from-host",
+            &["FD-01", "FD-02"][..],
+        ),
         (Mode::IgnoresSystemData, "system-data", &["FD-04"][..]),
-        (Mode::AnswersAnyTenant, "any-tenant", &["FD-06", "FD-07"][..]),
+        (
+            Mode::AnswersAnyTenant,
+            "any-tenant",
+            &["FD-06", "FD-07"][..],
+        ),
     ] {
         let r = run(mode, "", label);
         let more: BTreeSet<String> = failed(&r).difference(&base).cloned().collect();

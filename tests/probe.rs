@@ -29,19 +29,21 @@ fn cases() -> Vec<(
             "location-type-no-request-id",
             "HDR-01",
         ),
+        // The PUT's 201 carries Retry-After (LOC-03 reads every one); its Location names the
+        // resource and no LOC rule reads it, so the operation's own reads show the rest.
         (
             format!("{rg}/widgets/probe1"),
             "PUT",
             Some(r#"{"location": "eastus", "properties": {"size": 3}}"#),
-            "retry-after-out-of-range",
-            "LOC-04",
+            "retry-after-date",
+            "LOC-03",
         ),
         (
             format!("{rg}/widgets/probe2"),
             "PUT",
             Some(r#"{"location": "eastus", "properties": {"size": 3}}"#),
-            "relative-location",
-            "LOC-02",
+            "opstatus-404-while-running",
+            "OPRES-01",
         ),
     ]
 }

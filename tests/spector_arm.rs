@@ -66,13 +66,11 @@ const SUITE_DEVIATIONS: &[(&str, &str)] = &[
         "NEST-05",
         "stateless: a nested proxy resource still answers 200 after its parent's DELETE ended",
     ),
+    // LOC-05 says so too for that poll, but only restates LOC-01 on the same answer (the
+    // catalogue): not judged there, naming LOC-01's failure.
     (
         "LOC-01",
         "the orders DELETE's Location poll answers 202 without a Location header",
-    ),
-    (
-        "LOC-05",
-        "the same 202 poll answer without Location while the delete runs",
     ),
     ("LOC-09", "SHOULD: Location URLs carry no api-version"),
     (

@@ -12,17 +12,17 @@ fn found(must: &[&str], should: &[&str]) -> Found {
 
 #[test]
 fn a_fault_row_needs_every_named_rule_and_no_other() {
-    let (row, ok) = fault_row(Some(Fault::DeleteNoLocation), &found(&["LOC-01"], &[]));
-    assert!(!ok && row.contains("missed DEL-01"), "{row}");
+    let (row, ok) = fault_row(Some(Fault::ParentDeleteOrphans), &found(&["NEST-05"], &[]));
+    assert!(!ok && row.contains("missed OPS-04"), "{row}");
     let (_, ok) = fault_row(
-        Some(Fault::DeleteNoLocation),
-        &found(&["LOC-01", "DEL-01"], &[]),
+        Some(Fault::ParentDeleteOrphans),
+        &found(&["NEST-05", "OPS-04"], &[]),
     );
     assert!(ok);
     // A fault fails only its own rules: another failed rule fails the row.
     let (row, ok) = fault_row(
-        Some(Fault::DeleteNoLocation),
-        &found(&["LOC-01", "DEL-01", "ERR-01"], &[]),
+        Some(Fault::ParentDeleteOrphans),
+        &found(&["NEST-05", "OPS-04", "ERR-01"], &[]),
     );
     assert!(!ok && row.contains("also failed ERR-01"), "{row}");
     assert!(row.ends_with("| ERR-01 |"), "{row}");
@@ -36,19 +36,19 @@ fn under_the_combined_variants_their_departures_are_no_extra_and_others_are_show
     let shown = Extras::Shown {
         departs: ["OPRES-09".to_string()].into_iter().collect(),
     };
-    let f = found(&["LOC-01", "DEL-01"], &["OPRES-09"]);
-    let (row, ok) = fault_row_with(Some(Fault::DeleteNoLocation), &f, "", &shown);
+    let f = found(&["NEST-05", "OPS-04"], &["OPRES-09"]);
+    let (row, ok) = fault_row_with(Some(Fault::ParentDeleteOrphans), &f, "", &shown);
     assert!(ok && row.ends_with("|  |"), "{row}");
-    let f = found(&["LOC-01", "DEL-01", "DEL-04"], &["OPRES-09"]);
-    let (row, ok) = fault_row_with(Some(Fault::DeleteNoLocation), &f, "", &shown);
+    let f = found(&["NEST-05", "OPS-04", "DEL-04"], &["OPRES-09"]);
+    let (row, ok) = fault_row_with(Some(Fault::ParentDeleteOrphans), &f, "", &shown);
     assert!(
         ok && row.contains("also failed under the variants: DEL-04"),
         "{row}"
     );
     // A fault the variants hide is still a failure.
     let (_, ok) = fault_row_with(
-        Some(Fault::DeleteNoLocation),
-        &found(&["LOC-01"], &[]),
+        Some(Fault::ParentDeleteOrphans),
+        &found(&["NEST-05"], &[]),
         "",
         &shown,
     );

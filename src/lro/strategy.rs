@@ -54,8 +54,12 @@ pub enum Strategy {
     Operation {
         channel: Channel,
         url: String,
-        /// The initial answer's Location, for the final result.
+        /// The initial 202's Location: read beside the operation resource, and for the final
+        /// result.
         location: Option<String>,
+        /// A 200/201's Location (the resource it names): read for the final result only,
+        /// where `final-state-via: location` sends the SDK.
+        named: Option<String>,
         vocabulary: Vocabulary,
     },
     /// Read the Location URL until it stops answering 202, following the newest Location.
@@ -88,25 +92,29 @@ impl Strategy {
                 .filter(|v| !v.trim().is_empty() && !followable(v))
                 .map(|v| format!("its {h} `{v}` is not an absolute URI: a client cannot poll it"))
         };
-        let location = link("location");
+        // Only a 202's Location drives an operation. A Location on a 200/201 is the created
+        // (or updated) resource's address (RFC 7231; 001 has a PUT answer 201/200 and be
+        // polled through its provisioningState or Azure-AsyncOperation), which the SDKs read
+        // as done (a Location answer other than 202 is the end): never a link to poll, beside
+        // an operation resource or alone, whatever its path.
+        let polled = resp.status == 202;
+        let location = link("location").filter(|_| polled);
         if let Some(url) = link("azure-asyncoperation") {
             return Strategy::Operation {
                 channel: Channel::AzureAsyncOperation,
                 url,
                 location,
+                named: link("location").filter(|_| !polled),
                 vocabulary: Vocabulary::arm(),
             };
         }
         if location.is_none()
-            && let Some(why) = unusable("Azure-AsyncOperation").or_else(|| unusable("Location"))
+            && let Some(why) =
+                unusable("Azure-AsyncOperation").or_else(|| unusable("Location").filter(|_| polled))
         {
             return Strategy::Unusable { why };
         }
-        // A Location that is the request's own address (a 201's "here it is") is not a poll
-        // link; the SDK would read it once, which is what the resource read does.
-        if let Some(url) = location
-            && (resp.status == 202 || super::path_key(&url) != super::path_key(request_url))
-        {
+        if let Some(url) = location {
             return Strategy::Location { url };
         }
         if matches!(method, "PUT" | "PATCH") && matches!(resp.status, 200..=202) {
@@ -135,6 +143,7 @@ impl Strategy {
                 location: resp
                     .sent_header("location")
                     .and_then(|v| resolve(request_url, v)),
+                named: None,
                 vocabulary,
             },
             None => Strategy::Done,
@@ -240,11 +249,17 @@ pub fn final_url(
     via: Option<FinalStateVia>,
     last: Option<&Response>,
 ) -> Option<String> {
-    let Strategy::Operation { location, url, .. } = strategy else {
+    let Strategy::Operation {
+        location,
+        named,
+        url,
+        ..
+    } = strategy
+    else {
         return None;
     };
     if via == Some(FinalStateVia::Location)
-        && let Some(l) = location
+        && let Some(l) = location.as_ref().or(named.as_ref())
     {
         return Some(l.clone());
     }
@@ -333,11 +348,34 @@ mod tests {
             Strategy::arm("DELETE", REQ, &resp(200, &[], json!(null))),
             Strategy::Done
         );
-        // A 201 whose Location is the resource itself is not a poll link.
+        // A 201's Location names the resource created, never a poll link: not the resource
+        // itself, not another URL, not a bare path, not beside an operation resource.
         let here = resp(201, &[("Location", REQ)], json!({}));
         assert_eq!(
             Strategy::arm("PUT", REQ, &here).channel(),
             Some(Channel::Resource)
+        );
+        let elsewhere = resp(201, &[("Location", "https://h/res/1")], json!({}));
+        assert_eq!(
+            Strategy::arm("PUT", REQ, &elsewhere).channel(),
+            Some(Channel::Resource)
+        );
+        let bare = resp(201, &[("Location", "/subscriptions/s/x/y")], json!({}));
+        assert_eq!(
+            Strategy::arm("PUT", REQ, &bare).channel(),
+            Some(Channel::Resource)
+        );
+        let created = resp(200, &[("Location", "https://h/res/1")], json!({}));
+        assert_eq!(Strategy::arm("POST", REQ, &created), Strategy::Done);
+        match Strategy::arm("PUT", REQ, &both) {
+            Strategy::Operation { location, .. } => assert_eq!(location, None),
+            s => panic!("{s:?}"),
+        }
+        // A 202's Location is polled, even the request's own address.
+        let accepted = resp(202, &[("Location", REQ)], json!(null));
+        assert_eq!(
+            Strategy::arm("PUT", REQ, &accepted).channel(),
+            Some(Channel::Location)
         );
     }
 

@@ -1,17 +1,20 @@
 //! Pairing polls with the requests that started them (real-rps.md §4.3).
 //!
 //! An operation starts where a client would start polling: a 2xx answer to PUT, PATCH, DELETE
-//! or POST that [`crate::lro::Strategy::arm`] says is still running (an Azure-AsyncOperation or
-//! Location link; a PUT/PATCH 201 without, or with a running, `properties.provisioningState`,
-//! or a 202: "async via provisioningState"), or that hands out an `Operation-Location` (a
-//! status monitor).
+//! or POST that [`crate::lro::Strategy::arm`] says is still running (an Azure-AsyncOperation
+//! link, a 202's Location; a PUT/PATCH 201 with a running `properties.provisioningState`, or a
+//! 202: "async via provisioningState"), or that hands out an `Operation-Location` (a status
+//! monitor). A 200/201 that hands out no operation URL and shows no provisioningState is a
+//! synchronous write, not an operation, with or without a Location.
 //!
 //! Polls are ordinary GETs; nothing in a recording marks them. A GET whose URL equals an
 //! `Azure-AsyncOperation`, `Location` or `Operation-Location` value handed out earlier in the
 //! file (compared after parsing, so `\u0026` escapes and a raw space are no obstacle) polls that
 //! operation; the headers on a poll's answer (a 202 poll's Location, normally the same URL)
-//! extend the chain. A Location whose path equals its request's path is the resource itself
-//! (Redis 201), not an operation, unless the answer is a 202. Only the channel a client
+//! extend the chain, but a URL keeps the role it was first handed out in (an
+//! Azure-AsyncOperation URL whose 202 reads name it as their Location stays the operation
+//! resource). Only a 202's Location is a link: on a 200/201 it names the resource (Redis,
+//! ManagedIdentity 201s), never an operation. Only the channel a client
 //! follows (Azure-AsyncOperation, else Operation-Location, else Location) ends the operation:
 //! a terminal status (Succeeded, Failed or Canceled in any case), or a Location poll answered
 //! other than 202. After the end, a GET of its Location URL is the final Location GET, and the
@@ -196,7 +199,7 @@ impl Pairer {
                     }
                 }
             }
-            let found = register(ex, false);
+            let found = register(ex);
             self.take_urls(f, found);
             set_role(ex, ch);
             return Some(f);
@@ -234,12 +237,18 @@ impl Pairer {
         {
             return None;
         }
-        let found = register(ex, true);
+        let found = register(ex);
         let has = |c: PollChannel| found.iter().any(|(x, _)| *x == c);
         let running = crate::lro::Strategy::arm(&method, &ex.url, resp)
             .initial(resp)
             .is_running();
-        if !running && !has(PollChannel::OperationLocation) {
+        // A 200/201 that hands out no operation URL and shows no provisioningState is a
+        // synchronous write (with or without a Location naming what it made), not an
+        // operation: nothing is left to see end.
+        let synchronous = resp.status != 202
+            && found.is_empty()
+            && crate::lro::provisioning_state(resp.json.as_ref()).is_none();
+        if (!running || synchronous) && !has(PollChannel::OperationLocation) {
             return None;
         }
         let driving = [
@@ -283,11 +292,17 @@ impl Pairer {
         Some(f)
     }
 
+    /// Register the URLs an answer of flow `f` handed out. A URL keeps the role it was first
+    /// handed out in for this flow, however later answers name it: an Azure-AsyncOperation
+    /// URL whose 202 reads carry Location = the same URL stays the operation resource.
     fn take_urls(&mut self, f: usize, found: Vec<(PollChannel, String)>) {
         let Some((_, st)) = self.flows.get_mut(&f) else {
             return;
         };
         for (ch, url) in found {
+            if st.urls.contains(&url) {
+                continue;
+            }
             st.urls.push(url.clone());
             self.urls.insert(url, (f, ch));
         }
@@ -338,12 +353,9 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
     p.into_flows()
 }
 
-/// The operation URLs an answer hands out, resolved against the request URL; with `initial`,
-/// without a Location that is the request's own resource (unless the answer is a 202).
-fn operation_headers(
-    ex: &Exchange,
-    initial: bool,
-) -> impl Iterator<Item = (PollChannel, String)> + '_ {
+/// The operation URLs an answer hands out, resolved against the request URL: its
+/// Azure-AsyncOperation and Operation-Location, and its Location when it is a 202.
+fn operation_headers(ex: &Exchange) -> impl Iterator<Item = (PollChannel, String)> + '_ {
     let base = url::Url::parse(&ex.url).ok();
     ex.response.iter().flat_map(move |r| {
         let base = base.clone();
@@ -358,38 +370,34 @@ fn operation_headers(
                 return None;
             };
             let v = v.trim();
-            if v.is_empty() {
+            // Only a 202's Location drives an operation: on a 200/201 it names the resource
+            // (`lro::Strategy::arm`).
+            if v.is_empty() || (ch == PollChannel::Location && r.status != 202) {
                 return None;
             }
             let abs = match &base {
                 Some(b) => b.join(v).map_or_else(|_| v.to_string(), |u| u.to_string()),
                 None => v.to_string(),
             };
-            if initial
-                && ch == PollChannel::Location
-                && r.status != 202
-                && path_key(&abs) == path_key(&ex.url)
-            {
-                return None;
-            }
             Some((ch, abs))
         })
     })
 }
 
-/// The URLs to register, normalised, in the order that lets the strongest channel win: one URL
-/// can be handed out on several channels (AKS sends the same URL as AAO and Location), and
-/// reads of it are operation-status reads, so AAO wins over Location.
-fn register(ex: &Exchange, initial: bool) -> Vec<(PollChannel, String)> {
+/// The URLs to register, normalised, each once with the strongest channel it is handed out
+/// on: one URL can be handed out on several channels (AKS sends the same URL as AAO and
+/// Location), and reads of it are operation-status reads, so AAO wins over Location.
+fn register(ex: &Exchange) -> Vec<(PollChannel, String)> {
     let rank = |c: PollChannel| match c {
-        PollChannel::AzureAsyncOperation => 2,
+        PollChannel::AzureAsyncOperation => 0,
         PollChannel::OperationLocation => 1,
-        _ => 0,
+        _ => 2,
     };
-    let mut found: Vec<(PollChannel, String)> = operation_headers(ex, initial)
-        .map(|(c, u)| (c, norm(&u)))
-        .collect();
+    let mut found: Vec<(PollChannel, String)> =
+        operation_headers(ex).map(|(c, u)| (c, norm(&u))).collect();
     found.sort_by_key(|(c, _)| rank(*c));
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|(_, u)| seen.insert(u.clone()));
     found
 }
 

@@ -241,9 +241,9 @@ mod tests {
         let running = r#"{"properties": {"provisioningState": "Creating"}}"#;
         let mut exs = vec![
             ex(
-                "PUT",
+                "PATCH",
                 RES,
-                201,
+                202,
                 &[
                     ("Azure-AsyncOperation", "http://h/op/1"),
                     ("Location", "http://h/res/1"),
@@ -306,6 +306,21 @@ mod tests {
         );
         assert_eq!(f.after(AfterRead::Resource).last(), Some(7));
         assert_eq!(f.resource.as_deref(), Some(RES.split('?').next().unwrap()));
+        // A PUT answered 201: its Location names the resource, never read as the operation's.
+        exs[0].method = "PUT".into();
+        exs[0].response.as_mut().unwrap().status = 201;
+        for x in &mut exs {
+            x.role = crate::http::Role::Step;
+        }
+        let sketches = pair_flows(&mut exs);
+        let f = flow_of(&sketches[0], &exs, &target());
+        assert!(
+            f.events
+                .iter()
+                .all(|e| !matches!(e, Event::Side { .. }) && e.ex() != 2 && e.ex() != 6),
+            "{:?}",
+            f.events
+        );
     }
 
     #[test]

@@ -61,11 +61,10 @@ fn location_chains_relative_locations_and_raw_spaces() {
             json!({"properties": {}})),
         ("GET", op, 200, vec![], json!(null)),
     ]);
-    // The ManagedIdentity 201 (no provisioningState, Location = itself) is polled through the
-    // resource, as the SDK does: a third flow, never read again here.
-    assert_eq!(flows.len(), 3, "{flows:#?}");
-    assert_eq!(flows[2].initial, 6);
-    assert!(flows[2].polls.is_empty());
+    // The ManagedIdentity 201 (no operation header, no provisioningState, a bare-path
+    // Location naming itself) is a synchronous create: no operation, none left "not seen to
+    // end".
+    assert_eq!(flows.len(), 2, "{flows:#?}");
     // A re-read of a Location URL after its flow ended (#7) is still a read of that operation.
     assert_eq!(
         flows[0].polls,
@@ -82,6 +81,57 @@ fn location_chains_relative_locations_and_raw_spaces() {
     assert_eq!(flows[1].finals, vec![(5, PollChannel::Resource)]);
     assert_eq!(r.entries[7].role, Role::LocationPoll);
     assert_eq!(r.meta[4].provider.as_deref(), Some("Microsoft.Solutions"));
+}
+
+#[test]
+fn an_aao_url_keeps_its_role_when_its_202_reads_name_it_as_location() {
+    let ws = format!(
+        "{SUB}/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/w?api-version=1"
+    );
+    let op = format!(
+        "{SUB}/providers/Microsoft.MachineLearningServices/locations/eastus/workspaceOperationsStatus/o?api-version=1"
+    );
+    let accepted = || {
+        (
+            "GET",
+            op.clone(),
+            202,
+            vec![("Location", op.clone())],
+            json!({"status": "Accepted"}),
+        )
+    };
+    let (r, flows) = flows_of(vec![
+        (
+            "PUT",
+            ws.clone(),
+            201,
+            vec![("Azure-AsyncOperation", op.clone())],
+            json!({"properties": {"provisioningState": "Creating"}}),
+        ),
+        accepted(),
+        accepted(),
+        accepted(),
+        (
+            "GET",
+            op.clone(),
+            200,
+            vec![],
+            json!({"status": "Succeeded"}),
+        ),
+    ]);
+    assert_eq!(flows.len(), 1);
+    assert_eq!(
+        flows[0].polls,
+        (1..=4)
+            .map(|i| (i, PollChannel::AzureAsyncOperation))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(flows[0].terminal.as_deref(), Some("Succeeded"));
+    assert!(
+        r.entries[1..]
+            .iter()
+            .all(|x| x.role == Role::OperationStatus)
+    );
 }
 
 #[test]

@@ -44,8 +44,10 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                     .unwrap_or("")
                     .to_ascii_lowercase()
             };
+            // Only a 202's Location names an operation (a 200/201's names the resource).
             let loc = resp.header("location");
             let ids_ok = match loc
+                .filter(|_| resp.status == 202)
                 .and_then(|l| crate::lro::resolve(&ex.url, l))
                 .and_then(|l| url::Url::parse(&l).ok())
             {
@@ -217,6 +219,13 @@ pub(crate) mod tests {
         ambient(rule, &[started(headers)]).0
     }
 
+    /// A DELETE answered 202 with these headers: `rule`'s outcome on it.
+    fn accepted(rule: &str, headers: &[(&str, &str)]) -> Outcome {
+        let mut h = vec![("x-ms-request-id", "r-1"), ("Retry-After", "10")];
+        h.extend_from_slice(headers);
+        ambient(rule, &[exchange("DELETE", WIDGET, 202, &h, Value::Null)]).0
+    }
+
     /// A PUT followed through its operation resource to `outcome`, then read after the end:
     /// the resource (`resource`) and the Location (`location`), when given.
     fn ended(outcome: Op, resource: Option<Value>, location: Option<(u16, Value)>) -> Outcome {
@@ -298,9 +307,6 @@ pub(crate) mod tests {
         passing("AAO-01", "an absolute Azure-AsyncOperation", || {
             one("AAO-01", &[("Azure-AsyncOperation", OP_STATUS)])
         }),
-        failing("AAO-02", "an operation-resource read answered 202", || {
-            status_read(202, op_status("InProgress"))
-        }),
         failing(
             "AAO-02",
             "an operation resource without a string status",
@@ -314,7 +320,17 @@ pub(crate) mod tests {
         }),
         failing(
             "AAO-03",
-            "Azure-AsyncOperation and Location with different ids",
+            "a 202's Azure-AsyncOperation and Location with different ids",
+            || {
+                accepted(
+                    "AAO-03",
+                    &[("Azure-AsyncOperation", OP_STATUS), ("Location", OTHER_ID)],
+                )
+            },
+        ),
+        passing(
+            "AAO-03",
+            "a 201's Location names the resource, no operation to compare",
             || {
                 one(
                     "AAO-03",
@@ -379,6 +395,24 @@ pub(crate) mod tests {
     #[test]
     fn aao_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+
+    #[test]
+    fn a_status_read_answered_202_fails_opres_01_alone() {
+        // An RPaaS-style status read (202 `{status: Accepted}`, no Location): AAO-02 and
+        // LOC-01 only restate OPRES-01 there (the catalogue), each not judged, naming it.
+        let x = with_role(
+            exchange("GET", OP_STATUS, 202, &[], op_status("Accepted")),
+            Role::OperationStatus,
+        );
+        for (rule, outcome) in [
+            ("OPRES-01", Outcome::Failed),
+            ("AAO-02", Outcome::NotJudged),
+            ("LOC-01", Outcome::NotJudged),
+        ] {
+            assert_eq!(ambient(rule, std::slice::from_ref(&x)).0, outcome, "{rule}");
+        }
+        assert_eq!(status_read(202, op_status("Accepted")), Outcome::NotJudged);
     }
 }
 

@@ -153,6 +153,10 @@ pub struct Rule {
     /// What the project decided about this rule and why (empty: read as written).
     #[serde(skip_serializing_if = "str::is_empty")]
     pub decision: &'static str,
+    /// The rules this one only restates where they fail on the same exchange (its decision's
+    /// `Restates X, Y on the same exchange`): there it is not judged, naming their failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restates: Vec<&'static str>,
 }
 
 impl Rule {
@@ -200,10 +204,32 @@ pub fn all() -> &'static [Rule] {
                     catalogue_level: (!catalogue.is_empty() && Level::parse(catalogue) != level)
                         .then(|| Level::parse(catalogue)),
                     decision: col(7),
+                    restates: restated_by(col(7)),
                 }
             })
             .collect()
     })
+}
+
+/// The rule IDs a decision says its rule restates: those named after `Restates ` up to the
+/// end of that clause (`:` or `.`).
+fn restated_by(decision: &'static str) -> Vec<&'static str> {
+    let Some(at) = decision.find("Restates ") else {
+        return Vec::new();
+    };
+    let clause = &decision[at + "Restates ".len()..];
+    let clause = &clause[..clause.find([':', '.']).unwrap_or(clause.len())];
+    clause
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter(|w| {
+            w.split_once('-').is_some_and(|(f, n)| {
+                !f.is_empty()
+                    && f.bytes().all(|b| b.is_ascii_uppercase())
+                    && n.len() == 2
+                    && n.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+        .collect()
 }
 
 fn index() -> &'static BTreeMap<&'static str, &'static Rule> {
@@ -270,6 +296,33 @@ mod tests {
         assert!(!aro.is_empty(), "no aro-hcp rule");
         for r in aro {
             assert!(!r.decision.is_empty(), "{} has no decision", r.id);
+        }
+    }
+
+    /// One defect, one failed rule: what each rule restates is read from its decision, names
+    /// rules of the catalogue, never itself, and no rule restates a rule that restates it.
+    #[test]
+    fn restated_rules_come_from_the_decisions() {
+        assert_eq!(
+            restated_by("Kept. Restates DEL-01 and LOC-01 on the same exchange: not judged."),
+            vec!["DEL-01", "LOC-01"]
+        );
+        assert!(restated_by("Kept MUST (DEL-01 is close).").is_empty());
+        for id in ["ETAG-18", "ETAG-20", "ETAG-22", "NEST-03"] {
+            assert_eq!(get(id).restates, vec!["DEL-01"], "{id}");
+        }
+        assert_eq!(get("AAO-02").restates, vec!["OPRES-01"]);
+        assert!(get("LOC-01").restates.contains(&"OPRES-01"));
+        for r in all() {
+            for x in &r.restates {
+                let root = lookup(x).unwrap_or_else(|| panic!("{} restates unknown {x}", r.id));
+                assert_ne!(root.id, r.id);
+                assert!(
+                    !root.restates.contains(&r.id),
+                    "{} and {x} restate each other",
+                    r.id
+                );
+            }
         }
     }
 

@@ -87,10 +87,28 @@ pub struct Stripped {
 const ZERO_GUID: &str = "00000000-0000-0000-0000-000000000000";
 
 /// A value a recorder's sanitizer wrote in place of the RP's: the zero GUID or `Sanitized`
-/// (the test-proxy's replacement text).
+/// (the test-proxy's replacement text), or the zero GUID inside a label that is the same for
+/// every request (`southeastasia:00000000-…`, a region-prefixed request id whose GUID the Go
+/// recorder zeroed): what is left once the zero GUIDs are cut out holds no run of eight hex
+/// digits, so nothing in it tells two values apart.
 pub fn is_placeholder(v: &str) -> bool {
     let v = v.trim();
-    v.eq_ignore_ascii_case(ZERO_GUID) || v.eq_ignore_ascii_case("sanitized")
+    if v.eq_ignore_ascii_case(ZERO_GUID) || v.eq_ignore_ascii_case("sanitized") {
+        return true;
+    }
+    let lower = v.to_ascii_lowercase();
+    if !lower.contains(ZERO_GUID) {
+        return false;
+    }
+    let rest = lower.replace(ZERO_GUID, " ");
+    let mut run = 0;
+    for c in rest.chars() {
+        run = if c.is_ascii_hexdigit() { run + 1 } else { 0 };
+        if run >= 8 {
+            return false;
+        }
+    }
+    true
 }
 
 impl Stripped {
@@ -119,6 +137,8 @@ pub struct History {
     pub(super) read_only: Vec<super::spec::Probed>,
     /// What ARM's front door told the RP each resource's system data is (FD-04, FD-05).
     pub(super) system_data: super::fd::SystemData,
+    /// The operation URLs (path key) whose `id` and `name` OPRES-04 judged: once per operation.
+    pub(super) ids_judged: std::collections::HashSet<String>,
 }
 
 /// The caller identity headers of a request (ARM scopes an operation's status to them).
@@ -169,6 +189,7 @@ impl<'r> Judge<'r> {
         self.history.ops.extend(other.history.ops);
         self.history.op_urls.extend(other.history.op_urls);
         self.history.system_data.absorb(other.history.system_data);
+        self.history.ids_judged.extend(other.history.ids_judged);
         for p in other.history.read_only {
             if !self.history.read_only.contains(&p) {
                 self.history.read_only.push(p);

@@ -407,7 +407,10 @@ fn judge_system_data(j: &mut Judge<'_>, ex: &Exchange, shown: &Value, w: &Writte
     // created* a later write carried: the RP did not keep the creating write's (FD-05);
     // values no write carried: the RP does not take ARM's header at all (FD-04).
     let overwritten = !created_ok
-        && w.modified.iter().skip(1).any(|m| matches_half(shown, m, "created"));
+        && w.modified
+            .iter()
+            .skip(1)
+            .any(|m| matches_half(shown, m, "created"));
     let rule = if overwritten { "FD-05" } else { "FD-04" };
     if w.written_again && created_ok {
         j.ledger.pass("FD-05");

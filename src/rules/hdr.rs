@@ -304,4 +304,30 @@ pub(crate) mod tests {
             Outcome::NotJudged
         );
     }
+
+    #[test]
+    fn a_region_prefixed_zero_guid_is_a_placeholder_too_but_a_real_id_is_not() {
+        use super::super::engine::is_placeholder;
+        let prefixed = "southeastasia:00000000-0000-0000-0000-000000000000";
+        assert!(is_placeholder(prefixed));
+        assert!(is_placeholder(
+            "00000000-0000-0000-0000-000000000000_M5SN1_M5SN1"
+        ));
+        assert!(!is_placeholder(
+            "southeastasia:5f0c7a1e-1111-4000-8000-000000000001"
+        ));
+        assert!(!is_placeholder(
+            "00000000-0000-0000-0000-000000000000/5f0c7a1e11114000"
+        ));
+        assert!(!is_placeholder("southeastasia"));
+        let two = numbered(vec![
+            exchange("GET", URL, 200, &[("x-ms-request-id", prefixed)], json!({})),
+            exchange("GET", URL, 200, &[("x-ms-request-id", prefixed)], json!({})),
+        ]);
+        assert_eq!(ambient("HDR-01", &two).0, Outcome::Failed);
+        assert_eq!(
+            crate::rules::testing::recorded("HDR-01", &two),
+            Outcome::NotJudged
+        );
+    }
 }

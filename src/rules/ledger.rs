@@ -197,6 +197,16 @@ impl Ledger {
         if !self.applies(rule) || self.exempted(rule) {
             return;
         }
+        // One defect, one failed rule: a rule that only restates one that already failed on
+        // this exchange (the catalogue says which) is not judged, naming that failure.
+        if let Some(cause) = exchange.and_then(|seq| self.restated(rule, seq)) {
+            self.blocked(
+                rule,
+                &cause,
+                "this rule only restates that failure on the same exchange",
+            );
+            return;
+        }
         let step = self.step.clone();
         if let Some(seq) = exchange {
             let on = self.failed_on.entry(seq).or_default();
@@ -284,6 +294,16 @@ impl Ledger {
                     })
             })
         })
+    }
+
+    /// The failure on exchange `seq` of a rule that `rule` only restates (the catalogue's
+    /// `restates`), if there is one.
+    pub fn restated(&self, rule: &str, seq: u64) -> Option<Cause> {
+        let roots = &catalogue::lookup(rule)?.restates;
+        if roots.is_empty() {
+            return None;
+        }
+        self.failed_here(seq, |r| roots.contains(&r))
     }
 
     /// A rule `related` picks that already failed on exchange `seq`.
@@ -483,6 +503,30 @@ mod tests {
         l.absorb(e);
         assert_eq!(l.cause_among([20], &["OPRES-01"]), None);
         assert_eq!(l.cause_among([20, 21], &["OPRES-03"]).unwrap().seq, 21);
+    }
+
+    #[test]
+    fn a_rule_that_only_restates_a_failure_on_the_same_exchange_is_not_judged() {
+        let mut l = Ledger::default();
+        l.fail("DEL-01", "200 or 202", "204", Some(6), None);
+        // ETAG-18 restates DEL-01: on #6 it is not judged, naming DEL-01's failure.
+        l.fail("ETAG-18", "200 or 202", "204", Some(6), None);
+        let t = l.tallies();
+        let etag = t.iter().find(|t| t.rule == "ETAG-18").unwrap();
+        assert_eq!(etag.outcome, Outcome::NotJudged);
+        assert_eq!(
+            etag.not_judged.as_deref(),
+            Some(
+                "DEL-01 failed at exchange #6: this rule only restates that failure on the same exchange"
+            )
+        );
+        assert_eq!(l.cause_among([6], &["ETAG-18"]), None);
+        // On another exchange it is judged as ever; a rule that restates nothing always is.
+        l.fail("ETAG-18", "200 or 202", "204", Some(7), None);
+        l.fail("LOC-04", "10..600", "1", Some(6), None);
+        let t = l.tallies();
+        assert_eq!(t.iter().find(|t| t.rule == "ETAG-18").unwrap().failed, 1);
+        assert_eq!(t.iter().find(|t| t.rule == "LOC-04").unwrap().failed, 1);
     }
 
     #[test]

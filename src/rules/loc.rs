@@ -23,13 +23,11 @@ pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
     ],
 );
 
-/// Is this Location one a client polls (on a 202, on a Location poll's answer, or on the
-/// 200/201 answer of a write, where the SDKs' Location polling picks it up too)?
-fn drives_an_operation(ex: &Exchange, status: u16) -> bool {
+/// Is this Location one a client polls? Only a 202's (an initial answer's or a poll's). On a
+/// 200/201 it names the resource the answer made (RFC 7231 lets it be relative there), which
+/// no client polls (`lro::Strategy::arm`): no LOC rule reads it.
+fn drives_an_operation(status: u16) -> bool {
     status == 202
-        || ex.role == Role::LocationPoll
-        || (matches!(ex.method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST")
-            && matches!(status, 200 | 201))
 }
 
 pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
@@ -50,7 +48,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         });
     }
     if let Some(l) = loc
-        && drives_an_operation(ex, resp.status)
+        && drives_an_operation(resp.status)
     {
         j.ledger.check("LOC-02", is_absolute_uri(l), seq, || {
             ("an absolute Location URI".into(), format!("Location: {l}"))
@@ -279,7 +277,10 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     // the status; but a client that polls Location reads its 200 as the end, so each read
     // of it that showed the operation running is a Location read answered 200, not 202.
     let same_url = exs.get(flow.initial).and_then(|x| {
-        let r = x.response.as_ref()?;
+        let r = x
+            .response
+            .as_ref()
+            .filter(|r| drives_an_operation(r.status))?;
         let l = crate::lro::resolve(&x.url, r.header("location")?)?;
         let a = crate::lro::resolve(&x.url, r.header("azure-asyncoperation")?)?;
         // The whole URL: a query may decide which endpoint answers (`?monitor=true`).

@@ -30,10 +30,18 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     j.ledger.check("OPRES-01", resp.status == 200, seq, || {
         (
             "200 on every read of an operation resource the RP handed out".into(),
-            format!(
-                "{} (a 4xx/5xx says the read failed, not the operation)",
-                resp.status
-            ),
+            if (200..300).contains(&resp.status) {
+                format!(
+                    "{} {} (the read answers 200 whatever the operation's state; its body says whether it runs)",
+                    resp.status,
+                    crate::http::cut(resp.body.trim(), 80)
+                )
+            } else {
+                format!(
+                    "{} (a 4xx/5xx says the read failed, not the operation)",
+                    resp.status
+                )
+            },
         )
     });
     if resp.status != 200 {
@@ -61,29 +69,32 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             format!("status = {:?}", b.get("status")),
         )
     });
-    let path = crate::lro::url_path(&ex.url).into_owned();
     let id = b.get("id").and_then(Value::as_str);
     let name = b.get("name").and_then(Value::as_str);
-    let id_path = id.map(|i| {
-        url::Url::parse(i)
-            .map(|u| u.path().to_string())
-            .unwrap_or_else(|_| i.split('?').next().unwrap_or(i).to_string())
-    });
-    j.ledger.check(
-        "OPRES-04",
-        id.is_some()
-            && name.is_some()
-            && id_path
-                .as_deref()
-                .is_some_and(|p| p.trim_end_matches('/').eq_ignore_ascii_case(path.trim_end_matches('/'))),
-        seq,
-        || {
-            (
-                "`id` and `name` present, the path of `id` equal to the URL path read (optional but recommended)".into(),
-                format!("id = {id:?}, name = {name:?}, URL path {path}"),
-            )
-        },
-    );
+    let id_path = id.map(|i| crate::lro::url_path(i).into_owned());
+    // Once per operation (its URL), not once per read; paths compared as ARM compares them:
+    // percent-decoded and without case (`West%20US/operationResults` is `West US/operationresults`).
+    let key = crate::lro::path_key(&ex.url);
+    if j.history.ids_judged.insert(key.clone()) {
+        j.ledger.check(
+            "OPRES-04",
+            id.is_some()
+                && name.is_some()
+                && id_path
+                    .as_deref()
+                    .is_some_and(|p| crate::lro::path_key(p) == key),
+            seq,
+            || {
+                (
+                    "`id` and `name` present, the path of `id` equal to the URL path read (optional but recommended)".into(),
+                    format!(
+                        "id = {id:?}, name = {name:?}, URL path {}",
+                        crate::lro::url_path(&ex.url)
+                    ),
+                )
+            },
+        );
+    }
     // The last segment of the id's path (an id written as a URL with `?api-version` has its
     // query cut), compared ignoring case as ARM compares names.
     let last = id_path.as_deref().map(|p| {
@@ -635,6 +646,41 @@ pub(crate) mod tests {
     #[test]
     fn opres_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+
+    #[test]
+    fn opres_04_compares_decoded_paths_without_case_once_per_operation() {
+        use crate::rules::testing::numbered;
+        let url = "http://h/subscriptions/s/providers/Microsoft.Web/locations/West%20US/operationResults/abc?api-version=2024-05-01";
+        let read_of = |status: &str, id: &str| {
+            with_role(
+                exchange(
+                    "GET",
+                    url,
+                    200,
+                    &[],
+                    json!({"id": id, "name": "abc", "status": status}),
+                ),
+                Role::OperationStatus,
+            )
+        };
+        let spaced =
+            "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/abc";
+        let reads = numbered(vec![
+            read_of("InProgress", spaced),
+            read_of("InProgress", spaced),
+            read_of("Succeeded", spaced),
+        ]);
+        assert_eq!(ambient("OPRES-04", &reads), (Outcome::Passed, 1, 0));
+        // A wrong id fails once for the operation, however often it is read.
+        let other =
+            "/subscriptions/s/providers/Microsoft.Web/locations/West US/operationresults/xyz";
+        let reads = numbered(vec![
+            read_of("InProgress", other),
+            read_of("InProgress", other),
+            read_of("Succeeded", other),
+        ]);
+        assert_eq!(ambient("OPRES-04", &reads), (Outcome::Failed, 0, 1));
     }
 
     #[test]

@@ -73,18 +73,21 @@ fn read(j: &mut Judge<'_>, ex: &Exchange, vocab: &Vocabulary, error_field: &str)
         (None, None) => {}
     }
     // .NET's unset DateTime (`0001-01-01T00:00:00`, what a running operation of some RPs
-    // carries as its endTime) is a placeholder, never a time: read as absent, and said.
+    // carries as its endTime) and its twin `DateTime.MaxValue` (`9999-12-31T23:59:59.9999999`)
+    // are placeholders, never times: read as absent, and said.
     let unset = |key: &str| {
         b.get(key)
             .and_then(Value::as_str)
-            .and_then(iso8601::parse)
-            .is_some_and(|t| chrono::Datelike::year(&t) <= 1)
+            .is_some_and(|v| iso8601::parse(v).is_some() && real_time(v).is_none())
     };
     for key in ["startTime", "endTime"] {
         if unset(key) {
+            let shown = b.get(key).and_then(Value::as_str).unwrap_or_default();
             j.ledger.not_judged(
                 "OPS-08",
-                format!("{key} 0001-01-01T00:00:00 is .NET's unset DateTime: read as absent"),
+                format!(
+                    "{key} {shown} is .NET's DateTime.MinValue or MaxValue, a placeholder: read as absent"
+                ),
             );
         }
     }
@@ -152,21 +155,23 @@ pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
     read(j, ex, &mon.vocabulary(), &mon.error_field);
 }
 
-/// How far apart two timestamps of one RP may be for the same instant (its instances' clocks,
-/// their rounding): far below how long an operation left running goes on.
-const CLOCK_SLACK_MS: i64 = 50;
-
 /// OPS-03 and OPS-04 ask a superseded operation to end Canceled only if it was still running
-/// when the superseding request (a DELETE) reached the RP. A read right before the DELETE
-/// that showed it running leaves a race: it may have ended on its own in between.
+/// when the superseding request (a DELETE) reached the RP. The scenario judges only after a
+/// read right before the DELETE showed it running; that leaves a race: it may have ended on
+/// its own in between.
 ///
 /// `op_read` is the operation's final read; `later` every read of it made after the DELETE
-/// was answered; `superseding` the DELETE's own answer; `its_status` reads of the DELETE's
-/// operation. The expectation is judged when the operation ended Canceled, when a later read
-/// showed it still running (it outlived the DELETE's arrival), or when its `endTime` is after
-/// the latest moment the DELETE can have arrived: the DELETE operation's `startTime` (the RP's
-/// own record, sub-second), else the DELETE answer's `Date` plus the second it truncates.
-/// Otherwise it may have ended first: the reason, for "not judged".
+/// was answered; `superseding` the DELETE's own answer (its `elapsed_ms` is the round trip);
+/// `its_status` reads of the DELETE's operation. The expectation is judged when the operation
+/// ended Canceled, when a later read showed it still running (it outlived the DELETE's
+/// arrival), or when it ended within the DELETE's round trip or after: its `endTime` after
+/// the latest moment the DELETE can have arrived — the DELETE operation's `startTime` (the
+/// RP's own record; a whole-second time counts its second), else the DELETE answer's `Date`
+/// plus the second it truncates — minus the round trip, all in the RP's clock. An operation
+/// seen running just before that ended while the DELETE was on its way ended because of it
+/// (an RP that lets it finish `Succeeded` at the instant the DELETE arrives, 53 µs apart in
+/// its clock, did not cancel it). Otherwise it may have ended first: the reason, for "not
+/// judged".
 pub(crate) fn ended_before(
     op_read: &Exchange,
     later: &[&Exchange],
@@ -192,12 +197,12 @@ pub(crate) fn ended_before(
     if outlived {
         return None;
     }
-    let Some(end_text) = body.get("endTime").and_then(Value::as_str) else {
+    let end_text = body.get("endTime").and_then(Value::as_str);
+    let Some((end, end_text)) = end_text.and_then(|t| real_time(t).map(|e| (e, t))) else {
         return Some(format!(
             "the operation ended {status} with no endTime, and no read after the DELETE showed it still running: it may have ended before the DELETE arrived"
         ));
     };
-    let end = iso8601::parse(end_text)?;
     let started = its_status
         .iter()
         .filter_map(|e| body_of(e))
@@ -206,7 +211,7 @@ pub(crate) fn ended_before(
                 .and_then(Value::as_str)
                 .map(str::to_string)
         })
-        .filter_map(|s| iso8601::parse(&s).map(|t| (t, s)))
+        .filter_map(|s| real_time(&s).map(|t| (t, s)))
         .min_by_key(|(t, _)| *t);
     let (latest, what) = match started {
         // A startTime without fractions is truncated to its second.
@@ -232,12 +237,23 @@ pub(crate) fn ended_before(
             )
         }
     };
-    // The same instant, or within what one RP's clocks and their rounding can disagree by:
-    // it may have ended first.
-    (end <= latest + chrono::Duration::milliseconds(CLOCK_SLACK_MS)).then(|| {
+    // At most an hour (the longest a request may take): a time far out of range is no clock.
+    // The round trip is kept in whole milliseconds, cut down: it may be a millisecond longer.
+    let round_trip = i64::try_from(superseding.elapsed_ms.min(3_600_000)).unwrap_or(0);
+    let sent = latest - chrono::Duration::milliseconds(round_trip + 1);
+    (end <= sent).then(|| {
         format!(
-            "the operation ended {status} at {end_text}, and {what}: it may have ended before the DELETE arrived"
+            "the operation ended {status} at {end_text}, and {what} after a {round_trip} ms round trip: it may have ended before the DELETE was sent"
         )
+    })
+}
+
+/// A time an operation resource gives, unless it is .NET's DateTime.MinValue or MaxValue
+/// (`0001-01-01…`, `9999-12-31…`): placeholders for "not set", never times.
+fn real_time(s: &str) -> Option<chrono::DateTime<chrono::FixedOffset>> {
+    iso8601::parse(s).filter(|t| {
+        let y = chrono::Datelike::year(t);
+        y > 1 && y < 9999
     })
 }
 
@@ -289,6 +305,18 @@ pub(crate) mod tests {
             || {
                 let unset = with("InProgress", "endTime", json!("0001-01-01T00:00:00"));
                 reads("OPS-08", vec![unset, op_status("Succeeded")])
+            },
+        ),
+        passing(
+            "OPS-08",
+            "a running operation's endTime 9999-12-31T23:59:59.9999999Z (.NET's DateTime.MaxValue)",
+            || {
+                let max = with(
+                    "InProgress",
+                    "endTime",
+                    json!("9999-12-31T23:59:59.9999999Z"),
+                );
+                reads("OPS-08", vec![max, op_status("Succeeded")])
             },
         ),
         failing("OPS-08", "endTime before startTime", || {
@@ -358,6 +386,34 @@ pub(crate) mod tests {
             json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.300Z"}),
         );
         assert_eq!(ended_before(&first, &[], &del, &[&del_op]), None);
+    }
+
+    #[test]
+    fn an_operation_that_ended_within_the_deletes_round_trip_ended_because_of_it() {
+        // The RP let the PUT end Succeeded 53 µs before it stamped the DELETE's operation:
+        // the DELETE was already on its way (a 40 ms round trip), so it should have canceled.
+        let first = op("Succeeded", Some("2026-01-01T10:00:05.2999470Z"));
+        let mut del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        del.elapsed_ms = 40;
+        let del_op = ex(
+            200,
+            &[],
+            json!({"status": "InProgress", "startTime": "2026-01-01T10:00:05.3000000Z"}),
+        );
+        assert_eq!(ended_before(&first, &[], &del, &[&del_op]), None);
+        // Ended before the DELETE was sent (more than the round trip before it started).
+        let earlier = op("Succeeded", Some("2026-01-01T10:00:05.2500000Z"));
+        let why = ended_before(&earlier, &[], &del, &[&del_op]).expect("may have ended first");
+        assert!(why.contains("40 ms round trip"), "{why}");
+        // The same within the round trip of the Date's second.
+        let mut del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        del.elapsed_ms = 300;
+        let end = op("Succeeded", Some("2026-01-01T10:00:05.800Z"));
+        assert_eq!(ended_before(&end, &[], &del, &[]), None);
+        // .NET's DateTime.MaxValue is no endTime.
+        let max = op("Succeeded", Some("9999-12-31T23:59:59.9999999Z"));
+        let why = ended_before(&max, &[], &del, &[]).expect("no endTime");
+        assert!(why.contains("no endTime"), "{why}");
     }
 
     #[test]

@@ -255,8 +255,8 @@ fn secrets(j: &mut Judge<'_>, ex: &Exchange, op: &Operation) {
     let shown: Vec<&str> = op
         .secrets
         .iter()
-        .map(String::as_str)
-        .filter(|p| body.pointer(p).is_some_and(|v| !v.is_null()))
+        .filter(|s| s.shown_in(body))
+        .map(|s| s.pointer.as_str())
         .collect();
     if shown.is_empty() {
         j.ledger.pass("SPEC-06");

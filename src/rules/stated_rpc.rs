@@ -103,6 +103,28 @@ const SUSPENDED_PATCH: At = (
     "#2",
 );
 const MOVED_SOURCE: At = ("resource-move.yaml", "moved-to-another-group", "#4");
+/// The PATCH while Unregistered (SUB-03's second statement: the first is the create).
+const UNREGISTERED_PATCH: At = (
+    "subscription-lifecycle.yaml",
+    "unregistered-reads-only",
+    "#3",
+);
+/// The read of the resource after Deleted and registered again.
+const DELETED_READ: At = (
+    "subscription-lifecycle.yaml",
+    "deleted-removes-everything",
+    "#2",
+);
+const OTHER_TENANT: At = (
+    "front-door.yaml",
+    "operation-scoped-to-caller",
+    "other-tenant",
+);
+const OTHER_CALLER: At = (
+    "front-door.yaml",
+    "operation-scoped-to-caller",
+    "other-caller",
+);
 const MOVE_MISSING: At = ("resource-move.yaml", "missing-resource", "#1");
 
 /// The scope of a lifecycle notification of `state`.
@@ -454,6 +476,48 @@ pub(crate) const CASES: &[Case] = &[
             )
         },
     ),
+    failing("SUB-03", "a PATCH accepted while Unregistered", || {
+        read(
+            "SUB-03",
+            UNREGISTERED_PATCH,
+            json!({}),
+            200,
+            widget("Succeeded"),
+        )
+    }),
+    passing("SUB-03", "a PATCH refused while Unregistered", || {
+        read("SUB-03", UNREGISTERED_PATCH, json!({}), 409, refused())
+    }),
+    failing("SUB-04", "a resource kept after Deleted", || {
+        read("SUB-04", DELETED_READ, json!({}), 200, widget("Succeeded"))
+    }),
+    passing("SUB-04", "the resource gone after Deleted", || {
+        read("SUB-04", DELETED_READ, json!({}), 404, refused())
+    }),
+    failing("FD-06", "an operation answered to another tenant", || {
+        read(
+            "FD-06",
+            OTHER_TENANT,
+            json!({}),
+            200,
+            json!({"status": "InProgress"}),
+        )
+    }),
+    passing("FD-06", "another tenant refused", || {
+        read("FD-06", OTHER_TENANT, json!({}), 404, refused())
+    }),
+    failing("FD-07", "an operation answered to another identity", || {
+        read(
+            "FD-07",
+            OTHER_CALLER,
+            json!({}),
+            200,
+            json!({"status": "InProgress"}),
+        )
+    }),
+    passing("FD-07", "another identity refused", || {
+        read("FD-07", OTHER_CALLER, json!({}), 404, refused())
+    }),
 ];
 
 #[test]

@@ -66,8 +66,9 @@ pub struct Operation {
     pub long_running: bool,
     /// `x-ms-long-running-operation-options.final-state-via`, lower-case, when declared.
     pub final_state_via: Option<String>,
-    /// JSON pointers (into a response body) of properties marked `x-ms-secret`.
-    pub secrets: Vec<String>,
+    /// The properties a successful answer's body may hold that are marked `x-ms-secret`
+    /// (a discriminated model's subtypes' too, each under its discriminator value).
+    pub secrets: Vec<schema::Secret>,
     /// The request body's free-text members marked `readOnly` (what SPEC-07 probes; see
     /// [`schema::READ_ONLY_PROBE`]).
     pub read_only_text: Vec<schema::ReadOnlyMember>,
@@ -115,7 +116,8 @@ pub struct Specs {
 /// What an exchange maps to.
 pub enum Found<'s> {
     Operation(&'s Operation),
-    /// A template matches, but only in files written for other api-versions.
+    /// A template matches, but only in files written for other api-versions (or the
+    /// exchange names no api-version).
     OtherVersion(Vec<&'s str>),
     None,
 }
@@ -355,8 +357,12 @@ impl Specs {
             if !op.query.iter().all(|q| query.contains(q)) || !matches(&op.segs, &segs) {
                 continue;
             }
-            if let (Some(want), Some(have)) = (&version, &op.api_version)
-                && !want.eq_ignore_ascii_case(have)
+            // A file written for one api-version describes only exchanges that name it: one
+            // that names none (or another) is not held to it.
+            if let Some(have) = &op.api_version
+                && !version
+                    .as_ref()
+                    .is_some_and(|want| want.eq_ignore_ascii_case(have))
             {
                 other_versions.push(have.as_str());
                 continue;

@@ -169,14 +169,29 @@ impl<'s> Compiler<'s> {
         out
     }
 
-    /// JSON pointers of the `x-ms-secret` properties a body of this schema may hold.
-    pub(crate) fn secrets(&self, loc: &Loc) -> Vec<String> {
-        let mut out = Vec::new();
-        self.properties(loc, &mut |p| {
-            if p.marked("x-ms-secret") {
-                out.push(p.pointer.to_string());
+    /// The `x-ms-secret` properties a body of this schema may hold, a discriminated model's
+    /// subtypes' too (an EventGrid WebHook destination's `endpointUrl`), each with the
+    /// discriminator values that select it.
+    pub(crate) fn secrets(&self, loc: &Loc) -> Vec<Secret> {
+        let mut out: Vec<Secret> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut visit = |p: &Prop<'_>| {
+            let s = Secret {
+                pointer: p.pointer.to_string(),
+                when: p.when.to_vec(),
+            };
+            if p.marked("x-ms-secret") && !out.contains(&s) {
+                out.push(s);
             }
-        });
+        };
+        let at = Walk {
+            at: String::new(),
+            depth: 0,
+            read_only: None,
+            when: Vec::new(),
+            subtypes: true,
+        };
+        self.walk(loc, at, &mut seen, &mut visit);
         out
     }
 
@@ -214,47 +229,62 @@ impl<'s> Compiler<'s> {
     }
 
     /// Visit every property a body of this schema may hold (through `allOf` and nested
-    /// objects; not into arrays or maps), at most eight objects deep, each model once per
-    /// place.
+    /// objects; not into arrays or maps, nor into a discriminated model's subtypes), at most
+    /// eight objects deep, each model once per place.
     fn properties(&self, loc: &Loc, visit: &mut dyn FnMut(&Prop<'_>)) {
         let mut seen = HashSet::new();
-        self.walk(loc, String::new(), 0, None, &mut seen, visit);
+        let at = Walk {
+            at: String::new(),
+            depth: 0,
+            read_only: None,
+            when: Vec::new(),
+            subtypes: false,
+        };
+        self.walk(loc, at, &mut seen, visit);
     }
 
-    /// `read_only`: the pointer of the outermost readOnly object this one is inside.
     fn walk(
         &self,
         loc: &Loc,
-        at: String,
-        depth: usize,
-        read_only: Option<&str>,
+        w: Walk<'_>,
         seen: &mut HashSet<String>,
         visit: &mut dyn FnMut(&Prop<'_>),
     ) {
         // allOf parts count a level too, so that a cycle through them ends.
-        if depth > 16 {
+        if w.depth > 16 {
             return;
         }
         let Ok(loc) = self.store.deref(loc) else {
             return;
         };
-        if !seen.insert(format!("{}@{at}@{read_only:?}", loc.describe())) {
+        if !seen.insert(format!("{}@{}@{:?}", loc.describe(), w.at, w.read_only)) {
             return;
         }
         for part in loc.key("allOf").map(|a| a.items()).unwrap_or_default() {
-            self.walk(&part, at.clone(), depth + 1, read_only, seen, visit);
+            self.walk(&part, w.deeper(w.at.clone(), w.read_only), seen, visit);
+        }
+        let discriminator = loc.str("discriminator");
+        if w.subtypes
+            && let Some(disc) = discriminator
+        {
+            let at = format!("{}/{}", w.at, escape(disc));
+            for (value, sub) in subtypes(self.store, &loc) {
+                let mut inner = w.deeper(w.at.clone(), w.read_only);
+                inner.when.push((at.clone(), value));
+                self.walk(&sub, inner, seen, visit);
+            }
         }
         let Some(props) = loc.key("properties") else {
             return;
         };
-        let discriminator = loc.str("discriminator");
         for (name, p) in props.entries() {
-            let here = format!("{at}/{}", name.replace('~', "~0").replace('/', "~1"));
+            let here = format!("{}/{}", w.at, escape(&name));
             let Ok(pd) = self.store.deref(&p) else {
                 continue;
             };
             let marked = flagged(pd.value(), p.value(), "readOnly");
-            let root = read_only
+            let root = w
+                .read_only
                 .map(str::to_string)
                 .or(marked.then(|| here.clone()));
             let prop = Prop {
@@ -263,12 +293,87 @@ impl<'s> Compiler<'s> {
                 written: p.value(),
                 read_only: root.as_deref(),
                 discriminator: discriminator == Some(name.as_str()),
+                when: &w.when,
             };
             visit(&prop);
             if here.matches('/').count() < 8 {
-                self.walk(&pd, here.clone(), depth + 1, root.as_deref(), seen, visit);
+                self.walk(&pd, w.deeper(here.clone(), root.as_deref()), seen, visit);
             }
         }
+    }
+}
+
+/// Where [`Compiler::walk`] is: the pointer, how deep, the outermost readOnly object it is in,
+/// the discriminator values that led there, and whether to go into subtypes.
+struct Walk<'a> {
+    at: String,
+    depth: usize,
+    read_only: Option<&'a str>,
+    when: Vec<(String, String)>,
+    subtypes: bool,
+}
+
+impl<'a> Walk<'a> {
+    /// One level down, at `at`.
+    fn deeper<'b>(&self, at: String, read_only: Option<&'b str>) -> Walk<'b> {
+        Walk {
+            at,
+            depth: self.depth + 1,
+            read_only,
+            when: self.when.clone(),
+            subtypes: self.subtypes,
+        }
+    }
+}
+
+/// A property name as a JSON pointer segment.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+/// The subtypes of a discriminated model: the definitions of its file whose `allOf` names it,
+/// each with the discriminator value that selects it (its `x-ms-discriminator-value`, else
+/// its definition name).
+fn subtypes(store: &Store, base: &Loc) -> Vec<(String, Loc)> {
+    let Ok(defs) = store.resolve(base, "#/definitions") else {
+        return Vec::new();
+    };
+    let me = base.describe();
+    defs.entries()
+        .into_iter()
+        .filter(|(_, d)| {
+            d.key("allOf")
+                .map(|a| a.items())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|p| p.str("$ref").and_then(|r| store.resolve(p, r).ok()))
+                .any(|t| t.describe() == me)
+        })
+        .map(|(name, d)| {
+            let value = d
+                .str("x-ms-discriminator-value")
+                .map_or(name, str::to_string);
+            (value, d)
+        })
+        .collect()
+}
+
+/// An `x-ms-secret` property of a response body: its JSON pointer, and the discriminator
+/// values (pointer, value) the body must carry for it to be the property the spec marks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Secret {
+    pub pointer: String,
+    pub when: Vec<(String, String)>,
+}
+
+impl Secret {
+    /// Does `body` return this secret (present, not null, under the subtype it belongs to)?
+    pub fn shown_in(&self, body: &Value) -> bool {
+        body.pointer(&self.pointer).is_some_and(|v| !v.is_null())
+            && self
+                .when
+                .iter()
+                .all(|(p, v)| body.pointer(p).and_then(Value::as_str) == Some(v.as_str()))
     }
 }
 
@@ -298,6 +403,8 @@ struct Prop<'a> {
     read_only: Option<&'a str>,
     /// The model's discriminator.
     discriminator: bool,
+    /// The discriminator values (pointer, value) the body carries where this property is.
+    when: &'a [(String, String)],
 }
 
 impl Prop<'_> {
@@ -485,25 +592,8 @@ impl Converter<'_> {
 
     /// A discriminated base: the base itself, and the subtype its discriminator names.
     fn dispatch(&mut self, base: &Loc, body: Value, disc: &str) -> Value {
-        let Ok(defs) = self.store.resolve(base, "#/definitions") else {
-            return body;
-        };
-        let me = base.describe();
         let mut rules = vec![body];
-        for (name, d) in defs.entries() {
-            let extends = d
-                .key("allOf")
-                .map(|a| a.items())
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|p| p.str("$ref").and_then(|r| self.store.resolve(p, r).ok()))
-                .any(|t| t.describe() == me);
-            if !extends {
-                continue;
-            }
-            let value = d
-                .str("x-ms-discriminator-value")
-                .map_or(name.clone(), str::to_string);
+        for (value, d) in subtypes(self.store, base) {
             let sub = self.def(&d, false);
             rules.push(json!({
                 "if": {"properties": {disc: {"const": value}}, "required": [disc]},

@@ -42,9 +42,14 @@ fn spec() -> Value {
                 "child": {"$ref": "#/definitions/WidgetProperties"}}},
             "Error": {"type": "object", "properties": {"error": {"type": "object"}}},
             "Pet": {"type": "object", "discriminator": "petType", "required": ["petType"],
-                "properties": {"petType": {"type": "string"}, "name": {"type": "string"}}},
+                "properties": {"petType": {"type": "string"}, "name": {"type": "string"},
+                    "owner": {"$ref": "#/definitions/Owner"}}},
             "Dog": {"x-ms-discriminator-value": "dog", "allOf": [{"$ref": "#/definitions/Pet"}],
-                "properties": {"bark": {"type": "boolean"}}, "required": ["bark"]}
+                "properties": {"bark": {"type": "boolean"}, "licence": {"type": "string", "x-ms-secret": true}},
+                "required": ["bark"]},
+            "Owner": {"type": "object", "discriminator": "kind", "properties": {"kind": {"type": "string"}}},
+            "Person": {"allOf": [{"$ref": "#/definitions/Owner"}], "properties": {
+                "properties": {"type": "object", "properties": {"pin": {"type": "string", "x-ms-secret": true}}}}}
         }
     })
 }
@@ -78,6 +83,14 @@ fn exchanges_map_to_their_operation_without_case_and_by_api_version() {
     assert!(matches!(s.find("PATCH", URL), Found::None));
     let other = URL.replace("2024-05-01", "2023-01-01");
     assert!(matches!(s.find("GET", &other), Found::OtherVersion(v) if v == ["2024-05-01"]));
+    // An exchange that names no api-version is held to no versioned file.
+    let none = URL.split('?').next().unwrap();
+    assert!(matches!(s.find("GET", none), Found::OtherVersion(v) if v == ["2024-05-01"]));
+    let other_query = format!("{none}?$expand=x");
+    assert!(matches!(
+        s.find("GET", &other_query),
+        Found::OtherVersion(_)
+    ));
 }
 
 #[test]
@@ -167,10 +180,35 @@ fn secrets_are_found_through_refs() {
     let s = specs();
     let get = op(&s, "GET", URL);
     assert!(
-        get.secrets.contains(&"/properties/password".to_string()),
+        get.secrets
+            .iter()
+            .any(|s| s.pointer == "/properties/password" && s.when.is_empty()),
         "{:?}",
         get.secrets
     );
+}
+
+#[test]
+fn secrets_of_a_discriminated_subtype_count_under_its_value() {
+    let s = specs();
+    let note = "https://h/x/providers/Microsoft.Contoso/notes/n1?api-version=2024-05-01";
+    let secrets = &op(&s, "GET", note).secrets;
+    let key = secrets
+        .iter()
+        .find(|s| s.pointer == "/licence")
+        .unwrap_or_else(|| panic!("{secrets:?}"));
+    assert_eq!(key.when, vec![("/petType".to_string(), "dog".to_string())]);
+    let deep = secrets
+        .iter()
+        .find(|s| s.pointer == "/owner/properties/pin")
+        .unwrap_or_else(|| panic!("{secrets:?}"));
+    assert_eq!(
+        deep.when,
+        vec![("/owner/kind".to_string(), "Person".to_string())]
+    );
+    assert!(key.shown_in(&json!({"petType": "dog", "licence": "k"})));
+    assert!(!key.shown_in(&json!({"petType": "cat", "licence": "k"})));
+    assert!(!key.shown_in(&json!({"petType": "dog", "licence": null})));
 }
 
 #[test]

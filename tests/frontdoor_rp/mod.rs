@@ -92,7 +92,9 @@ pub fn target(base: &str, extra: &str) -> String {
 }
 
 fn header(h: &HeaderMap, name: &str) -> Option<String> {
-    h.get(name).and_then(|v| v.to_str().ok()).map(str::to_string)
+    h.get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 /// `scheme://authority` links are built on.
@@ -109,7 +111,11 @@ fn base(rp: &Rp, h: &HeaderMap) -> String {
 }
 
 fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    json_reply(status, json!({"error": {"code": code, "message": message}}), &[])
+    json_reply(
+        status,
+        json!({"error": {"code": code, "message": message}}),
+        &[],
+    )
 }
 
 fn json_reply(status: StatusCode, body: Value, headers: &[(&str, String)]) -> Response {
@@ -151,7 +157,8 @@ async fn handle(
     r.headers_mut()
         .insert("x-ms-request-id", HeaderValue::from_str(&id).unwrap());
     if let Some(c) = headers.get("x-ms-correlation-request-id") {
-        r.headers_mut().insert("x-ms-correlation-request-id", c.clone());
+        r.headers_mut()
+            .insert("x-ms-correlation-request-id", c.clone());
     }
     r
 }
@@ -166,26 +173,66 @@ fn route(rp: &Rp, method: &Method, uri: &Uri, h: &HeaderMap, body: &Bytes) -> Re
         .split('&')
         .find_map(|p| p.strip_prefix("api-version="))
         .unwrap_or("");
-    match lower.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match lower
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["subscriptions", _, "resourcegroups", _] => group(method, &path),
-        ["subscriptions", _, "providers", ns, "locations", _, kind, op]
-            if ns.eq_ignore_ascii_case(NAMESPACE) =>
-        {
-            operation(rp, h, kind, op)
-        }
-        ["subscriptions", _, "resourcegroups", _, "providers", ns, "gizmos", ..]
-            if ns.eq_ignore_ascii_case(NAMESPACE) && api != API_VERSION =>
-        {
+        [
+            "subscriptions",
+            _,
+            "providers",
+            ns,
+            "locations",
+            _,
+            kind,
+            op,
+        ] if ns.eq_ignore_ascii_case(NAMESPACE) => operation(rp, h, kind, op),
+        [
+            "subscriptions",
+            _,
+            "resourcegroups",
+            _,
+            "providers",
+            ns,
+            "gizmos",
+            ..,
+        ] if ns.eq_ignore_ascii_case(NAMESPACE) && api != API_VERSION => {
             if api.is_empty() {
-                error(StatusCode::BAD_REQUEST, "MissingApiVersionParameter", "api-version is required")
+                error(
+                    StatusCode::BAD_REQUEST,
+                    "MissingApiVersionParameter",
+                    "api-version is required",
+                )
             } else {
-                error(StatusCode::BAD_REQUEST, "InvalidApiVersionParameter", "unsupported api-version")
+                error(
+                    StatusCode::BAD_REQUEST,
+                    "InvalidApiVersionParameter",
+                    "unsupported api-version",
+                )
             }
         }
-        ["subscriptions", _, "resourcegroups", _, "providers", _, "gizmos"] => list(rp, h, uri),
-        ["subscriptions", _, "resourcegroups", _, "providers", _, "gizmos", _] => {
-            gizmo(rp, method, h, &segs, body)
-        }
+        [
+            "subscriptions",
+            _,
+            "resourcegroups",
+            _,
+            "providers",
+            _,
+            "gizmos",
+        ] => list(rp, h, uri),
+        [
+            "subscriptions",
+            _,
+            "resourcegroups",
+            _,
+            "providers",
+            _,
+            "gizmos",
+            _,
+        ] => gizmo(rp, method, h, &segs, body),
         _ => error(StatusCode::NOT_FOUND, "NotFound", "no such route"),
     }
 }
@@ -198,14 +245,20 @@ fn group(method: &Method, path: &str) -> Response {
             json!({"id": path, "name": name, "location": "eastus", "properties": {"provisioningState": "Succeeded"}}),
             &[],
         ),
-        Method::GET => json_reply(StatusCode::OK, json!({"id": path, "name": name, "location": "eastus"}), &[]),
+        Method::GET => json_reply(
+            StatusCode::OK,
+            json!({"id": path, "name": name, "location": "eastus"}),
+            &[],
+        ),
         Method::DELETE => StatusCode::OK.into_response(),
         _ => error(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "no"),
     }
 }
 
 fn op_url(base: &str, sub: &str, kind: &str, id: &str) -> String {
-    format!("{base}/subscriptions/{sub}/providers/{NAMESPACE}/locations/eastus/{kind}/{id}?api-version={API_VERSION}")
+    format!(
+        "{base}/subscriptions/{sub}/providers/{NAMESPACE}/locations/eastus/{kind}/{id}?api-version={API_VERSION}"
+    )
 }
 
 fn system_data(rp: &Rp, h: &HeaderMap, old: Option<&Value>) -> Value {
@@ -253,9 +306,17 @@ fn gizmo(rp: &Rp, method: &Method, h: &HeaderMap, segs: &[&str], body: &Bytes) -
             let mut done = g.clone();
             done["properties"]["provisioningState"] = json!("Succeeded");
             s.gizmos.insert(key, done);
-            let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+            let status = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
             let aao = op_url(&base, &sub, "operationStatuses", &op);
-            json_reply(status, g, &[("Azure-AsyncOperation", aao), ("Retry-After", "10".into())])
+            json_reply(
+                status,
+                g,
+                &[("Azure-AsyncOperation", aao), ("Retry-After", "10".into())],
+            )
         }
         Method::DELETE => {
             if s.gizmos.remove(&key).is_none() {
@@ -264,11 +325,17 @@ fn gizmo(rp: &Rp, method: &Method, h: &HeaderMap, segs: &[&str], body: &Bytes) -
             let op = start_op(&mut s, h, &sub, Some(key));
             let loc = op_url(&base, &sub, "operationResults", &op);
             let mut r = StatusCode::ACCEPTED.into_response();
-            r.headers_mut().insert("location", HeaderValue::from_str(&loc).unwrap());
-            r.headers_mut().insert("retry-after", HeaderValue::from_static("10"));
+            r.headers_mut()
+                .insert("location", HeaderValue::from_str(&loc).unwrap());
+            r.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("10"));
             r
         }
-        _ => error(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "not here"),
+        _ => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "MethodNotAllowed",
+            "not here",
+        ),
     }
 }
 
@@ -293,13 +360,21 @@ fn start_op(s: &mut Store, h: &HeaderMap, sub: &str, deletes: Option<String>) ->
 fn operation(rp: &Rp, h: &HeaderMap, kind: &str, id: &str) -> Response {
     let mut s = rp.store.lock().unwrap();
     let Some(op) = s.ops.get_mut(id) else {
-        return error(StatusCode::NOT_FOUND, "OperationNotFound", "no such operation");
+        return error(
+            StatusCode::NOT_FOUND,
+            "OperationNotFound",
+            "no such operation",
+        );
     };
     let visible = rp.mode == Mode::AnswersAnyTenant
         || (op.tenant == header(h, "x-ms-home-tenant-id")
             && op.caller == header(h, "x-ms-client-object-id"));
     if !visible {
-        return error(StatusCode::NOT_FOUND, "OperationNotFound", "no such operation");
+        return error(
+            StatusCode::NOT_FOUND,
+            "OperationNotFound",
+            "no such operation",
+        );
     }
     if op.status == "InProgress" {
         if op.reads_left == 0 {
@@ -312,9 +387,11 @@ fn operation(rp: &Rp, h: &HeaderMap, kind: &str, id: &str) -> Response {
     if kind == "operationresults" {
         if op.status == "InProgress" {
             let mut r = StatusCode::ACCEPTED.into_response();
-            r.headers_mut().insert("retry-after", HeaderValue::from_static("10"));
+            r.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("10"));
             let loc = op_url(&base(rp, h), &op.sub, "operationResults", id);
-            r.headers_mut().insert("location", HeaderValue::from_str(&loc).unwrap());
+            r.headers_mut()
+                .insert("location", HeaderValue::from_str(&loc).unwrap());
             return r;
         }
         let _ = op.deletes.take();
@@ -345,7 +422,12 @@ fn list(rp: &Rp, h: &HeaderMap, uri: &Uri) -> Response {
         .find_map(|p| p.strip_prefix("$skipToken="))
         .and_then(|t| t.parse().ok())
         .unwrap_or(0);
-    let page: Vec<Value> = items.iter().skip(skip).take(1).map(|v| (*v).clone()).collect();
+    let page: Vec<Value> = items
+        .iter()
+        .skip(skip)
+        .take(1)
+        .map(|v| (*v).clone())
+        .collect();
     let mut body = json!({"value": page});
     if skip + 1 < items.len() {
         body["nextLink"] = json!(format!(

@@ -20,7 +20,7 @@ pub enum Fault {
     RetryAfterDate,
     /// LOC-04: Retry-After is 5 seconds, below the contract's 10..600 range.
     RetryAfterOutOfRange,
-    /// LOC-01, DEL-01: a DELETE answered 202 carries no Location header.
+    /// LOC-01: a DELETE answered 202 carries no Location header (DEL-01 restates it).
     DeleteNoLocation,
     /// LOC-05: operationResults answers 200 (resource or empty body) while the operation runs.
     OpResult200WhileRunning,
@@ -48,7 +48,7 @@ pub enum Fault {
     EtagUnchangedOnUpdate,
     /// ETAG-10, ETAG-12, ETAG-14: PATCH of a missing resource creates it (201).
     PatchCreates,
-    /// DEL-05, ETAG-17, ETAG-19, ETAG-21: DELETE of a missing resource answers 404.
+    /// DEL-05: DELETE of a missing resource answers 404 (ETAG-17/19/21 restate it).
     DeleteMissing404,
     /// PSTATE-04: a PUT body's differing `provisioningState` is silently ignored.
     EchoAcceptDifferent,
@@ -146,7 +146,7 @@ pub enum Fault {
     FailedUpdateChildrenStale,
     /// LOC-01: PATCH answers 202 without Location.
     Patch202NoLocation,
-    /// DEL-01, ETAG-18, ETAG-20, ETAG-22, NEST-03: DELETE of an existing nested resource answers 204.
+    /// DEL-01: DELETE of an existing nested resource answers 204 (ETAG-18/20/22, NEST-03 restate it).
     ChildDeleteSync204,
     /// NEST-05, OPS-04: deleting a widget leaves its gadgets readable.
     ParentDeleteOrphans,
