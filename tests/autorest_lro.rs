@@ -55,7 +55,7 @@ const PARALLEL: usize = 6;
 
 fn target(base: &str, pinned: Option<&Value>) -> String {
     let mut t = format!(
-        "base_url: {base}\nauth: none\nsubscription: 00000000-0000-0000-0000-000000000000\n\
+        "base_url: {base}\nfront_door: none\nauth: none\nsubscription: 00000000-0000-0000-0000-000000000000\n\
          resource_group: {{name: autorest}}\narm_paths: [/lro]\ndeadline: 20\n\
          secret_headers: [x-rpconform-secret]\nheaders:\n  x-rpconform-secret: \"do-not-leak-7f3a\"\n"
     );

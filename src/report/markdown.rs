@@ -409,6 +409,7 @@ pub fn conformance_md(
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
     super::markdown_views::spec_drift(&mut out, conf);
+    super::markdown_views::front_door(&mut out, conf, info.front_door.as_deref());
     super::markdown_views::by_namespace(&mut out, conf);
     families(&mut out, conf);
     not_judged(&mut out, conf);

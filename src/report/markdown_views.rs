@@ -46,6 +46,38 @@ pub(super) fn spec_drift(out: &mut String, conf: &Conformance) {
     }
 }
 
+/// The run played ARM's front door: the RP as ARM calls it, every FD rule with its verdict.
+pub(super) fn front_door(out: &mut String, conf: &Conformance, host: Option<&str>) {
+    let rows: Vec<&RuleRow> = conf.rules.iter().filter(|r| r.family == "FD").collect();
+    let Some(host) = host.filter(|_| !rows.is_empty()) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\n## ARM's front door, played as `{host}`\n\nEvery request went to the RP as ARM sends it (the Referer on `{host}`, the caller's headers, x-ms-arm-resource-system-data on writes); what ARM answers itself was never the RP's.\n\n| rule | level | verdict | tests | checks | why / first evidence |\n|---|---|---|---|---|---|"
+    );
+    for r in rows {
+        let detail = match (&r.why, r.verdict) {
+            (Some(w), _) => esc(&crate::http::cut(w, 200)),
+            (None, RuleVerdict::Failed | RuleVerdict::Warned) => evidence(r),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| **{}** {} | {} | {} {} | {} | {} / {} | {} |",
+            r.id,
+            esc(&crate::http::cut(&r.statement, 90)),
+            r.level,
+            r.verdict.icon(),
+            r.verdict.label(),
+            r.tests,
+            r.checks_passed,
+            r.checks_failed,
+            detail
+        );
+    }
+}
+
 /// Recorded traffic: each provider namespace's broken rules apart, ranked by severity, then
 /// root cause, then breadth (recordings), never by volume.
 pub(super) fn by_namespace(out: &mut String, conf: &Conformance) {

@@ -23,6 +23,7 @@ fn identity(r: &RunInfo) -> Vec<(String, String)> {
     profiles.sort();
     let mut out: Vec<(&str, String)> = vec![
         ("subject", r.subject.clone().unwrap_or_default()),
+        ("front door", r.front_door.clone().unwrap_or_default()),
         ("suite set", r.suite_set.clone()),
         ("catalogue", r.catalogue.clone()),
         ("target", r.target.clone()),

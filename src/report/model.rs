@@ -221,6 +221,10 @@ pub struct RunInfo {
     /// different ones are not one run.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub options: std::collections::BTreeMap<String, String>,
+    /// The public host under which the run played ARM's front door in front of the RP's own
+    /// endpoint (none: the run went through ARM, or `front_door: none`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub front_door: Option<String>,
     /// The RP build the run was of (`--subject NAME@VERSION`, or the target's `subject:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
@@ -303,6 +307,9 @@ impl RunInfo {
         let mut parts = Vec::new();
         if let Some(subj) = &self.subject {
             parts.push(format!("subject {subj}"));
+        }
+        if let Some(host) = &self.front_door {
+            parts.push(format!("ARM's front door played as {host}"));
         }
         if !self.suite_set.is_empty() {
             parts.push(format!("suite set {}", self.suite_set));

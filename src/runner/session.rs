@@ -201,6 +201,7 @@ pub fn list(
 struct Provenance {
     subject: Option<String>,
     options: std::collections::BTreeMap<String, String>,
+    front_door: Option<String>,
     run_id: String,
     started_at: String,
     label: String,
@@ -233,6 +234,7 @@ impl Provenance {
             suite_set: s.suite_set.clone(),
             subject: s.subject.clone().or_else(|| self.subject.clone()),
             options: self.options.clone(),
+            front_door: self.front_door.clone(),
             catalogue: crate::rules::catalogue_id(),
             target_file: self.file.as_ref().map(|f| f.0.clone()),
             target_hash: self.file.as_ref().map(|f| f.1.clone()),
@@ -350,6 +352,7 @@ pub fn run(
     let prov = Provenance {
         subject: target.subject.clone(),
         options: verdict_options(s, &target),
+        front_door: target.front_door.clone(),
         run_id: run_id.clone(),
         started_at: started_at.clone(),
         label: target.label.clone(),
