@@ -283,6 +283,8 @@ fn a_base_url_with_a_path_prefix_keeps_it_and_loses_nothing() {
         ("slash", "http://127.0.0.1:{P}/rp/v1/"),
         ("bare", "http://127.0.0.1:{P}/rp/v1"),
         ("upper", "HTTP://LOCALHOST:{P}/RP/V1"),
+        // Without ARM's front door played (as through ARM itself): the Referer is the full URL.
+        ("no-front-door", "http://127.0.0.1:{P}/rp/v1/"),
     ] {
         let dir = Scratch::new(&format!("safety-prefix-{case}"));
         let target = dir.join("t.yaml");
@@ -293,7 +295,12 @@ fn a_base_url_with_a_path_prefix_keeps_it_and_loses_nothing() {
         make_group(&rp.base_url, &group);
         edit_target(&target, |l| {
             if l.starts_with("base_url:") {
-                format!("base_url: {base}")
+                let door = if case == "no-front-door" {
+                    "\nfront_door: none"
+                } else {
+                    ""
+                };
+                format!("base_url: {base}{door}")
             } else if l.trim_start().starts_with("name: rpconform") {
                 format!("  name: {group}")
             } else if l.trim_start().starts_with("create: true") {
@@ -364,15 +371,16 @@ fn a_base_url_with_a_path_prefix_keeps_it_and_loses_nothing() {
             assert!(pq.to_ascii_lowercase().starts_with("/rp/v1"), "{case}: {l}");
             if referer != "-" {
                 referred += 1;
-                let full = format!(
-                    "http://{}:{}{pq}",
-                    if case == "upper" {
-                        "localhost"
-                    } else {
-                        "127.0.0.1"
-                    },
-                    gw.port
-                );
+                // ARM's public URL (no gateway prefix there) when the front door is played,
+                // else the full URL the request went to.
+                let full = if case == "no-front-door" {
+                    format!("http://127.0.0.1:{}{pq}", gw.port)
+                } else {
+                    format!(
+                        "https://management.rpconform.invalid{}",
+                        &pq["/rp/v1".len()..]
+                    )
+                };
                 assert_eq!(referer, full, "{case}: {l}");
             }
         }

@@ -322,7 +322,9 @@ fn compare_set(
             variants: variants.clone(),
             ..Default::default()
         };
-        let server = rt.block_on(rpconform_refrp::start(settings, 0)).unwrap();
+        let server = rt
+            .block_on(rpconform_refrp::start(settings.clone(), 0))
+            .unwrap();
         let base = server.base_url();
         let rg = format!("sdk{si}");
         let rg_url = format!("{base}/subscriptions/{SUB}/resourceGroups/{rg}");
@@ -405,7 +407,7 @@ fn compare_set(
         std::fs::write(case_dir.join("suites").join("sdk.yaml"), &suite).unwrap();
         std::fs::write(
             case_dir.join("target.yaml"),
-            rpconform::target::embedded_target_yaml_for(&base, &variants),
+            rpconform::target::embedded_target_yaml_for(&base, &settings),
         )
         .unwrap();
         let out = common::rpconform(

@@ -116,7 +116,7 @@ pub(super) fn serve(a: ServeArgs) -> u8 {
     );
     let rt = runtime();
     rt.block_on(async {
-        let server = match rpconform_refrp::start(settings, a.port).await {
+        let server = match rpconform_refrp::start(settings.clone(), a.port).await {
             Ok(s) => s,
             Err(e) => return usage(format!("cannot listen on 127.0.0.1:{}: {e}", a.port)),
         };
@@ -124,7 +124,7 @@ pub(super) fn serve(a: ServeArgs) -> u8 {
         if let Some(dir) = a.write_target.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        if let Err(e) = std::fs::write(&a.write_target, embedded_target_yaml_for(&base, &variants))
+        if let Err(e) = std::fs::write(&a.write_target, embedded_target_yaml_for(&base, &settings))
         {
             return usage(format!("cannot write {}: {e}", a.write_target.display()));
         }

@@ -53,7 +53,8 @@ pub(crate) fn exchange(
 /// The embedded reference RP's target, at `http://h`: what the rules read of a target when a
 /// unit test judges hand-built exchanges.
 pub(crate) fn target() -> crate::target::Target {
-    let yaml = crate::target::embedded_target_yaml_for("http://h", &Default::default());
+    let yaml =
+        crate::target::embedded_target_yaml_for("http://h", &rpconform_refrp::Settings::default());
     crate::target::parse_target(std::path::Path::new("test-target.yaml"), &yaml, "test")
         .unwrap_or_else(|r| panic!("{}", r.render()))
 }

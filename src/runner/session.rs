@@ -116,7 +116,7 @@ fn start_target(rt: &tokio::runtime::Runtime, spec: &TargetSpec) -> Result<Start
             let server = rt
                 .block_on(rpconform_refrp::start(settings.clone(), 0))
                 .map_err(|e| format!("cannot start the embedded RP: {e}"))?;
-            let yaml = embedded_target_yaml_for(&server.base_url(), variants);
+            let yaml = embedded_target_yaml_for(&server.base_url(), settings);
             let parsed = parse_target(Path::new("embedded-target.yaml"), &yaml, label)
                 .map_err(|r| r.render())
                 .and_then(|mut t| {

@@ -8,9 +8,7 @@
 //! declare the operation-id header the data plane sends (or `none`), and each hint's note
 //! heads the file as a comment.
 
-use std::collections::BTreeSet;
-
-use rpconform_refrp::{TargetHints, Variant, target_hints};
+use rpconform_refrp::{TargetHints, target_hints};
 
 /// The reference RP's own OpenAPI spec for these settings (its variants' overlays and spec-drift
 /// faults applied): the SPEC rules judge the embedded run by it.
@@ -22,16 +20,30 @@ pub fn embedded_specs(settings: &rpconform_refrp::Settings) -> Result<crate::spe
     crate::spec::Specs::from_documents(&docs)
 }
 
-/// Target YAML for the reference RP (no variant on) listening at `base_url`.
+/// Target YAML for the reference RP (default settings) listening at `base_url`.
 pub fn embedded_target_yaml(base_url: &str) -> String {
-    embedded_target_yaml_for(base_url, &BTreeSet::new())
+    embedded_target_yaml_for(base_url, &rpconform_refrp::Settings::default())
 }
 
-/// Target YAML for the reference RP listening at `base_url` with these variants on.
-pub fn embedded_target_yaml_for(base_url: &str, variants: &BTreeSet<Variant>) -> String {
+/// The operation deadline the embedded target declares for these settings: 30 s, or longer
+/// when the hold-open gate keeps each operation running for several reads at the RP's own
+/// Retry-After (3 reads 10 s apart must not reach the deadline at time scale 1), with room
+/// for the reads of a busy machine.
+pub fn embedded_deadline_secs(settings: &rpconform_refrp::Settings) -> u64 {
+    let held = (u64::from(settings.complete_after_reads) + 2)
+        .saturating_mul(settings.retry_after_secs.max(1))
+        .saturating_add(settings.op_duration.as_secs() + 1);
+    held.clamp(30, crate::target::MAX_DEADLINE_SECS)
+}
+
+/// Target YAML for the reference RP listening at `base_url` with these settings (their
+/// variants shape the `lro:` lines, their timing the deadline).
+pub fn embedded_target_yaml_for(base_url: &str, settings: &rpconform_refrp::Settings) -> String {
+    let variants = &settings.variants;
     let hints = target_hints(variants);
     let mut text = TEMPLATE
         .replace("{BASE_URL}", base_url.trim_end_matches('/'))
+        .replace("{DEADLINE}", &embedded_deadline_secs(settings).to_string())
         .replace(
             "{OPERATION_ID_HEADER}",
             hints.dataplane_operation_id_header.unwrap_or("none"),
@@ -91,7 +103,7 @@ api_version: "2024-05-01"
 namespaces:
   Microsoft.Fabrikam: {api_version: "2023-07-01"}   # a second namespace, its own api-version
 location: eastus
-deadline: 30            # seconds one operation may take before the poll gives up
+deadline: {DEADLINE}    # seconds one operation may take before the poll gives up
 identity:
   tenant: 72f988bf-0000-0000-0000-00000000aaaa
   client: 11111111-0000-0000-0000-00000000bbbb
@@ -323,6 +335,8 @@ tasks:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rpconform_refrp::Variant;
+    use std::collections::BTreeSet;
     use std::path::Path;
 
     #[test]
@@ -351,7 +365,11 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let text = embedded_target_yaml_for("http://127.0.0.1:1234", &set);
+        let settings = rpconform_refrp::Settings {
+            variants: set,
+            ..Default::default()
+        };
+        let text = embedded_target_yaml_for("http://127.0.0.1:1234", &settings);
         assert!(text.starts_with("# Variants on: "), "{text}");
         let t = crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
             .unwrap_or_else(|r| panic!("{}", r.render()));
@@ -391,11 +409,32 @@ mod tests {
             || t.lro == sync));
         // Every variant alone gives a file that parses.
         for v in Variant::all() {
-            let one: BTreeSet<Variant> = [v].into_iter().collect();
+            let one = rpconform_refrp::Settings::default().with_variant(v);
             let text = embedded_target_yaml_for("http://127.0.0.1:1234", &one);
             crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
                 .unwrap_or_else(|r| panic!("{v}: {}", r.render()));
         }
+    }
+
+    #[test]
+    fn the_deadline_outlasts_the_held_reads() {
+        let parse = |s: &rpconform_refrp::Settings| {
+            let text = embedded_target_yaml_for("http://127.0.0.1:1234", s);
+            crate::target::parse_target(Path::new("embedded.yaml"), &text, "embedded")
+                .unwrap_or_else(|r| panic!("{}", r.render()))
+                .deadline
+                .as_secs()
+        };
+        let plain = rpconform_refrp::Settings::default();
+        assert_eq!(parse(&plain), 30);
+        // Three held reads 10 s apart (plus the first answer and the operation's own second)
+        // would reach 30 s at time scale 1.
+        let held = rpconform_refrp::Settings {
+            complete_after_reads: 3,
+            ..Default::default()
+        };
+        let secs = parse(&held);
+        assert!(secs > 3 * held.retry_after_secs + 1, "{secs}");
     }
 
     #[test]
