@@ -253,7 +253,8 @@ impl Ledger {
         if t.passed == 0 && t.failed == 0 && t.outcome == Outcome::NotJudged {
             let reason = reason.into();
             match &t.not_judged {
-                Some(old) if !(inapplicable(old) && !inapplicable(&reason)) => {}
+                // Keep the first, unless it said "absent" and this one says "missed".
+                Some(old) if !inapplicable(old) || inapplicable(&reason) => {}
                 _ => t.not_judged = Some(reason),
             }
         }

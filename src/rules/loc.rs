@@ -228,10 +228,9 @@ fn location_unread(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     }
 }
 
-pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
-    location_unread(j, flow, exs);
-    // LOC-05 speaks of a Location read while the operation is unfinished: one no read ever
-    // showed running offers none.
+/// LOC-05 speaks of a Location read while the operation is unfinished: an operation no read
+/// ever showed running offers none.
+fn never_unfinished(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     let handed_location = exs
         .get(flow.initial)
         .and_then(|x| x.response.as_ref())
@@ -242,6 +241,11 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     {
         j.ledger.not_applicable("LOC-05", why);
     }
+}
+
+pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    location_unread(j, flow, exs);
+    never_unfinished(j, flow, exs);
     // LOC-05: every running answer of a Location poll is 202 with Location again.
     for e in &flow.events {
         if let Event::Poll {

@@ -510,13 +510,12 @@ pub(crate) fn reason(rule: &str, f: impl FnOnce(&mut super::Judge<'_>)) -> Optio
         .and_then(|x| x.not_judged)
 }
 
+/// Builds the flow the exchanges of a case belong to.
+pub(crate) type FlowOf = dyn Fn(&[Exchange]) -> super::flow::Flow;
+
 /// Why `rule` has no verdict on these exchanges, judged one by one as they came (numbered),
 /// then, with `flow_of`, the operation they belong to.
-pub(crate) fn why_not(
-    rule: &str,
-    exs: Vec<Exchange>,
-    flow_of: Option<&dyn Fn(&[Exchange]) -> super::flow::Flow>,
-) -> Option<String> {
+pub(crate) fn why_not(rule: &str, exs: Vec<Exchange>, flow_of: Option<&FlowOf>) -> Option<String> {
     let exs = numbered(exs);
     reason(rule, |j| {
         for x in &exs {
