@@ -440,8 +440,8 @@ pub(crate) mod tests {
             why.starts_with("the PUT's operation was shown running"),
             "{why}"
         );
-        // A running answer that a read contradicts still fails PUT-02; one read inside it
-        // still decides PUT-03 (CASES).
+        // A read of the resource placed inside a running operation decides PUT-03 either way
+        // (CASES also show PUT-02 failing on a terminal answer a later read contradicts).
         assert_eq!(
             followed("PUT-03", "Creating", read(200, "Creating")),
             Outcome::Passed
