@@ -199,6 +199,25 @@ pub fn is_absolute_uri(v: &str) -> bool {
         && url::Url::parse(v).is_ok_and(|u| u.has_host())
 }
 
+/// Do these two links name one endpoint: the same path (as [`path_key`] compares it) and the
+/// same query parameters, in any order? A query may decide which endpoint answers (Compute's
+/// Location is its Azure-AsyncOperation URL plus `?monitor=true`): such links are two
+/// channels, each read for what it says.
+pub fn same_endpoint(a: &str, b: &str) -> bool {
+    let query = |u: &str| {
+        let mut q: Vec<(String, String)> = url::Url::parse(u)
+            .map(|u| {
+                u.query_pairs()
+                    .map(|(k, v)| (k.to_ascii_lowercase(), v.to_ascii_lowercase()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        q.sort();
+        q
+    };
+    path_key(a) == path_key(b) && query(a) == query(b)
+}
+
 /// A URL's path, lower-cased, percent-escapes decoded (but `%2F`, which would move a segment
 /// boundary), without a trailing slash: for comparing addresses. `%24default` and `$default`,
 /// `West%20US` and `West US`, an upper-case GUID and its lower-case form are one address.
@@ -345,6 +364,24 @@ mod tests {
         assert_ne!(path_key("https://h/a%2Fb"), path_key("https://h/a/b"));
         assert_eq!(path_key("https://h/100%"), "/100%");
         assert_eq!(path_key("https://h/%zz"), "/%zz");
+    }
+
+    #[test]
+    fn a_query_that_picks_another_endpoint_makes_another_link() {
+        use super::same_endpoint;
+        let aao = "https://h/subscriptions/s/providers/Microsoft.Compute/locations/eastus/operations/op1?api-version=2024-07-01";
+        assert!(same_endpoint(aao, aao));
+        // The same parameters in another order and case: one endpoint.
+        assert!(same_endpoint(
+            "https://h/x/op1?b=2&api-version=1",
+            "https://H/X/OP1?API-VERSION=1&b=2"
+        ));
+        // Compute's Location: the status URL plus `monitor=true` is another endpoint.
+        assert!(!same_endpoint(aao, &format!("{aao}&monitor=true")));
+        assert!(!same_endpoint(
+            aao,
+            "https://h/subscriptions/s/providers/Microsoft.Compute/locations/eastus/operationResults/op1?api-version=2024-07-01"
+        ));
     }
 
     #[test]

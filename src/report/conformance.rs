@@ -6,9 +6,11 @@
 //! **warned** (a SHOULD/MAY rule failed), **passed**, **not judged** (with why: the operation
 //! ended before a read could be placed inside it — with the operation durations the ledger
 //! recorded —, another reason the ledger gave, an exemption, a filter that left out the tests
-//! that judge it, an interrupted run, or no exchange showed it) or **not applicable** (a test
-//! stating it was not applicable here: no declared type has the feature, a requirement is not
-//! met). With each: how many tests and checks showed it, and the first evidence of a failure
+//! that judge it, an interrupted run, or no exchange showed it) or **not applicable** (the RP
+//! never offers its subject: the target declares nothing it speaks of — no ETag-capable type,
+//! no proxy type —, every test that could show it said the subject was absent — a synchronous
+//! PATCH, no Retry-After —, or a test stating it was not applicable here: no declared type has
+//! the feature, a requirement is not met). With each: how many tests and checks showed it, and the first evidence of a failure
 //! (expected, seen, the exchange in one line, the suite line). Families roll up.
 //!
 //! **How a defect every test meets is reported.** A rule the engine judges by itself (an
@@ -191,6 +193,8 @@ pub struct Builder {
     declared: Vec<Profile>,
     filtered: bool,
     interrupted: bool,
+    /// Rules whose subject the target never declares, with why (`RunInfo::not_applicable`).
+    undeclared_subjects: BTreeMap<String, String>,
     acc: BTreeMap<&'static str, Acc>,
     namespaces: super::namespaces::Builder,
 }
@@ -223,6 +227,7 @@ impl Builder {
             declared: info.declared(),
             filtered: info.filtered(),
             interrupted: info.interrupted,
+            undeclared_subjects: info.not_applicable.clone(),
             acc: BTreeMap::new(),
             namespaces: super::namespaces::Builder::new(info.strict),
         }
@@ -271,8 +276,12 @@ impl Builder {
                 && let Some(why) = &v.not_judged
             {
                 a.not_judged_tests += 1;
-                a.not_judged_other |= !why.starts_with("not applicable");
-                a.not_judged.get_or_insert_with(|| why.clone());
+                let missed = !rules::inapplicable(why);
+                // The reason shown for a rule not judged is one that says what was missed.
+                if a.not_judged.is_none() || (missed && !a.not_judged_other) {
+                    a.not_judged = Some(why.clone());
+                }
+                a.not_judged_other |= missed;
                 if why.starts_with("timing")
                     && let Some(ms) = millis(why)
                 {
@@ -317,6 +326,9 @@ impl Builder {
             }
         } else if a.passed > 0 {
             (RuleVerdict::Passed, None)
+        } else if let Some(why) = self.undeclared_subjects.get(rule.id) {
+            // The target declares nothing the rule speaks of (no ETag-capable type...).
+            (RuleVerdict::NotApplicable, Some(why.clone()))
         } else if let Some(first) = a.not_judged.as_ref().filter(|_| !a.not_judged_other) {
             // Every test said the rule cannot apply here: not applicable, not "not judged".
             (

@@ -146,8 +146,42 @@ fn a_rule_every_test_found_inapplicable_is_not_applicable_not_unjudged() {
             .unwrap()
             .starts_with("monitor `m` declares")
     );
-    // One test that could not decide for another reason: not judged.
+    // One test that could not decide for another reason: not judged, and that reason shown
+    // (whichever test came first).
     run[1].verdicts.push(na("timing: ended before a read"));
     let c = conformance(&i, &run);
-    assert_eq!(c.rule("MON-07").unwrap().verdict, RuleVerdict::NotJudged);
+    let r = c.rule("MON-07").unwrap();
+    assert_eq!(r.verdict, RuleVerdict::NotJudged);
+    assert!(
+        r.why
+            .as_deref()
+            .unwrap()
+            .contains("timing: ended before a read"),
+        "{:?}",
+        r.why
+    );
+}
+
+#[test]
+fn a_rule_whose_subject_the_target_never_declares_is_not_applicable_unless_judged() {
+    let run = faulty_run();
+    let mut i = info();
+    i.not_applicable.insert(
+        "RES-04".into(),
+        "no type in the target has: kind proxy".into(),
+    );
+    // LOC-02 is judged in the run: a verdict outweighs what the target declares.
+    i.not_applicable
+        .insert("LOC-02".into(), "said of a rule the run judged".into());
+    let c = conformance(&i, &run);
+    let r = c.rule("RES-04").unwrap();
+    assert_eq!(r.verdict, RuleVerdict::NotApplicable);
+    assert_eq!(
+        r.why.as_deref(),
+        Some("no type in the target has: kind proxy")
+    );
+    assert_eq!(c.rule("LOC-02").unwrap().verdict, RuleVerdict::Failed);
+    // Without it, the same rule is not judged: no exchange showed it.
+    let c = conformance(&info(), &run);
+    assert_eq!(c.rule("RES-04").unwrap().verdict, RuleVerdict::NotJudged);
 }

@@ -172,6 +172,11 @@ pub struct RunInfo {
     /// The rule profiles the target declares (empty in reports of older versions: all).
     #[serde(default)]
     pub profiles: Vec<String>,
+    /// Rules of the declared profiles whose subject the target itself never declares (no
+    /// ETag-capable type, no proxy type, a spec that marks no secret), each with why: not
+    /// applicable to it whatever the run sees (`rules::undeclared_subjects`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub not_applicable: std::collections::BTreeMap<String, String>,
     /// Rule selection (`--rule`, `--family`, `--profile`), as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub select: Vec<String>,

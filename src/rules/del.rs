@@ -121,10 +121,30 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     if flow.method != "DELETE" {
         return;
     }
-    let uses_state = flow.resource.as_deref().is_some_and(
-        |r| matches!(j.target.address(r), Addressed::Resource(t) if t.provisioning_state),
-    );
-    if uses_state {
+    let ty = match flow.resource.as_deref().map(|r| j.target.address(r)) {
+        Some(Addressed::Resource(t)) => Some(t),
+        _ => None,
+    };
+    let uses_state = ty.is_some_and(|t| t.provisioning_state);
+    if flow.channel.is_none() && flow.finished().is_some() {
+        // DEL-03 speaks of a delete that runs after its answer: one that answered done never
+        // offers a running delete to read.
+        j.ledger.not_applicable(
+            "DEL-03",
+            format!(
+                "the DELETE completed synchronously (answered {}): DEL-03 speaks of a delete that runs after its answer",
+                exs[flow.initial].status().unwrap_or(0)
+            ),
+        );
+    } else if let Some(t) = ty.filter(|_| !uses_state) {
+        j.ledger.not_applicable(
+            "DEL-03",
+            format!(
+                "type `{}` declares no provisioningState (`provisioning_state: false`): DEL-03 speaks of resources that use it",
+                t.name
+            ),
+        );
+    } else if uses_state {
         judge_during(
             j,
             flow,
@@ -398,6 +418,66 @@ pub(crate) mod tests {
         let exs = numbered(vec![read(200), delete(202, &[("Retry-After", "10")])]);
         assert_eq!(ambient("LOC-01", &exs).0, Outcome::Failed);
         assert_eq!(ambient("DEL-01", &exs).0, Outcome::NotJudged);
+    }
+
+    #[test]
+    fn a_delete_that_never_runs_after_its_answer_is_not_applicable_to_del_03() {
+        use crate::rules::testing::why_not;
+        // Answered 200: done in its answer, nothing ran for a read to see.
+        let sync = |exs: &[Exchange]| flow(exs, None, Vec::new(), End::Finished(Op::Succeeded));
+        let why = why_not("DEL-03", vec![delete(200, &[])], Some(&sync)).unwrap();
+        assert!(
+            why.starts_with("not applicable: the DELETE completed synchronously (answered 200)"),
+            "{why}"
+        );
+        // Answered 202 and read while it ran: judged either way (CASES).
+        assert_eq!(
+            watched("DEL-03", deleting(), loc_poll(204, &[])),
+            Outcome::Passed
+        );
+        assert_eq!(
+            watched("DEL-03", read(200), loc_poll(204, &[])),
+            Outcome::Failed
+        );
+        // Answered 202, and its first read already said it had ended: too fast to be seen
+        // running, so nothing ran for a read of the resource to see.
+        let del = || delete(202, &[("Location", OP_RESULT), ("Retry-After", "10")]);
+        let fast = |exs: &[Exchange]| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                vec![Event::Watch { ex: 1 }, poll(2, Channel::Location, false)],
+                End::Finished(Op::Succeeded),
+            )
+        };
+        let why = why_not(
+            "DEL-03",
+            vec![del(), read(200), loc_poll(204, &[])],
+            Some(&fast),
+        );
+        let why = why.unwrap();
+        assert!(
+            why.starts_with("not applicable: the DELETE's operation was never seen running"),
+            "{why}"
+        );
+        // Seen running, but the resource read could not be placed inside it: not judged
+        // (timing), never "not applicable".
+        let running = loc_poll(202, &[("Location", OP_RESULT)]);
+        let missed = |exs: &[Exchange]| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                vec![
+                    poll(1, Channel::Location, true),
+                    Event::Watch { ex: 2 },
+                    poll(3, Channel::Location, false),
+                ],
+                End::Finished(Op::Succeeded),
+            )
+        };
+        let exs = vec![del(), running, read(200), loc_poll(204, &[])];
+        let why = why_not("DEL-03", exs, Some(&missed)).unwrap();
+        assert!(why.starts_with("timing: "), "{why}");
     }
 
     #[test]

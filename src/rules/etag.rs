@@ -5,7 +5,19 @@ use serde_json::Value;
 
 use super::Judge;
 use crate::http::Exchange;
-use crate::target::Addressed;
+use crate::target::{Addressed, Target};
+
+/// ETAG-24 speaks of ETag-capable types: a target that declares none never offers its subject.
+pub(super) fn undeclared(t: &Target) -> Vec<(&'static str, String)> {
+    if t.types.iter().any(|ty| ty.etag) {
+        return Vec::new();
+    }
+    vec![(
+        "ETAG-24",
+        "no type in the target has: etag (ETAG-24 is judged on the answers of ETag-capable types)"
+            .into(),
+    )]
+}
 
 /// A quoted entity-tag (RFC 7232), optionally weak.
 pub(crate) fn quoted(e: &str) -> bool {

@@ -160,6 +160,37 @@ impl Flow {
     }
 }
 
+/// Why an operation offers nothing to the rules that read it while it runs: it ended, and no
+/// read after its answer showed it running — its answer said it had ended, or the first read
+/// of its channel already did: too fast to be seen running. `None` when a read showed it
+/// running, a read could not be read (an error says nothing of the state), or it did not end
+/// (timed out, could not be followed): then what such a rule misses is not judged.
+pub(crate) fn never_running(flow: &Flow, exs: &[Exchange]) -> Option<String> {
+    let outcome = flow.finished()?;
+    let shown = |s: &crate::lro::State| !matches!(s, crate::lro::State::Done(..));
+    let read_running = flow.events.iter().any(|e| match e {
+        Event::Poll { state, .. } | Event::Side { state, .. } => shown(state),
+        _ => false,
+    });
+    if read_running {
+        return None;
+    }
+    let answered = exs
+        .get(flow.initial)
+        .and_then(Exchange::status)
+        .map_or("no answer".to_string(), |s| s.to_string());
+    Some(match flow.channel {
+        None => format!(
+            "the {} completed in its answer ({answered}): nothing ran after it",
+            flow.method
+        ),
+        Some(_) => format!(
+            "the {}'s operation was never seen running: answered {answered}, the first read of it already said it had ended {outcome} (too fast to be seen running)",
+            flow.method
+        ),
+    })
+}
+
 /// The watch reads of the operation's own resource, split into those made while the
 /// operation certainly ran and the others.
 pub(crate) fn resource_watches(flow: &Flow, exs: &[Exchange]) -> (Vec<usize>, Vec<usize>) {
@@ -216,8 +247,13 @@ pub(crate) fn judge_during(
             judged = true;
         }
     }
+    if judged {
+        return;
+    }
     let watched = !(during.is_empty() && unsure.is_empty());
-    if watched && !judged {
+    if let Some(why) = never_running(flow, exs) {
+        j.ledger.not_applicable(rule, why);
+    } else if watched {
         j.ledger.not_judged(
             rule,
             format!(

@@ -70,6 +70,14 @@ pub struct RuleTally {
 /// Keep this many distinct failures per rule; counts go on.
 const KEEP: usize = 5;
 
+/// How a not-judged reason says the rule's subject is absent (the RP never offered it here).
+pub const NOT_APPLICABLE: &str = "not applicable: ";
+
+/// Does this not-judged reason say the rule's subject is absent, rather than unseen?
+pub fn inapplicable(reason: &str) -> bool {
+    reason.starts_with(NOT_APPLICABLE.trim_end())
+}
+
 /// An earlier failure that made a later check impossible: the rule that failed, the exchange
 /// it failed on and the step that exchange belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,14 +271,30 @@ impl Ledger {
     }
 
     /// The rule applied but could not be decided; kept only while nothing else was recorded.
+    /// A reason that starts "not applicable" says the RP did not offer the rule's subject
+    /// here (a synchronous PATCH, no Retry-After...); one that does not says the subject was
+    /// offered and not seen, and takes its place: one missed subject keeps the rule "not
+    /// judged", however many answers had none.
     pub fn not_judged(&mut self, rule: &'static str, reason: impl Into<String>) {
         if !self.applies(rule) {
             return;
         }
         let t = self.tally(rule);
         if t.passed == 0 && t.failed == 0 && t.outcome == Outcome::NotJudged {
-            t.not_judged.get_or_insert_with(|| reason.into());
+            let reason = reason.into();
+            match &t.not_judged {
+                // Keep the first, unless it said "absent" and this one says "missed".
+                Some(old) if !inapplicable(old) || inapplicable(&reason) => {}
+                _ => t.not_judged = Some(reason),
+            }
         }
+    }
+
+    /// `not_judged` with the reason that the rule's subject is absent here: "not applicable:
+    /// {why}" (the conformance view reports a rule not applicable when every reason any test
+    /// gave is such).
+    pub fn not_applicable(&mut self, rule: &'static str, why: impl std::fmt::Display) {
+        self.not_judged(rule, format!("{NOT_APPLICABLE}{why}"));
     }
 
     /// The first of these exchanges (by `seq`) on which one of `rules` failed: the earlier
@@ -388,7 +412,9 @@ impl Ledger {
                 mine.exempt_reason = t.exempt_reason;
             }
             if mine.outcome == Outcome::NotJudged {
-                if mine.not_judged.is_none() {
+                let theirs_missed = t.not_judged.as_deref().is_some_and(|w| !inapplicable(w));
+                let mine_absent = mine.not_judged.as_deref().is_none_or(inapplicable);
+                if mine.not_judged.is_none() || (mine_absent && theirs_missed) {
                     mine.not_judged = t.not_judged;
                 }
             } else {
@@ -527,6 +553,45 @@ mod tests {
         let t = l.tallies();
         assert_eq!(t.iter().find(|t| t.rule == "ETAG-18").unwrap().failed, 1);
         assert_eq!(t.iter().find(|t| t.rule == "LOC-04").unwrap().failed, 1);
+    }
+
+    #[test]
+    fn a_subject_missed_outweighs_subjects_absent() {
+        // In one ledger: a missed subject replaces "not applicable", never the reverse.
+        let mut l = Ledger::default();
+        l.not_applicable("PATCH-02", "the PATCH completed synchronously");
+        l.not_judged("PATCH-02", "timing: ended within 3 ms");
+        l.not_applicable("PATCH-02", "the PATCH was answered 202");
+        let t = &l.tallies()[0];
+        assert_eq!(t.not_judged.as_deref(), Some("timing: ended within 3 ms"));
+        // Only absent subjects: the first reason stays.
+        let mut a = Ledger::default();
+        a.not_applicable("LOC-03", "no Retry-After");
+        a.not_applicable("LOC-03", "something else");
+        assert_eq!(
+            a.tallies()[0].not_judged.as_deref(),
+            Some("not applicable: no Retry-After")
+        );
+        assert!(inapplicable(a.tallies()[0].not_judged.as_deref().unwrap()));
+        // Across ledgers of one test (steps that ran concurrently), the same.
+        let mut b = Ledger::default();
+        b.not_judged("LOC-03", "the recording format strips Retry-After");
+        a.absorb(b);
+        assert_eq!(
+            a.tallies()[0].not_judged.as_deref(),
+            Some("the recording format strips Retry-After")
+        );
+        let mut c = Ledger::default();
+        c.not_applicable("LOC-03", "no Retry-After");
+        a.absorb(c);
+        assert_eq!(
+            a.tallies()[0].not_judged.as_deref(),
+            Some("the recording format strips Retry-After")
+        );
+        // A verdict outweighs both.
+        a.pass("LOC-03");
+        assert_eq!(a.tallies()[0].outcome, Outcome::Passed);
+        assert!(a.tallies()[0].not_judged.is_none());
     }
 
     #[test]

@@ -76,9 +76,13 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             });
         }
     }
-    if ras.is_empty() && resp.status == 202 && j.response_stripped("retry-after") {
-        j.ledger
-            .not_judged("LOC-04", "the recording format strips Retry-After");
+    if ras.is_empty() && hands_out_an_operation(ex, resp) {
+        if !j.response_stripped("retry-after") {
+            no_retry_after(j, resp.status);
+        } else if resp.status == 202 {
+            j.ledger
+                .not_judged("LOC-04", "the recording format strips Retry-After");
+        }
     }
     if resp.status == 202
         && let Some(l) = loc
@@ -100,6 +104,33 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                     ),
                 )
             });
+    }
+}
+
+/// An answer a client waits on before its next read (a 202, or a write's 200/201 handing out
+/// an operation resource to poll), where a Retry-After would be. A Location on a 200/201 is
+/// the resource's address, no operation (`drives_an_operation`).
+fn hands_out_an_operation(ex: &Exchange, resp: &crate::http::Response) -> bool {
+    drives_an_operation(resp.status)
+        || (matches!(ex.method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST")
+            && matches!(resp.status, 200 | 201)
+            && resp.header("azure-asyncoperation").is_some())
+}
+
+/// Retry-After is optional (001: "optionally, a Retry-After header"; clients wait their
+/// default): an RP that sends none never offers LOC-03's subject (the form of a Retry-After),
+/// nor, on its 202s, LOC-04's (the bounds of one). A Retry-After that is sent is judged, and
+/// DEL-02 (a SHOULD) still asks one of a DELETE's 202.
+fn no_retry_after(j: &mut Judge<'_>, status: u16) {
+    j.ledger.not_applicable(
+        "LOC-03",
+        "no answer that hands out an operation carried Retry-After (optional): LOC-03 judges the form of one that is sent",
+    );
+    if status == 202 {
+        j.ledger.not_applicable(
+            "LOC-04",
+            "no 202 answer carried Retry-After (optional): LOC-04 bounds one that is sent",
+        );
     }
 }
 
@@ -198,8 +229,24 @@ fn location_unread(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     }
 }
 
+/// LOC-05 speaks of a Location read while the operation is unfinished: an operation no read
+/// ever showed running offers none.
+fn never_unfinished(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
+    let handed_location = exs
+        .get(flow.initial)
+        .and_then(|x| x.response.as_ref())
+        .is_some_and(|r| r.header("location").is_some());
+    if handed_location
+        && flow.channel.is_some()
+        && let Some(why) = super::flow::never_running(flow, exs)
+    {
+        j.ledger.not_applicable("LOC-05", why);
+    }
+}
+
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     location_unread(j, flow, exs);
+    never_unfinished(j, flow, exs);
     // LOC-05: every running answer of a Location poll is 202 with Location again.
     for e in &flow.events {
         if let Event::Poll {

@@ -433,3 +433,72 @@ fn a_location_poll_answered_202_without_location_fails_loc_01_alone() {
     assert_eq!(run("LOC-01"), Outcome::Failed);
     assert_eq!(run("LOC-05"), Outcome::NotJudged);
 }
+
+#[test]
+fn an_rp_that_sends_no_retry_after_is_not_applicable_to_loc_03_and_04() {
+    use crate::rules::testing::why_not;
+    // No Retry-After on a 202 nor on a 201 handing out an operation: optional, so absent.
+    let put = exchange(
+        "PUT",
+        WIDGET,
+        201,
+        &[
+            ("x-ms-request-id", "r-1"),
+            ("Azure-AsyncOperation", OP_STATUS),
+        ],
+        widget("Creating"),
+    );
+    let delete = accepted("DELETE", &[("Location", OP_RESULT)]);
+    let exs = vec![put.clone(), delete.clone()];
+    let loc03 = why_not("LOC-03", exs.clone(), None).unwrap();
+    assert!(
+        loc03.starts_with(
+            "not applicable: no answer that hands out an operation carried Retry-After"
+        ),
+        "{loc03}"
+    );
+    let loc04 = why_not("LOC-04", exs, None).unwrap();
+    assert!(
+        loc04.starts_with("not applicable: no 202 answer carried Retry-After"),
+        "{loc04}"
+    );
+    // A 201 alone says nothing of a 202's Retry-After: no reason for LOC-04 at all.
+    assert_eq!(why_not("LOC-04", vec![put.clone()], None), None);
+    // One that is sent is judged, whatever other answers lacked one.
+    let bad = accepted("DELETE", &[("Location", OP_RESULT), ("Retry-After", "5")]);
+    let date = accepted(
+        "DELETE",
+        &[
+            ("Location", OP_RESULT),
+            ("Retry-After", "Wed, 21 Oct 2026 07:28:00 GMT"),
+        ],
+    );
+    let good = accepted("DELETE", &[("Location", OP_RESULT), ("Retry-After", "10")]);
+    assert_eq!(ambient("LOC-04", &[delete.clone(), bad]).0, Outcome::Failed);
+    assert_eq!(
+        ambient("LOC-03", &[delete.clone(), date]).0,
+        Outcome::Failed
+    );
+    assert_eq!(
+        ambient("LOC-04", &[delete.clone(), good.clone()]).0,
+        Outcome::Passed
+    );
+    assert_eq!(ambient("LOC-03", &[delete, good]).0, Outcome::Passed);
+    // A recorder that strips Retry-After hides it: not judged, never "not applicable".
+    let registry = crate::rules::Registry::default();
+    let t = crate::rules::testing::target();
+    let mut j = crate::rules::Judge::new(&t, &registry);
+    j.stripped.response = vec!["retry-after".into()];
+    j.exchange(&accepted("DELETE", &[("Location", OP_RESULT)]));
+    let tally = j
+        .ledger
+        .tallies()
+        .into_iter()
+        .find(|x| x.rule == "LOC-04")
+        .unwrap();
+    assert_eq!(
+        tally.not_judged.as_deref(),
+        Some("the recording format strips Retry-After")
+    );
+    assert!(j.ledger.tallies().iter().all(|x| x.rule != "LOC-03"));
+}

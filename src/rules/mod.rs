@@ -64,7 +64,7 @@ pub use catalogue::{
     Level, Profile, Rule, all, catalogue_id, families, family_of, get, ids, lookup,
 };
 pub use engine::{Judge, Registry, Stripped};
-pub use ledger::{Cause, Finding, Ledger, Outcome, RuleTally};
+pub use ledger::{Cause, Finding, Ledger, NOT_APPLICABLE, Outcome, RuleTally, inapplicable};
 pub use records::{MonitorRecord, SweepRecord, TaskRecord, TaskWrite};
 
 /// When the engine judges a rule by itself, as the rule's family module declares it (its
@@ -108,6 +108,23 @@ pub fn shows(id: &str) -> Shows {
         .iter()
         .find(|(r, _)| *r == id)
         .map_or(default, |(_, s)| *s)
+}
+
+/// The rules of the target's profiles whose subject the target itself never declares (no
+/// ETag-capable type, no proxy type, a spec that marks no secret), each with why: not
+/// applicable to it whatever a run sees. Each family says it of its own rules (its
+/// `undeclared`); the run records it with its settings and the conformance view reads it.
+/// What a target does declare, the RP may still never offer (a synchronous PATCH, no
+/// Retry-After): that is decided on its answers, by the family's judgement.
+pub fn undeclared_subjects(
+    target: &crate::target::Target,
+) -> std::collections::BTreeMap<String, String> {
+    [etag::undeclared, res::undeclared, spec::undeclared]
+        .into_iter()
+        .flat_map(|f| f(target))
+        .filter(|(rule, _)| lookup(rule).is_some_and(|r| target.profiles.contains(&r.profile)))
+        .map(|(rule, why)| (rule.to_string(), why))
+        .collect()
 }
 
 /// The sources of the family modules, with their family, for listing which rules the engine
@@ -160,6 +177,41 @@ fn judging_code(src: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    /// A target of one tracked type without ETags (what `init` writes for many real RPs).
+    fn plain_target() -> crate::target::Target {
+        let yaml = "base_url: http://127.0.0.1:1\nauth: none\nsubscription: 00000000-0000-0000-0000-00000000c0de\nresource_group: {name: rg}\nprofiles: [arm]\nnamespace: Microsoft.Contoso\napi_version: \"2024-05-01\"\nlocation: eastus\ntypes:\n  widgets:\n    kind: tracked\n    async: true\n    etag: false\n    create_body: {location: eastus, properties: {size: 3}}\n";
+        crate::target::parse_target(std::path::Path::new("plain.yaml"), yaml, "plain")
+            .unwrap_or_else(|r| panic!("{}", r.render()))
+    }
+
+    #[test]
+    fn rules_whose_subject_the_target_never_declares_are_named_with_why() {
+        let mut t = plain_target();
+        let na = super::undeclared_subjects(&t);
+        assert_eq!(na.keys().collect::<Vec<_>>(), ["ETAG-24", "RES-04"]);
+        assert!(na["ETAG-24"].starts_with("no type in the target has: etag"));
+        assert!(na["RES-04"].starts_with("no type in the target has: kind proxy"));
+        // A spec that marks no secret: SPEC-06 too (its profile comes with the spec).
+        let doc = serde_json::json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}});
+        let specs =
+            crate::spec::Specs::from_documents(&[("t.json".into(), doc.to_string(), doc)]).unwrap();
+        t.attach_specs(std::sync::Arc::new(specs), "test");
+        let na = super::undeclared_subjects(&t);
+        assert!(na["SPEC-06"].starts_with("the spec marks no property `x-ms-secret: true`"));
+        // The reference RP's target declares all of them (and its spec has a secret).
+        assert!(super::undeclared_subjects(&super::testing::target()).is_empty());
+        // What the target declares is also what each rule is judged on: ETAG-24 needs a type
+        // declared ETag-capable.
+        let widget = crate::rules::testing::exchange(
+            "GET",
+            "http://127.0.0.1:1/subscriptions/00000000-0000-0000-0000-00000000c0de/resourceGroups/rg/providers/Microsoft.Contoso/widgets/w?api-version=2024-05-01",
+            200,
+            &[],
+            crate::rules::testing::widget("Succeeded"),
+        );
+        let (o, _, _) = super::testing::judged_on(&plain_target(), "ETAG-24", &[widget], false);
+        assert_eq!(o, super::Outcome::NotJudged);
+    }
     #[test]
     fn engine_rules_are_cited_by_judging_code_not_by_tests() {
         let src = "fn f() { check(\"HDR-01\") }\n#[cfg(test)]\nmod tests { \"HDR-02\" }";
@@ -176,9 +228,10 @@ mod tests {
         let re = regex::Regex::new(r#""([A-Z]{2,6})-(\d\d)""#).unwrap();
         // A verdict recorded on the ledger names the rule first; other rules a family cites
         // are causes (`cause_among(…, &["LOC-02"])`: not judged because that one failed).
-        let judging =
-            regex::Regex::new(r#"\.(check|fail|pass|not_judged)\(\s*"([A-Z]{2,6})-(\d\d)""#)
-                .unwrap();
+        let judging = regex::Regex::new(
+            r#"\.(check|fail|pass|not_judged|not_applicable)\(\s*"([A-Z]{2,6})-(\d\d)""#,
+        )
+        .unwrap();
         let mut cited = 0;
         for (family, src) in super::FAMILY_SOURCES {
             for c in re.captures_iter(super::judging_code(src)) {

@@ -119,6 +119,17 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                     format!("name = {n}, id = {i}"),
                 )
             });
+    } else {
+        // Both are optional (OPRES-04, a SHOULD, asks for them): "when present" is its subject.
+        let absent = match (name, id) {
+            (None, None) => "neither `name` nor `id`",
+            (None, Some(_)) => "no `name`",
+            _ => "no `id` to compare its `name` with",
+        };
+        j.ledger.not_applicable(
+            "OPRES-05",
+            format!("the operation resource carries {absent} (optional): OPRES-05 compares a `name` that is present with the last segment of `id`"),
+        );
     }
     times(j, ex, b);
     let Some(st) = status else { return };
@@ -205,6 +216,11 @@ fn times(j: &mut Judge<'_>, ex: &Exchange, b: &Value) {
                     bad.join(", "),
                 )
             });
+    } else {
+        j.ledger.not_applicable(
+            "OPRES-06",
+            "the operation resource carries no startTime, endTime or percentComplete (all optional): OPRES-06 judges the form of those present",
+        );
     }
 }
 
@@ -688,5 +704,54 @@ pub(crate) mod tests {
         let bare = json!({"id": "/x/op1", "name": "op1", "status": "InProgress"});
         assert_eq!(read("OPRES-06", bare.clone()), Outcome::NotJudged);
         assert_eq!(read("OPRES-07", bare), Outcome::NotJudged);
+    }
+
+    #[test]
+    fn an_operation_resource_without_the_optional_fields_is_not_applicable_to_opres_05_and_06() {
+        use crate::rules::testing::why_not;
+        let why = |rule: &str, body: Value| why_not(rule, vec![op_read(body)], None);
+        // Status only (the shape most real RPs send).
+        let bare = json!({"status": "InProgress"});
+        let r5 = why("OPRES-05", bare.clone()).unwrap();
+        assert!(
+            r5.starts_with(
+                "not applicable: the operation resource carries neither `name` nor `id`"
+            ),
+            "{r5}"
+        );
+        let r6 = why("OPRES-06", bare).unwrap();
+        assert!(r6.starts_with("not applicable: the operation resource carries no startTime, endTime or percentComplete"), "{r6}");
+        let named = json!({"name": "op1", "status": "InProgress"});
+        assert!(
+            why("OPRES-05", named)
+                .unwrap()
+                .contains("no `id` to compare")
+        );
+        let with_id = json!({"id": "/x/op1", "status": "InProgress"});
+        assert!(
+            why("OPRES-05", with_id)
+                .unwrap()
+                .contains("carries no `name`")
+        );
+        // Present, they are judged: the name against the id, the times' form.
+        assert_eq!(
+            read("OPRES-05", with("InProgress", "name", json!("other"))),
+            Outcome::Failed
+        );
+        assert_eq!(read("OPRES-05", op_status("InProgress")), Outcome::Passed);
+        assert_eq!(
+            read(
+                "OPRES-06",
+                with("InProgress", "startTime", json!("11/22/2026"))
+            ),
+            Outcome::Failed
+        );
+        assert_eq!(read("OPRES-06", op_status("InProgress")), Outcome::Passed);
+        // One read with them decides, whatever reads without them said.
+        let exs = crate::rules::testing::numbered(vec![
+            op_read(json!({"status": "InProgress"})),
+            op_read(with("Succeeded", "name", json!("other"))),
+        ]);
+        assert_eq!(ambient("OPRES-05", &exs).0, Outcome::Failed);
     }
 }

@@ -120,6 +120,15 @@ fn read(j: &mut Judge<'_>, ex: &Exchange, vocab: &Vocabulary, error_field: &str)
         }
         now.end = Some(e);
     }
+    if ["startTime", "endTime"]
+        .iter()
+        .all(|k| b.get(*k).is_none_or(Value::is_null))
+    {
+        j.ledger.not_applicable(
+            "OPS-08",
+            "the operation's status carries no startTime or endTime (optional): OPS-08 compares them across reads where they are sent",
+        );
+    }
     if start.is_some() || end.is_some() {
         let ok = why.is_none();
         j.ledger.check("OPS-08", ok, seq, || {
@@ -344,6 +353,43 @@ pub(crate) mod tests {
     #[test]
     fn ops_cases_show_what_they_say() {
         run_cases(CASES);
+    }
+
+    #[test]
+    fn an_operation_status_without_times_is_not_applicable_to_ops_08() {
+        let bare = || op_read(json!({"status": "InProgress"}));
+        let done = || op_read(json!({"status": "Succeeded"}));
+        let why = crate::rules::testing::why_not("OPS-08", vec![bare(), done()], None).unwrap();
+        assert!(
+            why.starts_with(
+                "not applicable: the operation's status carries no startTime or endTime"
+            ),
+            "{why}"
+        );
+        // Sent, they are compared across reads, whatever reads without them said.
+        let moved = with("Succeeded", "startTime", json!("2026-01-01T10:00:01Z"));
+        assert_eq!(
+            reads(
+                "OPS-08",
+                vec![
+                    json!({"status": "InProgress"}),
+                    op_status("InProgress"),
+                    moved
+                ]
+            ),
+            crate::rules::Outcome::Failed
+        );
+        assert_eq!(
+            reads(
+                "OPS-08",
+                vec![op_status("InProgress"), op_status("Succeeded")]
+            ),
+            crate::rules::Outcome::Passed
+        );
+        // .NET's unset DateTime is no time, and says so (not "not applicable").
+        let unset = with("InProgress", "startTime", json!("0001-01-01T00:00:00"));
+        let why = crate::rules::testing::why_not("OPS-08", vec![op_read(unset)], None).unwrap();
+        assert!(why.starts_with("startTime 0001-01-01T00:00:00"), "{why}");
     }
 
     fn ex(status: u16, headers: &[(&str, &str)], body: Value) -> Exchange {

@@ -54,15 +54,24 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     if flow.method != "PATCH" {
         return;
     }
-    let answered_200 = exs[flow.initial]
-        .status()
-        .is_some_and(|s| matches!(s, 200 | 201));
-    if !answered_200 {
-        return;
+    // PATCH-02 speaks of a PATCH answered 200 while its update still runs: one answered 202
+    // (the LOC rules follow it), or one that completed in its answer, never offers it.
+    match exs[flow.initial].status() {
+        Some(200 | 201) => {}
+        Some(202) => {
+            j.ledger.not_applicable(
+                "PATCH-02",
+                "the PATCH was answered 202: PATCH-02 speaks of a PATCH answered 200 while its update runs (a 202 is followed under the LOC rules)",
+            );
+            return;
+        }
+        _ => return,
     }
     if flow.channel.is_none() {
-        j.ledger
-            .not_judged("PATCH-02", "the PATCH completed synchronously (legal)");
+        j.ledger.not_applicable(
+            "PATCH-02",
+            "the PATCH completed synchronously: its 200 named no operation and showed no running provisioningState (legal)",
+        );
         return;
     }
     super::put::initial_state(j, flow, exs, "PATCH-02");
@@ -105,14 +114,16 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::http::Exchange;
     use crate::http::Role;
     use crate::lro::{Channel, Outcome as Op};
     use crate::rules::Outcome;
     use crate::rules::flow::End;
     use crate::rules::testing::{
-        Case, WIDGET, ambient, exchange, failing, flow, flow_outcome, passing, poll, run_cases,
-        widget, with_role,
+        Case, OP_RESULT, WIDGET, ambient, exchange, failing, flow, flow_outcome, passing, poll,
+        run_cases, why_not, widget, with_role,
     };
+    use serde_json::json;
 
     /// A PATCH answered 200 Updating, followed through the resource to `end`.
     fn patched(end: End) -> Outcome {
@@ -175,11 +186,44 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_synchronous_patch_is_not_judged() {
+    fn a_patch_that_never_runs_after_its_answer_is_not_applicable() {
+        // Completed in its 200: nothing to follow.
         let patch = exchange("PATCH", WIDGET, 200, &[], widget("Succeeded"));
-        let got = flow_outcome("PATCH-02", vec![patch], |exs| {
-            flow(exs, None, Vec::new(), End::Finished(Op::Succeeded))
-        });
+        let sync = |exs: &[Exchange]| flow(exs, None, Vec::new(), End::Finished(Op::Succeeded));
+        let got = flow_outcome("PATCH-02", vec![patch.clone()], sync);
         assert_eq!(got, Outcome::NotJudged);
+        let why = why_not("PATCH-02", vec![patch], Some(&sync)).unwrap();
+        assert!(
+            why.starts_with("not applicable: the PATCH completed synchronously"),
+            "{why}"
+        );
+        // Answered 202: the LOC rules follow it.
+        let accepted = exchange(
+            "PATCH",
+            WIDGET,
+            202,
+            &[("Location", OP_RESULT), ("Retry-After", "10")],
+            json!(null),
+        );
+        let done = with_role(
+            exchange("GET", OP_RESULT, 200, &[], widget("Succeeded")),
+            Role::LocationPoll,
+        );
+        let by_location = |exs: &[Exchange]| {
+            flow(
+                exs,
+                Some(Channel::Location),
+                vec![poll(1, Channel::Location, false)],
+                End::Finished(Op::Succeeded),
+            )
+        };
+        let why = why_not("PATCH-02", vec![accepted, done], Some(&by_location)).unwrap();
+        assert!(
+            why.starts_with("not applicable: the PATCH was answered 202"),
+            "{why}"
+        );
+        // Answered 200 while its update runs, followed through the resource: judged (CASES).
+        assert_eq!(patched(End::Finished(Op::Succeeded)), Outcome::Passed);
+        assert_eq!(patched(End::TimedOut), Outcome::Failed);
     }
 }

@@ -81,10 +81,20 @@ pub(super) fn initial_state(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], ru
             Some(init.seq),
             None,
         );
+    } else if let Some(why) = super::flow::never_running(flow, exs) {
+        // It said it had ended, and no read after it said otherwise: finished before
+        // answering (legal), so no answer was sent while it ran.
+        j.ledger.not_applicable(
+            rule,
+            format!(
+                "its answer said provisioningState {} and {why}",
+                ps.unwrap_or("absent")
+            ),
+        );
     } else if flow.channel.is_some() {
         j.ledger.not_judged(
             rule,
-            "no read after the answer showed the operation running: it may have finished before answering, which is legal",
+            "no read after the answer showed the operation running, and it was not seen to end: it may have finished before answering, which is legal",
         );
     }
 }
@@ -97,11 +107,24 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     // PUT-03 speaks of a PUT answered 200/201; a create answered 202 stays invisible (LOC-07).
     let answered = exs[flow.initial].status();
     if answered == Some(202) {
-        j.ledger.not_judged(
+        j.ledger.not_applicable(
             "PUT-03",
-            "the PUT was answered 202: the resource may stay invisible until the operation ends (LOC-07)",
+            "the PUT was answered 202: PUT-03 speaks of a PUT answered 200/201 while provisioning runs (a create answered 202 stays invisible, LOC-07)",
         );
     } else {
+        let (during, unsure) = super::flow::resource_watches(flow, exs);
+        if during.is_empty()
+            && unsure.is_empty()
+            && flow.seen_running()
+            && flow.channel != Some(Channel::Resource)
+        {
+            // Offered (a read showed it running) but not looked at (the resource's own polls,
+            // when they drive, are read below).
+            j.ledger.not_judged(
+                "PUT-03",
+                "the PUT's operation was shown running, but no read of the resource was made while it ran",
+            );
+        }
         judge_during(
             j,
             flow,
@@ -182,7 +205,7 @@ pub(crate) mod tests {
     use crate::rules::flow::{AfterRead, End, Event};
     use crate::rules::testing::{
         Case, OP_RESULT, OP_STATUS, WIDGET, ambient, exchange, failing, flow, flow_outcome,
-        numbered, op_read, op_status, passing, poll, run_cases, widget, with_role,
+        numbered, op_read, op_status, passing, poll, run_cases, why_not, widget, with_role,
     };
     use serde_json::{Value, json};
 
@@ -346,14 +369,86 @@ pub(crate) mod tests {
     #[test]
     fn put_03_gives_a_202_create_no_verdict() {
         let put = exchange("PUT", WIDGET, 202, &[("Location", OP_RESULT)], Value::Null);
-        let got = flow_outcome("PUT-03", vec![put], |exs| {
+        let by_location = |exs: &[Exchange]| {
             flow(
                 exs,
                 Some(Channel::Location),
                 Vec::new(),
                 End::Finished(Op::Succeeded),
             )
-        });
+        };
+        let got = flow_outcome("PUT-03", vec![put.clone()], by_location);
         assert_eq!(got, Outcome::NotJudged);
+        let why = why_not("PUT-03", vec![put], Some(&by_location)).unwrap();
+        assert!(
+            why.starts_with("not applicable: the PUT was answered 202"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn an_operation_never_seen_running_is_not_applicable_and_one_seen_and_missed_is_not_judged() {
+        // Answered 201 Succeeded with an operation whose first read said Succeeded: finished
+        // before answering, so nothing ran for PUT-02 or PUT-03 to see.
+        let fast = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[("Azure-AsyncOperation", OP_STATUS)],
+            widget("Succeeded"),
+        );
+        let ended = |exs: &[Exchange]| {
+            flow(
+                exs,
+                Some(Channel::AzureAsyncOperation),
+                vec![poll(1, Channel::AzureAsyncOperation, false)],
+                End::Finished(Op::Succeeded),
+            )
+        };
+        let exs = || vec![fast.clone(), op_read(op_status("Succeeded"))];
+        for rule in ["PUT-02", "PUT-03"] {
+            let why = why_not(rule, exs(), Some(&ended)).unwrap();
+            assert!(why.starts_with("not applicable: "), "{rule}: {why}");
+            assert!(why.contains("never seen running"), "{rule}: {why}");
+        }
+        // Shown running by a read, the resource never read while it ran: not judged.
+        let put = exchange(
+            "PUT",
+            WIDGET,
+            201,
+            &[("Azure-AsyncOperation", OP_STATUS)],
+            widget("Creating"),
+        );
+        let unwatched = |exs: &[Exchange]| {
+            flow(
+                exs,
+                Some(Channel::AzureAsyncOperation),
+                vec![
+                    poll(1, Channel::AzureAsyncOperation, true),
+                    poll(2, Channel::AzureAsyncOperation, false),
+                ],
+                End::Finished(Op::Succeeded),
+            )
+        };
+        let exs = vec![
+            put,
+            op_read(op_status("InProgress")),
+            op_read(op_status("Succeeded")),
+        ];
+        let why = why_not("PUT-03", exs, Some(&unwatched)).unwrap();
+        assert!(
+            why.starts_with("the PUT's operation was shown running"),
+            "{why}"
+        );
+        // A read of the resource placed inside a running operation decides PUT-03 either way
+        // (CASES also show PUT-02 failing on a terminal answer a later read contradicts).
+        assert_eq!(
+            followed("PUT-03", "Creating", read(200, "Creating")),
+            Outcome::Passed
+        );
+        assert_eq!(
+            followed("PUT-03", "Creating", read(404, "")),
+            Outcome::Failed
+        );
     }
 }

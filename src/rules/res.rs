@@ -5,7 +5,22 @@ use serde_json::Value;
 
 use super::Judge;
 use crate::http::{Exchange, Role, cut};
-use crate::target::{Addressed, Kind};
+use crate::target::{Addressed, Kind, Target};
+
+/// RES-03 speaks of tracked bodies, RES-04 of proxy ones: a target that declares no type of
+/// that kind never offers the rule's subject.
+pub(super) fn undeclared(t: &Target) -> Vec<(&'static str, String)> {
+    [("RES-03", Kind::Tracked, "tracked"), ("RES-04", Kind::Proxy, "proxy")]
+        .into_iter()
+        .filter(|(_, kind, _)| !t.types.iter().any(|ty| ty.kind == *kind))
+        .map(|(rule, _, name)| {
+            (
+                rule,
+                format!("no type in the target has: kind {name} ({rule} is judged on {name} resource bodies)"),
+            )
+        })
+        .collect()
+}
 
 /// What an answer whose body gave no JSON showed: why it was not read (too deep, too many
 /// values, not JSON), naming the exchange, and how the body begins.

@@ -14,6 +14,22 @@ use super::Judge;
 use crate::http::Exchange;
 use crate::spec::schema::READ_ONLY_PROBE;
 use crate::spec::{Found, Operation};
+use crate::target::Target;
+
+/// SPEC-06 speaks of properties the spec marks `x-ms-secret`: a spec that marks none never
+/// offers its subject. (Without a spec the openapi profile is not declared at all.)
+pub(super) fn undeclared(t: &Target) -> Vec<(&'static str, String)> {
+    let Some(specs) = &t.specs else {
+        return Vec::new();
+    };
+    if specs.operations().iter().any(|op| !op.secrets.is_empty()) {
+        return Vec::new();
+    }
+    vec![(
+        "SPEC-06",
+        "the spec marks no property `x-ms-secret: true` (SPEC-06 is judged on the answers of operations whose schema has one)".into(),
+    )]
+}
 
 /// What the engine judges of SPEC by itself: every answer, on every surface its spec describes;
 /// SPEC-07 only where a test sends the probe (no client sends it by itself).

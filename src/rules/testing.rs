@@ -497,3 +497,34 @@ pub(crate) fn arm_flow(
 pub(crate) fn recorded(rule: &str, exs: &[Exchange]) -> super::Outcome {
     judged_as(rule, exs, true).0
 }
+
+/// Why `rule` has no verdict once `f` has fed a judge of the embedded target (None when it
+/// has one, or nothing was recorded for it).
+pub(crate) fn reason(rule: &str, f: impl FnOnce(&mut super::Judge<'_>)) -> Option<String> {
+    let t = target();
+    let registry = super::Registry::default();
+    let mut j = super::Judge::new(&t, &registry);
+    f(&mut j);
+    j.ledger
+        .tallies()
+        .into_iter()
+        .find(|x| x.rule == rule)
+        .and_then(|x| x.not_judged)
+}
+
+/// Builds the flow the exchanges of a case belong to.
+pub(crate) type FlowOf = dyn Fn(&[Exchange]) -> super::flow::Flow;
+
+/// Why `rule` has no verdict on these exchanges, judged one by one as they came (numbered),
+/// then, with `flow_of`, the operation they belong to.
+pub(crate) fn why_not(rule: &str, exs: Vec<Exchange>, flow_of: Option<&FlowOf>) -> Option<String> {
+    let exs = numbered(exs);
+    reason(rule, |j| {
+        for x in &exs {
+            j.exchange(x);
+        }
+        if let Some(f) = flow_of {
+            j.flow(&f(&exs), &exs);
+        }
+    })
+}

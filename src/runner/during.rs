@@ -43,8 +43,16 @@ impl Exec<'_> {
                 me.judge.ledger.not_judged(r, why.clone());
             }
         };
+        // Nothing ran to read during (the answer, or the first read after it, said it had
+        // ended): the block's rules have no subject here. One seen running and missed is
+        // not judged.
+        let not_applicable = |me: &mut Self, why: String| {
+            for r in &rules {
+                me.judge.ledger.not_applicable(r, why.clone());
+            }
+        };
         if let State::Done(..) = strategy.initial(&resp) {
-            not_judged(
+            not_applicable(
                 self,
                 format!(
                     "the operation `{}` completed in its answer: nothing runs to read during",
@@ -65,18 +73,42 @@ impl Exec<'_> {
         else {
             return Err(format!("cannot read {before}"));
         };
-        if !strategy
-            .read(self.exchanges[i].response.as_ref())
-            .is_running()
-        {
-            not_judged(
-                self,
-                format!(
-                    "timing: the operation `{}` had ended before the reads during it could start",
-                    d.follow
-                ),
-            );
-            return Ok(StepOut::default());
+        // Did a read of its channel before this one (another step's) show it running?
+        let seen_running = self.exchanges[init + 1..i]
+            .iter()
+            .any(|x| x.url == before && strategy.clone().read(x.response.as_ref()).is_running());
+        match strategy.read(self.exchanges[i].response.as_ref()) {
+            State::Running(_) => {}
+            State::Done(..) if seen_running => {
+                not_judged(
+                    self,
+                    format!(
+                        "timing: the operation `{}` had ended before the reads during it could start",
+                        d.follow
+                    ),
+                );
+                return Ok(StepOut::default());
+            }
+            State::Done(..) => {
+                not_applicable(
+                    self,
+                    format!(
+                        "the operation `{}` was never seen running: the first read of it already said it had ended (too fast to be seen running)",
+                        d.follow
+                    ),
+                );
+                return Ok(StepOut::default());
+            }
+            State::Unreadable(why) => {
+                not_judged(
+                    self,
+                    format!(
+                        "the operation `{}` could not be read before the block ({why})",
+                        d.follow
+                    ),
+                );
+                return Ok(StepOut::default());
+            }
         }
         self.deferring = Some(Vec::new());
         let mut failed = None;

@@ -450,6 +450,8 @@ impl<'a> Exec<'a> {
                 "operation": header(first, "azure-asyncoperation"),
                 "etag": etag,
                 "running": says_running(resp),
+                // A successful answer that says nothing runs (an error says neither).
+                "ended": resp.is_some_and(|r| (200..300).contains(&r.status)) && !says_running(resp),
                 "monitor": Value::Null,
                 "task_id": Value::Null,
                 "resource_id": Value::Null,

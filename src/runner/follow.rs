@@ -358,13 +358,14 @@ impl Exec<'_> {
             _ if !pace.side_reads => None,
             // A Location that is the operation resource's own URL is one channel, not two:
             // reading it again would only poll the status twice (and move a stateful server
-            // on twice per round).
+            // on twice per round). One that differs only by its query (`?monitor=true`) is
+            // another endpoint, read as the Location it is.
             Strategy::Operation {
                 location: Some(l),
                 url,
                 ..
             } if crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url)
-                && crate::lro::path_key(l) != crate::lro::path_key(url)
+                && !crate::lro::same_endpoint(l, url)
                 && initial
                     .header("location")
                     .is_some_and(crate::lro::is_absolute_uri)
@@ -526,7 +527,7 @@ impl Exec<'_> {
                 .as_ref()
                 .filter(|_| absolute)
                 .filter(|l| crate::lro::path_key(l) != crate::lro::path_key(&flow.request_url))
-                .filter(|l| crate::lro::path_key(l) != crate::lro::path_key(url))
+                .filter(|l| !crate::lro::same_endpoint(l, url))
                 .filter(|l| self.ctx.http.refusal(l).is_none())
             {
                 for n in 0..LOCATION_REREADS {

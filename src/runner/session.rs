@@ -207,6 +207,8 @@ struct Provenance {
     label: String,
     base_url: String,
     profiles: Vec<String>,
+    /// Rules whose subject the target never declares, with why.
+    not_applicable: std::collections::BTreeMap<String, String>,
     file: Option<(String, String)>,
     variants: Vec<String>,
 }
@@ -227,6 +229,7 @@ impl Provenance {
             started_at: self.started_at.clone(),
             faults: s.faults.clone(),
             profiles: self.profiles.clone(),
+            not_applicable: self.not_applicable.clone(),
             select: s.selection.given.clone(),
             transcripts: s.transcripts.name().into(),
             certify: s.certify,
@@ -362,6 +365,7 @@ pub fn run(
             .iter()
             .map(|p| p.name().to_string())
             .collect(),
+        not_applicable: crate::rules::undeclared_subjects(&target),
         file,
         variants,
     };

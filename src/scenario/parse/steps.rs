@@ -52,6 +52,7 @@ const STEP_FIELDS: &[&str] = &[
     "location",
     "operation",
     "running",
+    "ended",
     "monitor",
     "task_id",
     "resource_id",
