@@ -219,6 +219,7 @@ fn real_flows_are_paired_and_attributed() {
             .iter()
             .any(|f| f.finals.iter().any(|(_, c)| *c == PollChannel::Location))
     );
+    assert!(!disks.flows.is_empty());
     assert!(
         disks
             .flows

@@ -97,6 +97,17 @@ fn collection_of(line: &str) -> Option<String> {
     (!ident.is_empty() && !ident.chars().all(|c| c.is_ascii_digit())).then_some(ident)
 }
 
+/// The line a method chain ending on line `i` starts at, and the chain up to line `i` as one
+/// line: lines that start with `.` continue the line before them.
+fn chain_of(lines: &[&str], i: usize) -> (usize, String) {
+    let mut start = i;
+    while start > 0 && lines[start].trim_start().starts_with('.') {
+        start -= 1;
+    }
+    let joined = lines[start..=i].iter().map(|l| l.trim()).collect::<String>();
+    (start, joined)
+}
+
 /// `.all(` inside an assertion over a collection whose emptiness nothing nearby checks.
 fn vacuous_all(lines: &[&str]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
@@ -104,12 +115,14 @@ fn vacuous_all(lines: &[&str]) -> Vec<(usize, String)> {
         if !line.contains(".all(") {
             continue;
         }
-        // Within an assertion: this line or one of the two before opens it.
-        let from = i.saturating_sub(2);
+        // A method chain split over lines (`plain\n.monitors\n.iter()\n.all(`) is read as one.
+        let (start, joined) = chain_of(lines, i);
+        // Within an assertion: the chain's first line or one of the two before opens it.
+        let from = start.saturating_sub(2);
         if !lines[from..=i].iter().any(|l| l.contains("assert")) {
             continue;
         }
-        let Some(ident) = collection_of(line) else {
+        let Some(ident) = collection_of(&joined) else {
             continue;
         };
         // The dozen lines before, and the rest of the statement.
@@ -246,6 +259,26 @@ fn the_lint_finds_each_shape() {
         "    assert!(xs.iter().all(|x| *x > 0));",
     ];
     assert!(vacuous_all(&guarded).is_empty());
+    // A chain split over lines is the same shape.
+    let split = [
+        "    assert!(",
+        "        plain",
+        "            .monitors",
+        "            .iter()",
+        "            .all(|m| m.ok)",
+        "    );",
+    ];
+    assert_eq!(vacuous_all(&split).len(), 1, "{:?}", vacuous_all(&split));
+    let split_guarded = [
+        "    assert!(!plain.monitors.is_empty());",
+        "    assert!(",
+        "        plain",
+        "            .monitors",
+        "            .iter()",
+        "            .all(|m| m.ok)",
+        "    );",
+    ];
+    assert!(vacuous_all(&split_guarded).is_empty());
     let silent = [
         "    if let Some(x) = maybe {",
         "        assert_eq!(x, 1);",

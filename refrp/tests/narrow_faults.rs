@@ -601,7 +601,7 @@ async fn operations_api_no_register() {
     assert!(
         r.body["value"]
             .as_array()
-            .is_some_and(|v| v.iter().all(|o| o["display"]["operation"].is_string()))
+            .is_some_and(|v| !v.is_empty() && v.iter().all(|o| o["display"]["operation"].is_string()))
     );
     let fab = clean
         .get(&format!(

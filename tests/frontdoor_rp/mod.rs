@@ -394,7 +394,7 @@ fn operation(rp: &Rp, h: &HeaderMap, kind: &str, id: &str) -> Response {
                 .insert("location", HeaderValue::from_str(&loc).unwrap());
             return r;
         }
-        let _ = op.deletes.take();
+        op.deletes = None;
         return StatusCode::NO_CONTENT.into_response();
     }
     let mut body = json!({"id": format!("/subscriptions/{}/providers/{NAMESPACE}/locations/eastus/operationStatuses/{id}", op.sub),
