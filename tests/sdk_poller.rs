@@ -52,7 +52,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-#[test]
 fn azure_sdk_arm_polling_completes_every_operation() {
     if !has_sdk() {
         return;
@@ -261,7 +260,6 @@ fn outcome_name(s: &str) -> String {
 /// Sets compared at once (each its own RP, SDK processes and rpconform run).
 const PARALLEL: usize = 4;
 
-#[test]
 fn rpconform_and_the_sdk_poller_agree_on_every_legal_flow() {
     if !has_sdk() {
         return;
@@ -463,4 +461,18 @@ fn compare_set(
         }
     }
     (cases, problems)
+}
+
+/// Tests that need an installed tool: a missing one is *ignored*, with why (a failure under CI).
+fn main() -> std::process::ExitCode {
+    common::tool_tests(&[
+        (
+            "azure_sdk_arm_polling_completes_every_operation",
+            azure_sdk_arm_polling_completes_every_operation,
+        ),
+        (
+            "rpconform_and_the_sdk_poller_agree_on_every_legal_flow",
+            rpconform_and_the_sdk_poller_agree_on_every_legal_flow,
+        ),
+    ])
 }

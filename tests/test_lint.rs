@@ -104,7 +104,10 @@ fn chain_of(lines: &[&str], i: usize) -> (usize, String) {
     while start > 0 && lines[start].trim_start().starts_with('.') {
         start -= 1;
     }
-    let joined = lines[start..=i].iter().map(|l| l.trim()).collect::<String>();
+    let joined = lines[start..=i]
+        .iter()
+        .map(|l| l.trim())
+        .collect::<String>();
     (start, joined)
 }
 

@@ -599,9 +599,9 @@ async fn operations_api_no_register() {
     assert!(names(&r.body).contains(&"Microsoft.Contoso/register/action".to_string()));
     assert!(names(&r.body).contains(&"Microsoft.Contoso/widgets/restart/action".to_string()));
     assert!(
-        r.body["value"]
-            .as_array()
-            .is_some_and(|v| !v.is_empty() && v.iter().all(|o| o["display"]["operation"].is_string()))
+        r.body["value"].as_array().is_some_and(
+            |v| !v.is_empty() && v.iter().all(|o| o["display"]["operation"].is_string())
+        )
     );
     let fab = clean
         .get(&format!(

@@ -500,7 +500,41 @@ pub fn require_tool(what: &str, how: &str) {
     if in_ci() {
         panic!("{msg}");
     }
-    eprintln!("{msg}");
+    skipped(format!("{what} is not available ({how})"));
+}
+
+thread_local! {
+    /// Why the test running on this thread skipped itself (see [`tool_tests`]).
+    static SKIPPED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Record that the test on this thread is skipping itself, and why: [`tool_tests`] counts it
+/// as ignored, with the reason, on the libtest line.
+pub fn skipped(why: String) {
+    SKIPPED.with(|s| *s.borrow_mut() = Some(why));
+}
+
+/// The `main` of a test file whose tests need a tool that may be missing (a browser, the Azure
+/// SDK, the npm mock servers; the file sets `harness = false`): each test that skips itself
+/// ([`require_tool`]) is reported *ignored* with its reason, never `ok`. libtest's arguments
+/// (filters, `--list`, `--test-threads`) work as ever.
+pub fn tool_tests(tests: &[(&'static str, fn())]) -> std::process::ExitCode {
+    use libtest_mimic::{Arguments, Completion, Trial};
+    let args = Arguments::from_args();
+    let trials = tests
+        .iter()
+        .map(|&(name, f)| {
+            Trial::ignorable_test(name, move || {
+                SKIPPED.with(|s| s.borrow_mut().take());
+                f();
+                Ok(match SKIPPED.with(|s| s.borrow_mut().take()) {
+                    Some(why) => Completion::ignored_with(why),
+                    None => Completion::Completed,
+                })
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
 }
 
 /// `rpconform serve`, killed (by its pid) when dropped.

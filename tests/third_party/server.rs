@@ -31,7 +31,7 @@ pub fn skip(why: &str) {
     if required() {
         panic!("{msg}");
     }
-    eprintln!("{msg}");
+    crate::common::skipped(why.lines().next().unwrap_or(why).to_string());
 }
 
 fn have(tool: &str) -> bool {
