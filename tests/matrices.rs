@@ -3,21 +3,24 @@
 //! hold-open gate, so no verdict depends on machine load.
 //!
 //! - Every fault knob is caught, and a clean run fails nothing: `rpconform run suites
-//!   --fault-matrix` runs the suites once with no fault and once per fault and writes
-//!   `fault-matrix.md`; the test prints the table and fails on any row that is not ✅ (a fault
-//!   whose rules are not all failed, a fault that fails a rule it does not name — its `extra`
-//!   column —, a clean run with a failure, a run that could not be judged, a fault reported
-//!   ⏳ "not observable": the embedded target declares every kind of type a knob acts on).
-//!   Each row runs first the one set `--coverage min` keeps: every fault must be caught by it.
+//!   --fault-matrix` runs the suites once with no fault and once per fault, each run writing
+//!   its own report.json. The test grades every run itself, from those reports and the rules
+//!   each knob names (`serve --list-faults`), never from the product's own table: every named
+//!   rule failed, no other rule failed, the clean run failed nothing and ended no test in an
+//!   error. Each row runs first the one set `--coverage min` keeps: every fault must be caught
+//!   by it (the embedded target declares every kind of type a knob acts on).
 //! - No false failure on any legal behaviour, and no fault hidden by one: `rpconform run suites
 //!   --variant-matrix` runs the suites with no variant, each variant alone and every compatible
-//!   variant at once (no MUST failure, no runner error, no SHOULD failure beyond the ones the
-//!   variant is documented to depart from), then the fault matrix with the compatible set on
-//!   (every fault must still fail the rules it names; pairs a variant hides are listed).
+//!   variant at once, then the fault matrix with the compatible set on. Graded from each run's
+//!   report.json and `serve --list-variants` / `--list-faults`: no MUST failure, no runner
+//!   error, no SHOULD failure beyond the ones the variant says it departs from; every fault
+//!   still fails the rules it names with the set on (but those the set hides, listed).
 
 mod common;
 
 use common::{Scratch, rpconform};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 /// One full fault matrix, bounded well above what it takes on two busy cores.
@@ -49,104 +52,196 @@ fn run_matrix(kind: &str) -> (Scratch, common::Output, String) {
     (dir, out, md)
 }
 
+/// `serve --list-X` as name → the rules in its bracketed `[tag: …]` (or, for faults, its second
+/// column).
+fn listed(kind: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let out = rpconform(&["serve", &format!("--list-{kind}")], common::QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "{}", out.tail(2000));
+    let mut map = BTreeMap::new();
+    for line in out.stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let mut cols = line.split_whitespace();
+        let name = cols.next().unwrap().to_string();
+        let rules: BTreeSet<String> = if kind == "faults" {
+            cols.next()
+                .unwrap_or_default()
+                .split(',')
+                .map(str::to_string)
+                .collect()
+        } else {
+            line.split("[departs from: ")
+                .nth(1)
+                .and_then(|t| t.split(']').next())
+                .map(|t| t.split([',', ' ']).filter(|r| !r.is_empty()))
+                .into_iter()
+                .flatten()
+                .map(str::to_string)
+                .collect()
+        };
+        map.insert(name, rules);
+    }
+    assert!(!map.is_empty(), "serve --list-{kind} listed nothing");
+    map
+}
+
+/// What one child run's report says: rules failed at MUST and at SHOULD level, tests that
+/// ended in an error.
+struct Graded {
+    must: BTreeSet<String>,
+    should: BTreeSet<String>,
+    errors: Vec<String>,
+}
+
+impl Graded {
+    fn failed(&self) -> BTreeSet<String> {
+        self.must.union(&self.should).cloned().collect()
+    }
+}
+
+fn grade(dir: &Path) -> Graded {
+    assert!(
+        dir.join("report.json").is_file(),
+        "no report.json in {} (see its run.log)",
+        dir.display()
+    );
+    let report = common::read_report(dir);
+    let mut g = Graded {
+        must: BTreeSet::new(),
+        should: BTreeSet::new(),
+        errors: Vec::new(),
+    };
+    for t in report["tests"].as_array().into_iter().flatten() {
+        if t["status"] == "error" {
+            g.errors.push(t["name"].as_str().unwrap_or("?").to_string());
+        }
+        for v in t["verdicts"].as_array().into_iter().flatten() {
+            if common::is_failed(v) {
+                let rule = v["rule"].as_str().unwrap_or("?").to_string();
+                if v["level"] == "MUST" {
+                    g.must.insert(rule);
+                } else {
+                    g.should.insert(rule);
+                }
+            }
+        }
+    }
+    g
+}
+
+/// One fault run graded: None when it failed exactly the named rules (beyond `allowed`).
+fn fault_problem(
+    name: &str,
+    named: &BTreeSet<String>,
+    dir: &Path,
+    allowed: &BTreeSet<String>,
+) -> Option<String> {
+    let g = grade(dir);
+    let failed = g.failed();
+    let missed: Vec<&String> = named.difference(&failed).collect();
+    let extra: Vec<&String> = failed
+        .difference(named)
+        .filter(|r| !allowed.contains(*r))
+        .collect();
+    (!missed.is_empty() || !extra.is_empty()).then(|| {
+        format!(
+            "{name}: missed {missed:?}, also failed {extra:?} ({})",
+            dir.display()
+        )
+    })
+}
+
+/// The fault runs of one matrix directory: each fault's minimal run must catch exactly it.
+fn grade_faults(
+    dir: &Path,
+    faults: &BTreeMap<String, BTreeSet<String>>,
+    hidden: &BTreeSet<String>,
+    allowed: &BTreeSet<String>,
+) -> Vec<String> {
+    faults
+        .iter()
+        .filter(|(name, _)| !hidden.contains(*name))
+        .filter_map(|(name, named)| {
+            fault_problem(name, named, &dir.join(format!("{name}-minimal")), allowed)
+        })
+        .collect()
+}
+
 #[test]
 fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
     let (dir, out, md) = run_matrix("fault");
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
-    let faults = rpconform(&["serve", "--list-faults"], common::QUICK_TIMEOUT);
-    let listed = faults
-        .stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .count();
-    assert_eq!(
-        rows.len(),
-        listed + 1,
-        "one row per fault plus the clean run\n{md}"
-    );
-    let bad: Vec<&&str> = rows
-        .iter()
-        // Every knob acts on a type the embedded target declares: none is "not observable".
-        .filter(|r| !r.contains("✅"))
-        .collect();
-    // One fault fails only its own rules: the last column (`extra`) is empty on every row.
-    let extra: Vec<&&str> = rows
-        .iter()
-        .filter(|r| {
-            r.trim_end()
-                .trim_end_matches('|')
-                .rsplit('|')
-                .next()
-                .is_some_and(|c| !c.trim().is_empty())
-        })
-        .collect();
+    let faults = listed("faults");
+    let runs = dir.join("reports/fault-matrix");
+    let clean = grade(&runs.join("none"));
     assert!(
-        extra.is_empty(),
-        "{} fault(s) fail rules they do not name:\n{}\nreports kept in {}",
-        extra.len(),
-        extra
-            .iter()
-            .map(|r| r.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        clean.failed().is_empty() && clean.errors.is_empty(),
+        "a clean run failed {:?}, errors {:?}",
+        clean.failed(),
+        clean.errors
+    );
+    // One fault fails only its own rules, and the one minimal set catches every fault.
+    let problems = grade_faults(&runs, &faults, &BTreeSet::new(), &BTreeSet::new());
+    assert!(
+        problems.is_empty(),
+        "{} fault(s) not caught exactly by the minimal set:\n{}\nreports kept in {}",
+        problems.len(),
+        problems.join("\n"),
         dir.path.display()
     );
-    assert!(
-        bad.is_empty(),
-        "{} row(s) not caught:\n{}\nreports kept in {}",
-        bad.len(),
-        bad.iter()
-            .map(|r| r.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        dir.path.display()
-    );
-    // `--coverage min` is the proof that the cheapest run still catches every fault: each row
-    // was caught by the one minimal set, none needed every test.
-    let needed_all: Vec<&&str> = rows
-        .iter()
-        .filter(|r| r.contains("✅") && !r.contains("✅ clean") && !r.contains("(--coverage min)"))
-        .collect();
-    assert!(
-        needed_all.is_empty(),
-        "{} fault(s) the --coverage min set did not catch:\n{}",
-        needed_all.len(),
-        needed_all
-            .iter()
-            .map(|r| r.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    // The product's own table agrees, row for row.
+    let rows = md.lines().filter(|l| l.starts_with("| `")).count();
+    assert_eq!(rows, faults.len() + 1, "one row per fault and the clean run\n{md}");
     assert_eq!(out.code(), 0, "{}", out.tail(3000));
 }
 
 #[test]
 fn every_variant_passes_and_the_combined_set_still_catches_every_fault() {
     let (dir, out, md) = run_matrix("variant");
-    let variants = rpconform(&["serve", "--list-variants"], common::QUICK_TIMEOUT);
-    let listed: Vec<String> = variants
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
-        .collect();
-    assert!(listed.len() >= 15, "{}", variants.tail(2000));
-    for v in &listed {
-        assert!(
-            md.contains(&format!("| `{v}` |")),
-            "variant {v} has no row\n{md}"
-        );
+    let variants = listed("variants");
+    assert!(variants.len() >= 15, "{variants:?}");
+    let runs = dir.join("reports/variant-matrix");
+    let mut problems = Vec::new();
+    let mut all_departs = BTreeSet::new();
+    for (name, departs) in variants.iter().chain([(&"none".to_string(), &BTreeSet::new())]) {
+        all_departs.extend(departs.iter().cloned());
+        let g = grade(&runs.join(name));
+        let undocumented: Vec<&String> = g.should.difference(departs).collect();
+        if !g.must.is_empty() || !g.errors.is_empty() || !undocumented.is_empty() {
+            problems.push(format!(
+                "{name}: MUST failed {:?}, SHOULD failed beyond its departures {undocumented:?}, errors {:?}",
+                g.must, g.errors
+            ));
+        }
     }
-    assert!(md.contains("| `compatible-set` |"), "{md}");
-    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
-    let bad: Vec<&&str> = rows.iter().filter(|r| !r.contains("✅")).collect();
+    // The set's own run: every compatible variant at once (the product names the set).
+    let set = grade(&runs.join("compatible-set"));
+    let beyond: Vec<&String> = set.should.difference(&all_departs).collect();
+    if !set.must.is_empty() || !set.errors.is_empty() || !beyond.is_empty() {
+        problems.push(format!(
+            "compatible-set: MUST failed {:?}, SHOULD beyond departures {beyond:?}, errors {:?}",
+            set.must, set.errors
+        ));
+    }
+    // With the set on, every fault it does not hide still fails the rules it names.
+    let hidden: BTreeSet<String> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `"))
+        .filter(|l| l.contains("`: hidden by "))
+        .filter_map(|l| l.split('`').next().map(str::to_string))
+        .collect();
+    let faults = listed("faults");
+    let set_faults = runs.join("faults");
+    for (name, named) in faults.iter().filter(|(n, _)| !hidden.contains(*n)) {
+        let g = grade(&set_faults.join(format!("{name}-minimal")));
+        let failed = g.failed();
+        let missed: Vec<&String> = named.difference(&failed).collect();
+        if !missed.is_empty() {
+            problems.push(format!("compatible-set+{name}: missed {missed:?}"));
+        }
+    }
     assert!(
-        bad.is_empty(),
-        "{} row(s) failed:\n{}\nreports kept in {}",
-        bad.len(),
-        bad.iter()
-            .map(|r| r.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        problems.is_empty(),
+        "{} problem(s):\n{}\nreports kept in {}",
+        problems.len(),
+        problems.join("\n"),
         dir.path.display()
     );
     assert_eq!(out.code(), 0, "{}", out.tail(3000));
