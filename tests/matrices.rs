@@ -188,7 +188,11 @@ fn every_fault_breaks_the_rules_it_names_and_a_clean_run_fails_nothing() {
     );
     // The product's own table agrees, row for row.
     let rows = md.lines().filter(|l| l.starts_with("| `")).count();
-    assert_eq!(rows, faults.len() + 1, "one row per fault and the clean run\n{md}");
+    assert_eq!(
+        rows,
+        faults.len() + 1,
+        "one row per fault and the clean run\n{md}"
+    );
     assert_eq!(out.code(), 0, "{}", out.tail(3000));
 }
 
@@ -200,7 +204,10 @@ fn every_variant_passes_and_the_combined_set_still_catches_every_fault() {
     let runs = dir.join("reports/variant-matrix");
     let mut problems = Vec::new();
     let mut all_departs = BTreeSet::new();
-    for (name, departs) in variants.iter().chain([(&"none".to_string(), &BTreeSet::new())]) {
+    for (name, departs) in variants
+        .iter()
+        .chain([(&"none".to_string(), &BTreeSet::new())])
+    {
         all_departs.extend(departs.iter().cloned());
         let g = grade(&runs.join(name));
         let undocumented: Vec<&String> = g.should.difference(departs).collect();

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -414,13 +412,24 @@ async fn operations_complete_under_concurrent_load() {
                 .body(widget_body().to_string())
                 .send()
                 .await
-                .map(|r| r.status().as_u16())
+                .map(|r| {
+                    let aao = r
+                        .headers()
+                        .get("azure-asyncoperation")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    (r.status().as_u16(), aao)
+                })
         }));
     }
     for h in handles {
-        assert_eq!(h.await.ok().and_then(Result::ok), Some(201));
+        let (status, aao) = h.await.ok().and_then(Result::ok).expect("an answer");
+        assert_eq!(status, 201);
+        assert_eq!(
+            rp.wait(&aao.expect("Azure-AsyncOperation")).await["status"],
+            "Succeeded"
+        );
     }
-    tokio::time::sleep(DUR + Duration::from_millis(100)).await;
     let list = rp
         .get(&format!("{}?api-version={API}&x=1", widgets("rg1")))
         .await;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use reqwest::Method;
-use rpconform_refrp::Fault;
+use rpconform_refrp::{Fault, Settings};
 use serde_json::{Value, json};
 
 const ORDER: &[&str] = &[
@@ -529,7 +529,14 @@ async fn resource_stays_pending() {
 
 #[tokio::test]
 async fn task_id_reused() {
-    let rp = rp_fault(Fault::TaskIdReused).await;
+    let rp = rp_with(
+        Settings {
+            op_duration: DUR,
+            ..Settings::default()
+        }
+        .with_fault(Fault::TaskIdReused),
+    )
+    .await;
     let a = rp
         .t_send(
             Method::POST,
@@ -548,10 +555,20 @@ async fn task_id_reused() {
     assert_eq!(a.body["taskId"], b.body["taskId"]);
     let (done, _) = rp.t_wait(a.body["taskId"].as_str().unwrap_or("")).await;
     assert_eq!(done["status"], "processing-completed");
-    // Both writes were carried out; only the id is shared.
-    tokio::time::sleep(DUR).await;
-    let subs = rp.t_get("/v1/subscriptions").await.body;
-    assert_eq!(subs["subscriptions"].as_array().map(Vec::len), Some(2));
+    // Both writes were carried out; only the id is shared. The second task can be read only
+    // through the id the first one holds, so it ends by time alone (gate off): wait for it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let subs = rp.t_get("/v1/subscriptions").await.body;
+        if subs["subscriptions"].as_array().map(Vec::len) == Some(2) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second write never ended: {subs}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]

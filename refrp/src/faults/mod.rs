@@ -310,7 +310,7 @@ mod tests {
         for (i, e) in TABLE.iter().enumerate() {
             assert_eq!(e.0 as usize, i, "{} out of order", e.1);
         }
-        assert_eq!(TABLE.len(), Fault::SpecReadOnlyDescription as usize + 1);
+        assert_eq!(TABLE.len(), Fault::DeletedKeepsResources as usize + 1);
     }
 
     #[test]

@@ -74,11 +74,10 @@ pub async fn rp_with(settings: Settings) -> Rp {
     }
 }
 
+/// The conforming RP as most tests drive it: operations held open until read once through
+/// their own channels, so a later request sees them running whatever the machine load.
 pub fn settings() -> Settings {
-    Settings {
-        op_duration: DUR,
-        ..Settings::default()
-    }
+    gated(3)
 }
 
 pub async fn rp() -> Rp {
@@ -240,6 +239,18 @@ impl Rp {
             );
             tokio::time::sleep(Duration::from_millis(40)).await;
         }
+    }
+
+    /// Reads `url` until `done` holds of an answer (at most 20 reads: the hold-open gate ends
+    /// an operation after a set number of reads, never after a time); returns that answer.
+    pub async fn read_until(&self, url: &str, done: impl Fn(&Resp) -> bool) -> Resp {
+        for _ in 0..20 {
+            let r = self.get(url).await;
+            if done(&r) {
+                return r;
+            }
+        }
+        panic!("{url}: 20 reads and still not there");
     }
 
     /// PUT and wait until the operation ends; asserts it succeeded.
