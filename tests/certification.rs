@@ -208,7 +208,8 @@ fn rerun_failed_runs_what_an_interrupted_run_did_not_finish() {
     let child = Command::new(env!("CARGO_BIN_EXE_rpconform"))
         .args(["run", "suites", "--target"])
         .arg(&stuck)
-        .args(["--time-scale", "0.01", "--report-dir"])
+        // Operations never end here: the cleanup after the signal gives each up at the deadline.
+        .args(["--time-scale", "0.01", "--deadline", "10", "--report-dir"])
         .arg(&reports)
         .arg("async-put::create-then-replace")
         .current_dir(common::root())

@@ -28,12 +28,13 @@ pub fn embedded_target_yaml(base_url: &str) -> String {
 /// The operation deadline the embedded target declares for these settings: 30 s, or longer
 /// when the hold-open gate keeps each operation running for several reads at the RP's own
 /// Retry-After (3 reads 10 s apart must not reach the deadline at time scale 1), with room
-/// for the reads of a busy machine.
+/// for the reads of a busy machine; at most two minutes (a gate of thousands of reads is an
+/// operation meant never to end, not one to wait hours for).
 pub fn embedded_deadline_secs(settings: &rpconform_refrp::Settings) -> u64 {
     let held = (u64::from(settings.complete_after_reads) + 2)
         .saturating_mul(settings.retry_after_secs.max(1))
         .saturating_add(settings.op_duration.as_secs() + 1);
-    held.clamp(30, crate::target::MAX_DEADLINE_SECS)
+    held.clamp(30, 120)
 }
 
 /// Target YAML for the reference RP listening at `base_url` with these settings (their
@@ -435,6 +436,12 @@ mod tests {
         };
         let secs = parse(&held);
         assert!(secs > 3 * held.retry_after_secs + 1, "{secs}");
+        // An operation held for good is not waited on for hours.
+        let forever = rpconform_refrp::Settings {
+            complete_after_reads: 100_000,
+            ..Default::default()
+        };
+        assert_eq!(parse(&forever), 120);
     }
 
     #[test]
