@@ -218,23 +218,7 @@ fn rerun_failed_runs_what_an_interrupted_run_did_not_finish() {
         .spawn()
         .unwrap();
     // Signal once a test has created something (its PUT is journaled before it leaves).
-    let journaled = || {
-        std::fs::read_dir(&reports).ok().is_some_and(|d| {
-            d.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("journal-"))
-                .any(|e| {
-                    std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(r#""event":"put""#))
-                })
-        })
-    };
-    let waited = std::time::Instant::now();
-    while !journaled() {
-        assert!(
-            waited.elapsed() < Duration::from_secs(120),
-            "no test created anything"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_until_journaled(&reports);
     common::signal(&child, "TERM");
     let ended = common::finish(child, "the run after SIGTERM", Duration::from_secs(120));
     assert_eq!(ended.status.code(), Some(130), "{}", ended.stderr);

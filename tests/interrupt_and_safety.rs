@@ -53,7 +53,7 @@ fn sigint_mid_run_leaves_nothing_behind() {
         .spawn()
         .unwrap();
     // Let it create resources, then interrupt.
-    std::thread::sleep(Duration::from_secs(4));
+    common::wait_until_journaled(&reports);
     signal(&child, "INT");
     let ended = finish(child, "the run after SIGINT", Duration::from_secs(90));
     let stderr = ended.stderr;

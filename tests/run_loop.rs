@@ -156,7 +156,8 @@ fn sigint_mid_poll_is_interrupted_not_a_rule_failure() {
         ],
         Stdio::null(),
     );
-    std::thread::sleep(Duration::from_secs(3));
+    // Once it has created something: the signal then always finds tests running.
+    common::wait_until_journaled(&reports);
     signal(&child, "INT");
     let (status, stderr) = finish(child, Duration::from_secs(120));
     assert_eq!(status.code(), Some(130), "{stderr}");
@@ -207,7 +208,8 @@ fn sigint_then_sigterm_still_cleans_up() {
         ],
         Stdio::null(),
     );
-    std::thread::sleep(Duration::from_secs(5));
+    // Once it has created something: the signal then always finds tests running.
+    common::wait_until_journaled(&reports);
     signal(&child, "INT");
     std::thread::sleep(Duration::from_millis(1500));
     signal(&child, "TERM");
@@ -251,7 +253,8 @@ fn sighup_does_not_kill_the_run() {
         ],
         Stdio::null(),
     );
-    std::thread::sleep(Duration::from_secs(4));
+    // Once it has created something: the signal then always finds tests running.
+    common::wait_until_journaled(&reports);
     signal(&child, "HUP");
     let (status, stderr) = finish(child, Duration::from_secs(120));
     assert_eq!(

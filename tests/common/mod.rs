@@ -481,6 +481,30 @@ pub fn cut(s: &str, max: usize) -> String {
     }
 }
 
+/// Wait until a run writing its reports to `reports` has journaled a resource it creates (its
+/// PUT is journaled before it is sent): the moment a test that interrupts a run must wait for,
+/// whatever the machine load. Panics after two minutes.
+pub fn wait_until_journaled(reports: &Path) {
+    let journaled = || {
+        std::fs::read_dir(reports).ok().is_some_and(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("journal-"))
+                .any(|e| {
+                    std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(r#""event":"put""#))
+                })
+        })
+    };
+    let waited = Instant::now();
+    while !journaled() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the run journaled nothing it created in 120 s ({})",
+            reports.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Is this a CI run? `CI` set to a true value (`1`, `true`, `yes`, any case), as GitHub Actions,
 /// Azure Pipelines and `.ci/run` set it.
 pub fn in_ci() -> bool {
