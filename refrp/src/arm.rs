@@ -323,10 +323,16 @@ fn finish(
     {
         headers.insert(HeaderName::from_static("x-ms-served-by"), v);
     }
-    if settings.has(Fault::FailureCauseMalformed) && client_error {
+    // Who is at fault, on every refused request (the 2023 RPC's x-ms-failurecause: `client`,
+    // with a category); the fault spells it as no client can read it.
+    if client_error {
         headers.insert(
             HeaderName::from_static("x-ms-failurecause"),
-            HeaderValue::from_static("user"),
+            HeaderValue::from_static(if settings.has(Fault::FailureCauseMalformed) {
+                "user"
+            } else {
+                "client:RequestValidation"
+            }),
         );
     }
     let no_request_id = settings.has(Fault::NoRequestId)

@@ -219,9 +219,14 @@ pub fn closed_port() -> u16 {
 
 /// A target file for the hostile server at `base_url`; `extra` is appended at the top level
 /// (auth, headers, secret_headers).
+///
+/// The hostile servers stand where ARM's answers would (their links name their own host, as
+/// ARM's name its public host): no front door is played in front of them (`front_door: none`),
+/// so the host of a link is LOC-09's and AAO-03's to judge, as through ARM.
 pub fn target_yaml(base_url: &str, extra: &str) -> String {
     format!(
         "base_url: {base_url}\n\
+         front_door: none\n\
          subscription: {SUBSCRIPTION}\n\
          resource_group: {{name: rg, disposable: true}}\n\
          namespace: {NAMESPACE}\n\
