@@ -105,14 +105,10 @@ fn status_name(req: &Req, op: &Operation) -> &'static str {
     let lower = req.is(Variant::LowercaseTerminalStatus);
     match op.status {
         OpStatus::Running if req.is(Variant::CustomRunningStates) => {
-            let total = op.deadline.saturating_duration_since(op.started);
-            let done = req.now.saturating_duration_since(op.started);
-            if done < total / 4 {
-                "NotStarted"
-            } else if done < total / 2 {
-                "Dequeued"
-            } else {
-                "provisioningResources"
+            match op.running_phase(req.now) {
+                0 => "NotStarted",
+                1 => "Dequeued",
+                _ => "provisioningResources",
             }
         }
         OpStatus::Running => "InProgress",

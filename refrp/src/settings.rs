@@ -20,7 +20,9 @@ pub struct Settings {
     /// Hold-open gate: when above 0, an operation ends only once `op_duration` has passed AND
     /// it has been observed running this many times through its own channels (reads of its
     /// operation status URL or Location URL, of its data-plane monitor or task; GETs of the
-    /// resource itself where the answer gave no operation URL). 0: time alone ends it.
+    /// resource itself where the answer gave no operation URL). 0: time alone ends it. The
+    /// running phases time would show (data-plane `NotStarted`, task `received`, the
+    /// `custom-running-states` names) then also wait for a read each.
     pub complete_after_reads: u32,
     /// Enabled fault knobs (empty: conforming).
     pub faults: BTreeSet<Fault>,

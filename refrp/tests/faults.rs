@@ -577,11 +577,12 @@ async fn replace_answers_201() {
 
 #[test]
 fn every_fault_has_a_test_here() {
-    // The narrow knobs have their own file; the data-plane and task knobs are tested next
-    // to their surfaces.
+    // The narrow and the front-door knobs have their own files; the data-plane and task
+    // knobs are tested next to their surfaces.
     let src = [
         include_str!("faults.rs"),
         include_str!("narrow_faults.rs"),
+        include_str!("front_door_faults.rs"),
         include_str!("dataplane.rs"),
         include_str!("tasks.rs"),
     ]

@@ -140,7 +140,8 @@ async fn dataplane_monitors_are_held() {
         let w = rp.get(&url("/dataplane/widgets/d1")).await;
         assert_eq!(w.body["provisioningState"], "Running");
     }
-    assert_eq!(rp.get(&monitor).await.body["status"], "Running");
+    // Its phases follow the reads too: NotStarted on the first, Running on the next.
+    assert_eq!(rp.get(&monitor).await.body["status"], "NotStarted");
     assert_eq!(rp.get(&monitor).await.body["status"], "Running");
     assert_eq!(rp.get(&monitor).await.body["status"], "Succeeded");
     let w = rp.get(&url("/dataplane/widgets/d1")).await;
@@ -168,7 +169,8 @@ async fn tasks_are_held_by_task_reads() {
         let rp = &rp;
         async move { rp.send_raw(Method::GET, &t, None, &[]).await.body }
     };
-    assert_eq!(read(&task).await["status"], "processing-in-progress");
+    // Its phases follow the reads too: received on the first, processing on the next.
+    assert_eq!(read(&task).await["status"], "received");
     assert_eq!(read(&task).await["status"], "processing-in-progress");
     let done = read(&task).await;
     assert_eq!(done["status"], "processing-completed");

@@ -733,6 +733,77 @@ async fn suspended_allows_writes() {
     }
 }
 
+#[tokio::test]
+async fn unregistered_allows_writes() {
+    for (settings, refused) in [
+        (gated(2), true),
+        (gated(2).with_fault(Fault::UnregisteredAllowsWrites), false),
+    ] {
+        let rp = rp_with(settings).await;
+        let w = rp.with_widget().await;
+        assert_eq!(notify(&rp, SUB, "Unregistered").await.status, 200);
+        // Reads are served either way.
+        assert_eq!(rp.get(&w).await.status, 200);
+        let patch = rp.patch(&w, &json!({"tags": {"k": "v"}})).await;
+        if refused {
+            patch.assert_error(409, "SubscriptionNotRegistered");
+            rp.put(&w, &widget_body())
+                .await
+                .assert_error(409, "SubscriptionNotRegistered");
+            rp.post(&format!("{w}/restart"))
+                .await
+                .assert_error(409, "SubscriptionNotRegistered");
+            rp.delete(&w)
+                .await
+                .assert_error(409, "SubscriptionNotRegistered");
+            let g = rp.get(&w).await;
+            assert_eq!((g.status, &g.body["tags"]), (200, &json!({"env": "test"})));
+        } else {
+            assert_eq!(patch.status, 200, "{}", patch.body);
+            rp.wait(&patch.aao()).await;
+            let put = rp.put(&w, &widget_body()).await;
+            assert_eq!(put.status, 200, "{}", put.body);
+            rp.wait(&put.aao()).await;
+            let post = rp.post(&format!("{w}/restart")).await;
+            assert_eq!(post.status, 202, "{}", post.body);
+            rp.wait(&post.aao()).await;
+            rp.remove(&w).await;
+            assert_eq!(rp.get(&w).await.status, 404);
+        }
+    }
+}
+
+#[tokio::test]
+async fn deleted_keeps_resources() {
+    for (settings, kept) in [
+        (gated(2), false),
+        (gated(2).with_fault(Fault::DeletedKeepsResources), true),
+    ] {
+        let rp = rp_with(settings).await;
+        let w = rp.with_widget().await;
+        let a = annotation(&w, "a1");
+        let r = rp.put(&a, &json!({"properties": {"text": "t"}})).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let s = sub_widget("s1");
+        rp.create(&s, &widget_body()).await;
+        assert_eq!(notify(&rp, SUB, "Deleted").await.status, 200);
+        // ARM serves no reads of a deleted subscription: read once it is registered again.
+        assert_eq!(notify(&rp, SUB, "Registered").await.status, 200);
+        let want = if kept { 200 } else { 404 };
+        for path in [&w, &a, &s] {
+            assert_eq!(rp.get(path).await.status, want, "{path}");
+        }
+        let listed = rp.get(&sub_widgets()).await;
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        assert_eq!(
+            listed.body["value"].as_array().map(Vec::len),
+            Some(usize::from(kept)),
+            "{}",
+            listed.body
+        );
+    }
+}
+
 /// POST `{rg1}/moveResources` of `ids` to `rg2`.
 async fn move_to_rg2(rp: &Rp, ids: &[String]) -> Resp {
     let body = json!({"targetResourceGroup": rg("rg2"), "resources": ids});

@@ -100,18 +100,12 @@ impl Rp {
     }
 }
 
-/// An RP whose task phases are long enough (300 ms) to be seen reliably on a busy machine.
-async fn slow_rp(faults: &[Fault]) -> Rp {
-    let mut settings = settings().with_op_duration(Duration::from_millis(900));
-    for f in faults {
-        settings = settings.with_fault(*f);
-    }
-    rp_with(settings).await
-}
-
 #[tokio::test]
 async fn create_task_and_provisioning() {
-    let rp = slow_rp(&[]).await;
+    // Held open by the read gate (three reads): the first read of the task shows `received`,
+    // the next ones `processing-in-progress`, and the subscription stays `pending` for three
+    // reads of it, whatever the machine load.
+    let rp = rp().await;
     let r = rp
         .t_send(
             Method::POST,
@@ -158,12 +152,13 @@ async fn create_task_and_provisioning() {
     let all = rp.t_get("/v1/subscriptions").await;
     assert_eq!(all.status, 200);
     assert_eq!(all.body["subscriptions"][0]["id"], id);
-    tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(
-        rp.t_get(&format!("/v1/subscriptions/{id}")).await.body["status"],
-        "active",
-        "never returns to pending"
-    );
+    for _ in 0..4 {
+        assert_eq!(
+            rp.t_get(&format!("/v1/subscriptions/{id}")).await.body["status"],
+            "active",
+            "never returns to pending"
+        );
+    }
 }
 
 #[tokio::test]
@@ -417,29 +412,21 @@ async fn reads_are_synchronous_and_errors_are_json() {
 
 #[tokio::test]
 async fn task_status_regresses() {
-    let rp = slow_rp(&[Fault::TaskStatusRegresses]).await;
-    let r = rp
+    // Held open by the read gate: each read shows the next phase, so the regression is seen
+    // whatever the machine load.
+    let faulty = rp_fault(Fault::TaskStatusRegresses).await;
+    let r = faulty
         .t_send(
             Method::POST,
             "/v1/subscriptions",
             Some(&json!({"name": "a"})),
         )
         .await;
+    assert_eq!(r.body["status"], "received");
     let url = format!("/v1/tasks/{}", r.body["taskId"].as_str().unwrap_or(""));
-    let mut seen: Vec<String> = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        let s = rp.t_get(&url).await.body["status"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        if seen.last() != Some(&s) {
-            seen.push(s.clone());
-        }
-        if s == "processing-completed" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut seen: Vec<Value> = Vec::new();
+    for _ in 0..4 {
+        seen.push(faulty.t_get(&url).await.body["status"].clone());
     }
     assert_eq!(
         seen,
@@ -447,6 +434,25 @@ async fn task_status_regresses() {
             "received",
             "processing-in-progress",
             "received",
+            "processing-completed"
+        ]
+    );
+    // The conforming RP never goes back.
+    let clean = rp().await;
+    let r = clean
+        .t_send(
+            Method::POST,
+            "/v1/subscriptions",
+            Some(&json!({"name": "a"})),
+        )
+        .await;
+    let (_, seen) = clean.t_wait(r.body["taskId"].as_str().unwrap_or("")).await;
+    assert_eq!(
+        seen,
+        [
+            "received",
+            "processing-in-progress",
+            "processing-in-progress",
             "processing-completed"
         ]
     );
@@ -519,12 +525,15 @@ async fn resource_stays_pending() {
         .await;
     let (done, _) = rp.t_wait(r.body["taskId"].as_str().unwrap_or("")).await;
     let id = done["response"]["resourceId"].as_u64().expect("resourceId");
-    tokio::time::sleep(DUR * 3).await;
-    let s = rp.t_get(&format!("/v1/subscriptions/{id}")).await;
-    assert_eq!(
-        (s.status, s.body["status"].as_str()),
-        (200, Some("pending"))
-    );
+    // More reads than the gate holds a conforming RP's provisioning for (op_duration 0): it
+    // would be active by the fourth.
+    for _ in 0..6 {
+        let s = rp.t_get(&format!("/v1/subscriptions/{id}")).await;
+        assert_eq!(
+            (s.status, s.body["status"].as_str()),
+            (200, Some("pending"))
+        );
+    }
 }
 
 #[tokio::test]
@@ -580,10 +589,13 @@ async fn deleted_resource_remains() {
         .await;
     let (done, _) = rp.t_wait(d.body["taskId"].as_str().unwrap_or("")).await;
     assert_eq!(done["status"], "processing-completed");
-    tokio::time::sleep(DUR * 3).await;
-    let s = rp.t_get(&format!("/v1/subscriptions/{id}")).await;
-    assert_eq!(
-        (s.status, s.body["status"].as_str()),
-        (200, Some("deleting"))
-    );
+    // More reads than the gate holds a conforming RP's removal for (op_duration 0): it would
+    // be gone by the fourth.
+    for _ in 0..6 {
+        let s = rp.t_get(&format!("/v1/subscriptions/{id}")).await;
+        assert_eq!(
+            (s.status, s.body["status"].as_str()),
+            (200, Some("deleting"))
+        );
+    }
 }

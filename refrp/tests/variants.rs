@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use rpconform_refrp::{Settings, Variant};
+use rpconform_refrp::Variant;
 use serde_json::json;
 
 #[tokio::test]
@@ -281,16 +281,24 @@ async fn custom_running_states() {
     let r = rp.put(&w, &echo).await;
     assert_eq!(r.status, 200);
     rp.wait(&r.aao()).await;
-    // Operation status values go NotStarted → Dequeued → provisioningResources with time.
-    let rp = rp_with(
-        Settings::default()
-            .with_op_duration(std::time::Duration::from_secs(60))
-            .with_variant(Variant::CustomRunningStates),
-    )
-    .await;
+    // Operation status values go NotStarted → Dequeued → provisioningResources (with time;
+    // held open by the read gate, one read each).
+    let rp = rp_with(gated(3).with_variant(Variant::CustomRunningStates)).await;
     rp.make_rg("rg1").await;
     let r = rp.put(&w, &widget_body()).await;
-    assert_eq!(rp.get(&r.aao()).await.body["status"], "NotStarted");
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        seen.push(rp.get(&r.aao()).await.body["status"].clone());
+    }
+    assert_eq!(
+        seen,
+        [
+            "NotStarted",
+            "Dequeued",
+            "provisioningResources",
+            "Succeeded"
+        ]
+    );
 }
 
 #[tokio::test]

@@ -31,7 +31,7 @@ impl Shown {
     /// What `op` shows at `now` (after [`super::store::Store::advance`]).
     pub fn of(op: &Op, now: Instant) -> Shown {
         match op.phase {
-            Phase::Running if now < op.not_before => Shown::NotStarted,
+            Phase::Running if op.not_started(now) => Shown::NotStarted,
             Phase::Running => Shown::Running,
             Phase::Succeeded => Shown::Succeeded,
             Phase::Failed => Shown::Failed,

@@ -74,7 +74,8 @@ pub struct Op {
     /// What the starting request asked for; a repeat with the same Operation-Id must match.
     pub fingerprint: String,
     seq: u64,
-    /// Before this instant the standard monitor says `NotStarted`.
+    /// Before this instant the standard monitor says `NotStarted` (under the hold-open gate,
+    /// also until its monitor has been read once: see [`Op::not_started`]).
     pub not_before: Instant,
     pub deadline: Instant,
     pub fail: bool,
@@ -98,6 +99,16 @@ pub struct Op {
     /// Reads of its monitor that showed it ended (the `mon-terminal-flips` fault acts on later
     /// ones).
     pub terminal_reads: u32,
+}
+
+impl Op {
+    /// Whether the standard monitor still says `NotStarted` at `now`: before `not_before`
+    /// and, under the hold-open gate, on the answer that started it and the first read of its
+    /// monitor, so that a reader sees NotStarted then Running whatever the machine load.
+    pub fn not_started(&self, now: Instant) -> bool {
+        self.monitor == Monitor::Operations
+            && (now < self.not_before || (self.reads_needed > 0 && self.observed < 2))
+    }
 }
 
 /// What [`Store::start`] needs to know.
@@ -457,5 +468,29 @@ mod tests {
         s.observe_widget("w");
         s.advance(later);
         assert_eq!(s.ops["b"].phase, Phase::Succeeded);
+    }
+
+    #[test]
+    fn gated_standard_monitor_says_not_started_until_read_once() {
+        let t0 = Instant::now();
+        let mut s = Store::new(Duration::ZERO, 3);
+        s.start(spec("a", OpKind::Create, Monitor::Operations, false), t0);
+        let export = OpKind::Action(Action::Export);
+        s.start(spec("e", export, Monitor::Exports, false), t0);
+        assert!(s.ops["a"].not_started(t0), "the answer that started it");
+        s.observe("a");
+        assert!(s.ops["a"].not_started(t0), "the first read");
+        s.observe("a");
+        assert!(!s.ops["a"].not_started(t0), "later reads");
+        assert!(
+            !s.ops["e"].not_started(t0),
+            "only the standard monitor says it"
+        );
+        // Ungated: the first quarter of the duration, reads or not.
+        let d = Duration::from_millis(400);
+        let mut u = Store::new(d, 0);
+        u.start(spec("b", OpKind::Create, Monitor::Operations, false), t0);
+        assert!(u.ops["b"].not_started(t0 + d / 8));
+        assert!(!u.ops["b"].not_started(t0 + d / 4));
     }
 }

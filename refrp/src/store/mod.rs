@@ -174,6 +174,29 @@ pub struct Operation {
     pub generation: u64,
 }
 
+impl Operation {
+    /// How far a running operation has come at `now`: 0 in the first quarter of its duration,
+    /// 1 in the second, 2 after (the `custom-running-states` names). Under the hold-open gate
+    /// a step also waits for a read of the one before (the first read shows 0, the next 1),
+    /// so a reader sees each name whatever the machine load.
+    pub fn running_phase(&self, now: Instant) -> u32 {
+        let total = self.deadline.saturating_duration_since(self.started);
+        let done = now.saturating_duration_since(self.started);
+        let by_time = if done < total / 4 {
+            0
+        } else if done < total / 2 {
+            1
+        } else {
+            2
+        };
+        if self.reads_needed > 0 {
+            by_time.min(self.observed.saturating_sub(1))
+        } else {
+            by_time
+        }
+    }
+}
+
 /// What [`Store::start`] needs to know.
 #[derive(Debug, Clone)]
 pub struct OpSpec {

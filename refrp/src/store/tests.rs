@@ -166,6 +166,32 @@ fn hold_open_gate_counts_only_the_operations_own_reads() {
 }
 
 #[test]
+fn running_phases_follow_time_and_under_the_gate_reads() {
+    let t0 = Instant::now();
+    // Ungated: quarters of the duration alone.
+    let settings = Settings::default().with_op_duration(Duration::from_millis(400));
+    let (mut s, [_, g1, ..]) = tree(&settings);
+    let id = s.start(spec(OpKind::Patch, &g1), t0);
+    let at = |ms| t0 + Duration::from_millis(ms);
+    let phases: Vec<u32> = [0, 150, 250]
+        .map(|ms| s.ops[&id].running_phase(at(ms)))
+        .into();
+    assert_eq!(phases, [0, 1, 2]);
+    // Gated: one read per step as well, whatever the time.
+    let settings = Settings::default()
+        .with_op_duration(Duration::ZERO)
+        .with_complete_after_reads(3);
+    let (mut s, [_, g1, ..]) = tree(&settings);
+    let id = s.start(spec(OpKind::Patch, &g1), t0);
+    let mut seen = vec![s.ops[&id].running_phase(t0)];
+    for _ in 0..3 {
+        s.observe(&id);
+        seen.push(s.ops[&id].running_phase(t0));
+    }
+    assert_eq!(seen, [0, 0, 1, 2]);
+}
+
+#[test]
 fn fast_operations_end_at_start_and_ignore_the_gate() {
     let settings = Settings::default()
         .with_variant(Variant::FastOperations)

@@ -5,6 +5,11 @@
 //! second third ends (`completes_at`); the subscription it made or touched then moves on one
 //! operation duration later (pending → active / error, deleting → gone). Every request first
 //! calls [`Store::advance`], which applies all due events in time order.
+//!
+//! Under the hold-open gate (`Settings::complete_after_reads`) reads drive them as well: a
+//! task ends once read that many times, and each phase also waits for a read of the one before
+//! (the first read of a task shows `received`, later ones `processing-in-progress`), so a
+//! reader sees them in turn whatever the machine load.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -100,6 +105,8 @@ pub struct Task {
     pub outcome: Option<Outcome>,
     /// Reads of the task while it had no outcome (hold-open gate).
     pub observed: u32,
+    /// The hold-open gate is on: the phases follow the reads too.
+    pub gated: bool,
 }
 
 impl Task {
@@ -108,16 +115,31 @@ impl Task {
         match &self.outcome {
             Some(Outcome::Completed { .. }) => (TaskStatus::Completed, self.completes_at),
             Some(Outcome::Error(_)) => (TaskStatus::Error, self.completes_at),
-            None => {
-                let elapsed = now.saturating_duration_since(self.created);
-                if elapsed < third {
-                    (TaskStatus::Received, self.created)
-                } else if elapsed < third * 2 || !self.regress {
-                    (TaskStatus::InProgress, self.created + third)
-                } else {
-                    (TaskStatus::Received, self.created + third * 2)
-                }
-            }
+            None => match self.phase(now, third) {
+                0 => (TaskStatus::Received, self.created),
+                1 => (TaskStatus::InProgress, self.created + third),
+                _ if self.regress => (TaskStatus::Received, self.created + third * 2),
+                _ => (TaskStatus::InProgress, self.created + third),
+            },
+        }
+    }
+
+    /// The phase of a running task at `now`: 0 (received), 1 (processing) or 2 (received again
+    /// under `task-status-regresses`, still processing otherwise), one third of the duration
+    /// each; under the gate a phase also waits for a read of the one before.
+    fn phase(&self, now: Instant, third: Duration) -> u32 {
+        let elapsed = now.saturating_duration_since(self.created);
+        let by_time = if elapsed < third {
+            0
+        } else if elapsed < third * 2 {
+            1
+        } else {
+            2
+        };
+        if self.gated {
+            by_time.min(self.observed.saturating_sub(1))
+        } else {
+            by_time
         }
     }
 }
@@ -245,6 +267,7 @@ impl Store {
             completes_at: now + self.third() * phases,
             outcome: None,
             observed: 0,
+            gated: self.reads_needed > 0,
         };
         self.index.entry(id.clone()).or_insert(self.tasks.len());
         self.tasks.push(task);
@@ -280,13 +303,26 @@ impl Store {
         }
     }
 
+    /// Reads task `t` needs before it may end: the gate's, and under the gate one for each
+    /// phase of a regressing task (received, processing, received again), so that a reader
+    /// sees the regression however low the gate.
+    fn reads_for(&self, t: &Task) -> u32 {
+        if self.reads_needed > 0 && t.regress {
+            self.reads_needed.max(3)
+        } else {
+            self.reads_needed
+        }
+    }
+
     fn next_due(&self, now: Instant) -> Option<Due> {
         let gate = self.reads_needed;
         let task = self
             .tasks
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.outcome.is_none() && t.completes_at <= now && t.observed >= gate)
+            .filter(|(_, t)| {
+                t.outcome.is_none() && t.completes_at <= now && t.observed >= self.reads_for(t)
+            })
             .min_by_key(|(i, t)| (t.completes_at, *i))
             .map(|(i, t)| (t.completes_at, Due::Task(i)));
         let sub = self
@@ -476,6 +512,56 @@ mod tests {
         s.observe_subscription(100_001);
         s.advance(later);
         assert_eq!(s.subs[&100_001].status, SubStatus::Active);
+    }
+
+    #[test]
+    fn gated_phases_follow_the_reads() {
+        let shown = |s: &Store, id: &str, at| s.task(id).map(|t| t.status_at(at, s.third()).0);
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_secs(1);
+        // Each read as the handler makes it: advance, count, show.
+        let read = |s: &mut Store, id: &str| {
+            s.advance(later);
+            s.observe_task(id);
+            shown(s, id, later)
+        };
+        use TaskStatus::{Completed, InProgress, Received};
+        for (gate, regress, want) in [
+            (3, false, vec![Received, InProgress, InProgress, Completed]),
+            (1, false, vec![Received, Completed]),
+            // A regressing task shows its three phases whatever the gate.
+            (3, true, vec![Received, InProgress, Received, Completed]),
+            (1, true, vec![Received, InProgress, Received, Completed]),
+        ] {
+            let mut settings = Settings::default()
+                .with_op_duration(Duration::ZERO)
+                .with_complete_after_reads(gate);
+            if regress {
+                settings = settings.with_fault(Fault::TaskStatusRegresses);
+            }
+            let mut s = Store::new(&settings);
+            let id = s.submit(Command::Create, None, Some("a".into()), None, t0);
+            assert_eq!(
+                shown(&s, &id, t0),
+                Some(Received),
+                "the answer that made it"
+            );
+            let seen: Vec<_> = (0..want.len()).filter_map(|_| read(&mut s, &id)).collect();
+            assert_eq!(seen, want, "gate {gate}, regress {regress}");
+        }
+        // With a duration too, a phase waits for its time as well as for a read.
+        let settings = Settings::default()
+            .with_op_duration(Duration::from_millis(300))
+            .with_complete_after_reads(3);
+        let mut s = Store::new(&settings);
+        let id = s.submit(Command::Create, None, Some("a".into()), None, t0);
+        s.observe_task(&id);
+        s.observe_task(&id);
+        assert_eq!(shown(&s, &id, t0), Some(Received));
+        assert_eq!(
+            shown(&s, &id, t0 + Duration::from_millis(100)),
+            Some(InProgress)
+        );
     }
 
     #[test]
