@@ -251,13 +251,16 @@ async fn failure_cause_malformed() {
     let missing = widget("rg1", "nope");
     let c = clean.get(&missing).await;
     c.assert_error(404, "ResourceNotFound");
-    assert_eq!(c.h("x-ms-failurecause"), None);
+    // The conforming RP names the client, in the grammar (`client` or `service`, `:` category).
+    assert_eq!(c.h("x-ms-failurecause"), Some("client:RequestValidation"));
     let f = faulty.get(&missing).await;
     f.assert_error(404, "ResourceNotFound");
     assert_eq!(f.h("x-ms-failurecause"), Some("user"));
     // Error answers only: a success carries no failure cause.
-    let ok = faulty.get(&rg("rg1")).await;
-    assert_eq!((ok.status, ok.h("x-ms-failurecause")), (200, None));
+    for rp in [&clean, &faulty] {
+        let ok = rp.get(&rg("rg1")).await;
+        assert_eq!((ok.status, ok.h("x-ms-failurecause")), (200, None));
+    }
 }
 
 #[tokio::test]
