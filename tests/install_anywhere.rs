@@ -159,12 +159,13 @@ fn the_cached_copy_is_repaired_before_use() {
     let out = c.run(&["check"], QUICK_TIMEOUT);
     assert_eq!(out.code(), 0, "{}", out.tail(2000));
     let suites = c.cache().join("suites");
+    let etag = suiteset::SUITES
+        .iter()
+        .find(|(n, _)| *n == "etag.yaml")
+        .unwrap()
+        .1;
+    // Edited and removed files are rewritten in place.
     std::fs::write(suites.join("etag.yaml"), "suite: [broken\n").unwrap();
-    std::fs::write(
-        suites.join("planted.yaml"),
-        "suite: planted\nscenarios: []\n",
-    )
-    .unwrap();
     std::fs::remove_file(c.cache().join("schemas").join("error-response.json")).unwrap();
     let out = c.run(&["check"], QUICK_TIMEOUT);
     assert_eq!(
@@ -179,16 +180,42 @@ fn the_cached_copy_is_repaired_before_use() {
         "{}",
         out.tail(2000)
     );
-    let etag = suiteset::SUITES
-        .iter()
-        .find(|(n, _)| *n == "etag.yaml")
-        .unwrap()
-        .1;
     assert_eq!(
         std::fs::read_to_string(suites.join("etag.yaml")).unwrap(),
         etag
     );
-    assert!(!suites.join("planted.yaml").exists());
+    assert!(
+        c.cache()
+            .join("schemas")
+            .join("error-response.json")
+            .is_file()
+    );
+    // A folder holding a file rpconform did not write is left as it is (it may be someone's
+    // work); the set is written beside it, whole, and used from there.
+    std::fs::write(suites.join("etag.yaml"), "suite: [broken\n").unwrap();
+    std::fs::write(
+        suites.join("planted.yaml"),
+        "suite: planted\nscenarios: []\n",
+    )
+    .unwrap();
+    let out = c.run(&["check"], QUICK_TIMEOUT);
+    assert_eq!(out.code(), 0, "{}", out.tail(2000));
+    assert!(
+        out.stdout
+            .contains(&format!("ok: {} suite files", suiteset::SUITES.len())),
+        "the planted suite is not run\n{}",
+        out.tail(2000)
+    );
+    assert!(
+        suites.join("planted.yaml").exists(),
+        "another's file is never removed"
+    );
+    let beside = c.cache().with_file_name(format!("{}-1", suiteset::ID));
+    assert_eq!(
+        std::fs::read_to_string(beside.join("suites").join("etag.yaml")).unwrap(),
+        etag
+    );
+    assert!(!beside.join("suites").join("planted.yaml").exists());
 }
 
 /// A suite of its own that checks bodies against a schema of its own.

@@ -164,6 +164,11 @@ pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
     read(j, ex, &mon.vocabulary(), &mon.error_field);
 }
 
+/// How long before the DELETE's own operation stamp an operation may have ended and still be
+/// read as ended by the DELETE's arrival (the RPC's "same instant", with room for one RP's
+/// clocks and rounding).
+const STAMPED_WINDOW_MS: i64 = 50;
+
 /// OPS-03 and OPS-04 ask a superseded operation to end Canceled only if it was still running
 /// when the superseding request (a DELETE) reached the RP. The scenario judges only after a
 /// read right before the DELETE showed it running; that leaves a race: it may have ended on
@@ -175,8 +180,9 @@ pub(super) fn monitor_read(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange) {
 /// ended Canceled, when a later read showed it still running (it outlived the DELETE's
 /// arrival), or when it ended within the DELETE's round trip or after: its `endTime` after
 /// the latest moment the DELETE can have arrived — the DELETE operation's `startTime` (the
-/// RP's own record; a whole-second time counts its second), else the DELETE answer's `Date`
-/// plus the second it truncates — minus the round trip, all in the RP's clock. An operation
+/// RP's own record; a whole-second time counts its second) minus the round trip, at most
+/// [`STAMPED_WINDOW_MS`], else the DELETE answer's `Date` plus the second it truncates, minus
+/// the round trip — all in the RP's clock. An operation
 /// seen running just before that ended while the DELETE was on its way ended because of it
 /// (an RP that lets it finish `Succeeded` at the instant the DELETE arrives, 53 µs apart in
 /// its clock, did not cancel it). Otherwise it may have ended first: the reason, for "not
@@ -222,13 +228,18 @@ pub(crate) fn ended_before(
         })
         .filter_map(|s| real_time(&s).map(|t| (t, s)))
         .min_by_key(|(t, _)| *t);
-    let (latest, what) = match started {
+    // With the RP's own stamp of the DELETE's operation, the window before it is at most
+    // STAMPED_WINDOW_MS: an operation that ended earlier than that ended on its own schedule (a
+    // conforming RP whose operation ran out while a slow DELETE was in flight), not at the
+    // DELETE's arrival.
+    let (latest, what, stamped) = match started {
         // A startTime without fractions is truncated to its second.
         Some((t, s)) if !s.contains('.') => (
             t + chrono::Duration::seconds(1),
             format!("the DELETE's operation started at {s}"),
+            true,
         ),
-        Some((t, s)) => (t, format!("the DELETE's operation started at {s}")),
+        Some((t, s)) => (t, format!("the DELETE's operation started at {s}"), true),
         None => {
             let date = superseding.response.as_ref().and_then(|r| r.header("date"));
             let Some((t, date)) = date.and_then(|d| {
@@ -243,16 +254,22 @@ pub(crate) fn ended_before(
             (
                 t + chrono::Duration::seconds(1),
                 format!("the DELETE was answered with Date {date}"),
+                false,
             )
         }
     };
     // At most an hour (the longest a request may take): a time far out of range is no clock.
     // The round trip is kept in whole milliseconds, cut down: it may be a millisecond longer.
     let round_trip = i64::try_from(superseding.elapsed_ms.min(3_600_000)).unwrap_or(0);
-    let sent = latest - chrono::Duration::milliseconds(round_trip + 1);
+    let window = if stamped {
+        round_trip.min(STAMPED_WINDOW_MS)
+    } else {
+        round_trip
+    };
+    let sent = latest - chrono::Duration::milliseconds(window + 1);
     (end <= sent).then(|| {
         format!(
-            "the operation ended {status} at {end_text}, and {what} after a {round_trip} ms round trip: it may have ended before the DELETE was sent"
+            "the operation ended {status} at {end_text}, and {what} after a {round_trip} ms round trip: it may have ended on its own before the DELETE arrived"
         )
     })
 }
@@ -451,6 +468,13 @@ pub(crate) mod tests {
         let earlier = op("Succeeded", Some("2026-01-01T10:00:05.2500000Z"));
         let why = ended_before(&earlier, &[], &del, &[&del_op]).expect("may have ended first");
         assert!(why.contains("40 ms round trip"), "{why}");
+        // A slow DELETE (675 ms on a busy machine) and an operation that ran out on its own
+        // 91 ms before the RP stamped the DELETE's operation: it did not end because of it.
+        let mut slow = delete("Thu, 01 Jan 2026 10:00:05 GMT");
+        slow.elapsed_ms = 675;
+        let ran_out = op("Succeeded", Some("2026-01-01T10:00:05.209Z"));
+        let why = ended_before(&ran_out, &[], &slow, &[&del_op]).expect("ran out on its own");
+        assert!(why.contains("on its own"), "{why}");
         // The same within the round trip of the Date's second.
         let mut del = delete("Thu, 01 Jan 2026 10:00:05 GMT");
         del.elapsed_ms = 300;
