@@ -200,7 +200,7 @@ impl<'o> SuiteParser<'o> {
     }
 
     /// A template whose variables must be defined.
-    fn checked_template(&mut self, n: &Node, def: &Defined) -> Option<Template> {
+    pub(super) fn checked_template(&mut self, n: &Node, def: &Defined) -> Option<Template> {
         let t = self.template(n)?;
         self.check_vars(&t.vars().collect::<Vec<_>>(), n, def);
         Some(t)
