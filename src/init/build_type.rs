@@ -7,7 +7,8 @@ use super::bodies;
 use super::build::{self, Ctx, action_node, extends, if_match, lro_node, set_pointer, type_facts};
 use super::emit::{Item, Node};
 use super::lro;
-use super::ops::Op;
+use super::model::TypeModel;
+use super::ops::{Op, Param};
 use super::paths::{self, Scope};
 use serde_json::{Value, json};
 
@@ -27,39 +28,12 @@ pub(crate) fn type_node(
             "the spec has no PUT for this type; rpconform creates it to test the types under it: write create_body by hand",
         ));
     }
-    let name_param = t.name_param.as_ref().and_then(|np| {
-        [&t.put, &t.get]
-            .into_iter()
-            .flatten()
-            .find_map(|o| o.param(np))
-    });
-    if let Some(p) = name_param {
-        match (&p.pattern, p.max_length) {
-            (Some(pat), Some(max)) => {
-                above.push(format!("names must match {pat} (at most {max} characters)"))
-            }
-            (Some(pat), None) => above.push(format!("names must match {pat}")),
-            (None, Some(max)) => above.push(format!("names are at most {max} characters")),
-            (None, None) => {}
-        }
+    let name_param = name_param(t);
+    if let Some(rule) = name_param.and_then(name_rule) {
+        above.push(rule);
     }
-
     // Bodies and actions first: they decide depends_on.
-    let create = match &t.put {
-        Some(put) => body(cx, i, put, true, &format!("{place}.create_body"))?,
-        None => {
-            let schema = t.get.as_ref().and_then(|g| {
-                g.success()
-                    .find(|r| r.status() == Some(200))
-                    .and_then(|r| r.schema.clone())
-            });
-            let v = match schema {
-                Some(s) => bodies::minimal_body(cx.store, &s)?.body,
-                None => json!({}),
-            };
-            (Node::from_json(&v), None)
-        }
-    };
+    let create = create_body(cx, i, t, &place)?;
     let update = match &t.patch {
         Some(patch) => Some(body(cx, i, patch, false, &format!("{place}.update_body"))?),
         None => None,
@@ -74,8 +48,83 @@ pub(crate) fn type_node(
             &format!("{place}.actions[{k}]"),
         )?);
     }
-
     let mut n = Node::map();
+    placement(cx, i, default_ns, &place, &mut n);
+    let tracked = shape(cx, t, name_param, &place, &mut n)?;
+    operations(cx, t, &place, &mut n);
+    let (create_node, create_comment) = create;
+    let e = n.push("create_body", create_node);
+    if let Some(c) = create_comment {
+        e.comment(c);
+    }
+    if let Some((node, comment)) = update {
+        let e = n.push("update_body", node);
+        if let Some(c) = comment {
+            e.comment(c);
+        }
+        if tracked && patch_has_tags(cx, t.patch.as_ref())? {
+            n.push(
+                "tags_body",
+                Node::from_json(&json!({"tags": {"rpconform": "tagged"}})),
+            );
+        }
+    }
+    if !actions.is_empty() {
+        n.push("actions", Node::Seq(actions));
+    }
+    Ok((n, above))
+}
+
+/// The parameter that names resources of the type, as its PUT (or GET) declares it.
+fn name_param(t: &TypeModel) -> Option<&Param> {
+    t.name_param.as_ref().and_then(|np| {
+        [&t.put, &t.get]
+            .into_iter()
+            .flatten()
+            .find_map(|o| o.param(np))
+    })
+}
+
+/// The comment line stating the name's pattern and length, when the spec gives them.
+fn name_rule(p: &Param) -> Option<String> {
+    match (&p.pattern, p.max_length) {
+        (Some(pat), Some(max)) => {
+            Some(format!("names must match {pat} (at most {max} characters)"))
+        }
+        (Some(pat), None) => Some(format!("names must match {pat}")),
+        (None, Some(max)) => Some(format!("names are at most {max} characters")),
+        (None, None) => None,
+    }
+}
+
+/// `create_body`: from the PUT, or, without one, a minimal body of the GET's schema.
+fn create_body(
+    cx: &mut Ctx,
+    i: usize,
+    t: &TypeModel,
+    place: &str,
+) -> Result<(Node, Option<String>), InitError> {
+    match &t.put {
+        Some(put) => body(cx, i, put, true, &format!("{place}.create_body")),
+        None => {
+            let schema = t.get.as_ref().and_then(|g| {
+                g.success()
+                    .find(|r| r.status() == Some(200))
+                    .and_then(|r| r.schema.clone())
+            });
+            let v = match schema {
+                Some(s) => bodies::minimal_body(cx.store, &s)?.body,
+                None => json!({}),
+            };
+            Ok((Node::from_json(&v), None))
+        }
+    }
+}
+
+/// Where the type lives: namespace, api_version, path, parent or scope, depends_on.
+fn placement(cx: &mut Ctx, i: usize, default_ns: &str, place: &str, n: &mut Node) {
+    let model = cx.model;
+    let t = &model.types[i];
     if t.namespace != default_ns {
         n.push("namespace", Node::str(t.namespace.clone()));
     }
@@ -99,7 +148,7 @@ pub(crate) fn type_node(
             }
             if let Scope::Extension(prefix) = &t.scope {
                 let e = extends(cx, i, prefix, &format!("{place}.extends"));
-                if let Node::Map(entries) = &mut n {
+                if let Node::Map(entries) = n {
                     entries.push(e);
                 }
             }
@@ -113,7 +162,17 @@ pub(crate) fn type_node(
         n.push("depends_on", Node::str(model.types[d].name.clone()))
             .comment(c);
     }
+}
 
+/// What the type is: kind, singleton or names, etag, provisioning_state, skus. True when it
+/// is tracked.
+fn shape(
+    cx: &mut Ctx,
+    t: &TypeModel,
+    name_param: Option<&Param>,
+    place: &str,
+    n: &mut Node,
+) -> Result<bool, InitError> {
     let facts = type_facts(cx.store, t)?;
     let tracked = facts.location_required || facts.tracked_base || facts.has_location;
     let e = n.push("kind", Node::str(if tracked { "tracked" } else { "proxy" }));
@@ -142,8 +201,12 @@ pub(crate) fn type_node(
     }
     n.push("provisioning_state", Node::bool(facts.provisioning_state));
     n.push("skus", Node::bool(t.skus));
+    Ok(tracked)
+}
 
-    // Per-operation LRO patterns; those the spec does not state are left to `async: true`.
+/// How its operations run: `async`, and per-operation LRO patterns; those the spec does not
+/// state are left to `async: true`.
+fn operations(cx: &mut Ctx, t: &TypeModel, place: &str, n: &mut Node) {
     let mut lro_map = Node::map();
     let mut unstated = Vec::new();
     let mut any_long = false;
@@ -175,28 +238,6 @@ pub(crate) fn type_node(
     if matches!(&lro_map, Node::Map(m) if !m.is_empty()) {
         n.push("lro", lro_map);
     }
-
-    let (create_node, create_comment) = create;
-    let e = n.push("create_body", create_node);
-    if let Some(c) = create_comment {
-        e.comment(c);
-    }
-    if let Some((node, comment)) = update {
-        let e = n.push("update_body", node);
-        if let Some(c) = comment {
-            e.comment(c);
-        }
-        if tracked && patch_has_tags(cx, t.patch.as_ref())? {
-            n.push(
-                "tags_body",
-                Node::from_json(&json!({"tags": {"rpconform": "tagged"}})),
-            );
-        }
-    }
-    if !actions.is_empty() {
-        n.push("actions", Node::Seq(actions));
-    }
-    Ok((n, above))
 }
 
 fn patch_has_tags(cx: &Ctx, patch: Option<&Op>) -> Result<bool, InitError> {
