@@ -37,7 +37,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use super::shared::{Job, ProxyBody, Shared, full};
 use super::tee::{Kept, Tee};
 use crate::replay::body::RawBody;
-use crate::replay::build::{RawEntry, RawResponse};
+use crate::replay::raw::{RawEntry, RawResponse};
 
 const HOP_BY_HOP: &[&str] = &[
     "connection",

@@ -12,7 +12,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 
 use super::session::Session;
 use super::tee::BoxError;
-use crate::replay::build::RawEntry;
+use crate::replay::raw::RawEntry;
 
 /// A body passing through: streamed, never held whole.
 pub(super) type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;

@@ -91,6 +91,7 @@ mod har_write;
 pub mod infer;
 mod judging;
 mod proxy;
+pub(crate) mod raw;
 mod reconstruct;
 mod secrets;
 mod stream;
