@@ -6,7 +6,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::lines::{FILE_NAME, Header, Line};
-use crate::runner::context::{Tracked, key};
+use crate::runner::tracked::{Tracked, key};
 
 /// Does process `pid` still run (on this machine)? A pid that cannot be signalled for lack of
 /// permission runs too.

@@ -4,7 +4,7 @@ use super::lines::now;
 use super::token::COMPONENT;
 use super::*;
 use crate::http::Surface;
-use crate::runner::context::Tracked;
+use crate::runner::tracked::Tracked;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::PathBuf;

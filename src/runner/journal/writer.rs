@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::lines::{Header, Line, file_for, now};
 use super::read::{find, process_alive, read};
-use crate::runner::context::Tracked;
+use crate::runner::tracked::Tracked;
 
 /// Told once, when the journal first fails to write.
 type OnFailure = Box<dyn Fn(&str) + Send + Sync>;
