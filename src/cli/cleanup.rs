@@ -15,22 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::args::CleanupArgs;
-use super::common::{runtime, usage};
+use super::common::{err, http_for, out, runtime, usage};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::http::{HttpOptions, OutRequest, Role, Surface};
+use crate::http::{OutRequest, Role, Surface};
 use crate::runner::RunCtx;
 use crate::runner::cleanup::{CREATED_BY, TAG_CREATED_AT, TAG_CREATED_BY, TAG_RUN, delete_group};
-use crate::target::{Connection, Target, load_target};
-
-pub(super) fn out(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stdout(), "{text}");
-}
-
-pub(super) fn err(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
-}
+use crate::target::load_target;
 
 /// `30m`, `2h`, `1d`, `90s` or plain seconds.
 pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
@@ -61,25 +51,6 @@ pub(super) fn parse_age(s: &str) -> Result<Duration, String> {
             "--older-than: `{s}` is longer than ten years (3650d)"
         )),
     }
-}
-
-pub(super) fn http_for(target: &Target, a: &CleanupArgs) -> Result<Connection, String> {
-    let opts = HttpOptions {
-        request_timeout: Duration::from_secs(a.request_timeout.max(1)),
-        insecure: a.insecure,
-        // Cleanup only ever talks to the target's own origin.
-        follow_foreign: false,
-        limits: target.limits(None),
-        throttle_budget: Duration::from_secs(a.deadline.max(1)),
-        ..Default::default()
-    };
-    target.connect(opts)
-}
-
-pub(super) fn origin_of(url: &str) -> Option<String> {
-    url::Url::parse(url)
-        .ok()
-        .map(|u| u.origin().ascii_serialization().to_ascii_lowercase())
 }
 
 pub(super) fn cleanup(a: CleanupArgs) -> u8 {

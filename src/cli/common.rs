@@ -194,3 +194,40 @@ pub(crate) fn out_text(args: std::fmt::Arguments<'_>) {
     let mut o = std::io::stdout().lock();
     let _ = o.write_fmt(args).and_then(|()| o.flush());
 }
+
+/// Print a line to stdout without ever panicking (a closed pipe is not the command's problem).
+pub(super) fn out(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
+/// Print a line to stderr without ever panicking.
+pub(super) fn err(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The client a cleanup command talks to the target with: its own origin only, within the
+/// command's deadline.
+pub(super) fn http_for(
+    target: &crate::target::Target,
+    a: &super::args::CleanupArgs,
+) -> Result<crate::target::Connection, String> {
+    let opts = crate::http::HttpOptions {
+        request_timeout: std::time::Duration::from_secs(a.request_timeout.max(1)),
+        insecure: a.insecure,
+        // Cleanup only ever talks to the target's own origin.
+        follow_foreign: false,
+        limits: target.limits(None),
+        throttle_budget: std::time::Duration::from_secs(a.deadline.max(1)),
+        ..Default::default()
+    };
+    target.connect(opts)
+}
+
+/// A URL's origin (`scheme://host[:port]`), lowercase.
+pub(super) fn origin_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization().to_ascii_lowercase())
+}

@@ -15,8 +15,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::args::CleanupArgs;
-use super::cleanup::{err, http_for, origin_of, out};
 use super::common::usage;
+use super::common::{err, http_for, origin_of, out};
 use super::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::http::{Surface, TokenSource};
 use crate::rules::Profile;

@@ -237,6 +237,182 @@ fn inferred_monitor(url: &str, method: &str) -> Option<crate::target::Monitor> {
     .next()
 }
 
+/// The target a probe runs against, whether it was declared (not inferred from the URL), and
+/// the embedded RP when it is the target; `Err` is the exit code, the error printed.
+async fn probe_target(
+    a: &ProbeArgs,
+    which: &Which,
+    faults: &std::collections::BTreeSet<rpconform_refrp::Fault>,
+) -> Result<(Target, bool, Option<rpconform_refrp::RunningServer>), u8> {
+    match which {
+        Which::Embedded => embedded(a, faults).await,
+        Which::File(f) => match load_target(Path::new(f)) {
+            Ok(mut t) => {
+                // The probe's URL names the group; the probe never creates or deletes one.
+                t.resource_group.create = false;
+                Ok((t, true, None))
+            }
+            Err(r) => {
+                eprint!("{}", r.render());
+                Err(EXIT_USAGE)
+            }
+        },
+        Which::Inferred => match inferred_target(&a.url) {
+            Ok(t) => Ok((t, false, None)),
+            Err(e) => Err(usage(e)),
+        },
+    }
+}
+
+/// The embedded RP started with the probe's fault knobs, and its target with its spec.
+async fn embedded(
+    a: &ProbeArgs,
+    faults: &std::collections::BTreeSet<rpconform_refrp::Fault>,
+) -> Result<(Target, bool, Option<rpconform_refrp::RunningServer>), u8> {
+    let settings = rpconform_refrp::Settings {
+        op_duration: Duration::from_millis(a.op_duration),
+        faults: faults.clone(),
+        ..Default::default()
+    };
+    let s = match rpconform_refrp::start(settings, 0).await {
+        Ok(s) => s,
+        Err(e) => return Err(usage(format!("cannot start the embedded RP: {e}"))),
+    };
+    let yaml = embedded_target_yaml(&s.base_url());
+    match parse_target(Path::new("embedded-target.yaml"), &yaml, "embedded") {
+        Ok(mut t) => {
+            let settings = rpconform_refrp::Settings {
+                faults: faults.clone(),
+                ..Default::default()
+            };
+            match crate::target::embedded_specs(&settings) {
+                Ok(specs) => t.attach_specs(std::sync::Arc::new(specs), "the embedded RP's spec"),
+                Err(e) => return Err(usage(e)),
+            }
+            Ok((t, true, Some(s)))
+        }
+        Err(r) => {
+            eprint!("{}", r.render());
+            Err(EXIT_USAGE)
+        }
+    }
+}
+
+/// The command line's additions to the target: `--openapi`, `--deadline` and `-H` headers.
+fn amend_target(
+    a: &ProbeArgs,
+    target: &mut Target,
+    headers: &[(String, String)],
+) -> Result<(), u8> {
+    if !a.openapi.is_empty() {
+        match crate::spec::Specs::load(&a.openapi) {
+            Ok(s) => target.attach_specs(std::sync::Arc::new(s), "--openapi"),
+            Err(e) => return Err(usage(format!("--openapi: {e}"))),
+        }
+    }
+    if let Some(d) = a.deadline {
+        target.deadline = Duration::from_secs(d.max(1));
+    }
+    // `-H` headers go with every request of the flow to the target's origin (polls and the
+    // final reads too), as an SDK re-sends its client request id and custom headers.
+    for (k, v) in headers {
+        target.headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+        target.headers.push((k.clone(), v.clone()));
+    }
+    Ok(())
+}
+
+/// Each exchange as it passes, and each wait before the next read (on stderr; the verdict
+/// goes to stdout): a probe of a slow operation is never silent.
+fn narrate(ctx: &mut RunCtx) {
+    ctx.observer = Some(Arc::new(|_: &str, x: &crate::http::Exchange| {
+        eprintln!("  {}", cut(&x.summary(), 300));
+    }));
+    ctx.on_wait = Some(Arc::new(|d: Duration| {
+        eprintln!(
+            "  waiting {:.1} s before the next read (Retry-After, or the Azure SDK's default)",
+            d.as_secs_f64()
+        );
+    }));
+}
+
+/// Ctrl-C stops the probe and cleans up; a second one aborts.
+fn stop_on_signal(ctx: &Arc<RunCtx>) {
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        eprintln!("\ninterrupted: stopping the probe and cleaning up (Ctrl-C again aborts)");
+        ctx.cancel.cancel();
+        wait_for_signal().await;
+        std::process::exit(130);
+    });
+}
+
+/// What a probe hands its reports: its start, identity and what it left behind.
+struct ProbeRun<'a> {
+    started: Instant,
+    started_at: String,
+    run_id: String,
+    label: String,
+    base_url: String,
+    faults: &'a std::collections::BTreeSet<rpconform_refrp::Fault>,
+}
+
+/// The usual reports of the probe's one result, in `dir`.
+fn write_reports(
+    dir: &Path,
+    a: &ProbeArgs,
+    p: ProbeRun<'_>,
+    ctx: &RunCtx,
+    result: &ScenarioResult,
+    left: &[String],
+) -> Result<(), u8> {
+    let info = RunInfo {
+        rpconform_version: env!("CARGO_PKG_VERSION").into(),
+        run_id: p.run_id,
+        target: p.label,
+        base_url: p.base_url,
+        time_scale: a.time_scale,
+        accelerated: a.time_scale != 1.0,
+        strict: a.strict,
+        filters: Vec::new(),
+        skip: Vec::new(),
+        partition: None,
+        started_at: p.started_at,
+        duration_ms: p.started.elapsed().as_millis() as u64,
+        left_behind: left.to_vec(),
+        faults: p.faults.iter().map(|f| f.name().to_string()).collect(),
+        profiles: ctx
+            .target
+            .profiles
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect(),
+        select: Vec::new(),
+        transcripts: report::Transcripts::All.name().into(),
+        interrupted: ctx.cancel.is_cancelled(),
+        requests: result.exchanges.len() as u64,
+        request_rate: 0.0,
+        throttling: Default::default(),
+        journal: None,
+        suite_set: crate::suiteset::ID.to_string(),
+        catalogue: crate::rules::catalogue_id(),
+        ended_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        ..Default::default()
+    };
+    let written = report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {
+        w.push(result)?;
+        w.finish()?;
+        report::write_all(dir, &info)
+    });
+    if let Err(e) = written {
+        eprintln!("error: cannot write reports to {}: {e}", dir.display());
+        return Err(EXIT_FAILED);
+    }
+    outln!("reports in {}", dir.display());
+    Ok(())
+}
+
 async fn run(
     a: &ProbeArgs,
     which: Which,
@@ -247,70 +423,12 @@ async fn run(
 ) -> u8 {
     let started = Instant::now();
     let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let mut server = None;
-    let (mut target, declared) = match &which {
-        Which::Embedded => {
-            let settings = rpconform_refrp::Settings {
-                op_duration: Duration::from_millis(a.op_duration),
-                faults: faults.clone(),
-                ..Default::default()
-            };
-            let s = match rpconform_refrp::start(settings, 0).await {
-                Ok(s) => s,
-                Err(e) => return usage(format!("cannot start the embedded RP: {e}")),
-            };
-            let yaml = embedded_target_yaml(&s.base_url());
-            server = Some(s);
-            match parse_target(Path::new("embedded-target.yaml"), &yaml, "embedded") {
-                Ok(mut t) => {
-                    let settings = rpconform_refrp::Settings {
-                        faults: faults.clone(),
-                        ..Default::default()
-                    };
-                    match crate::target::embedded_specs(&settings) {
-                        Ok(specs) => {
-                            t.attach_specs(std::sync::Arc::new(specs), "the embedded RP's spec")
-                        }
-                        Err(e) => return usage(e),
-                    }
-                    (t, true)
-                }
-                Err(r) => {
-                    eprint!("{}", r.render());
-                    return EXIT_USAGE;
-                }
-            }
-        }
-        Which::File(f) => match load_target(Path::new(f)) {
-            Ok(mut t) => {
-                // The probe's URL names the group; the probe never creates or deletes one.
-                t.resource_group.create = false;
-                (t, true)
-            }
-            Err(r) => {
-                eprint!("{}", r.render());
-                return EXIT_USAGE;
-            }
-        },
-        Which::Inferred => match inferred_target(&a.url) {
-            Ok(t) => (t, false),
-            Err(e) => return usage(e),
-        },
+    let (mut target, declared, server) = match probe_target(a, &which, &faults).await {
+        Ok(t) => t,
+        Err(code) => return code,
     };
-    if !a.openapi.is_empty() {
-        match crate::spec::Specs::load(&a.openapi) {
-            Ok(s) => target.attach_specs(std::sync::Arc::new(s), "--openapi"),
-            Err(e) => return usage(format!("--openapi: {e}")),
-        }
-    }
-    if let Some(d) = a.deadline {
-        target.deadline = Duration::from_secs(d.max(1));
-    }
-    // `-H` headers go with every request of the flow to the target's origin (polls and the
-    // final reads too), as an SDK re-sends its client request id and custom headers.
-    for (k, v) in &headers {
-        target.headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
-        target.headers.push((k.clone(), v.clone()));
+    if let Err(code) = amend_target(a, &mut target, &headers) {
+        return code;
     }
     let url = if a.url.contains("://") {
         a.url.clone()
@@ -333,28 +451,9 @@ async fn run(
     let label = target.label.clone();
     let base_url = target.base();
     let mut ctx = RunCtx::new(target, http, a.time_scale, a.strict, run_id.clone());
-    // Each exchange as it passes, and each wait before the next read (on stderr; the verdict
-    // goes to stdout): a probe of a slow operation is never silent.
-    ctx.observer = Some(Arc::new(|_: &str, x: &crate::http::Exchange| {
-        eprintln!("  {}", cut(&x.summary(), 300));
-    }));
-    ctx.on_wait = Some(Arc::new(|d: Duration| {
-        eprintln!(
-            "  waiting {:.1} s before the next read (Retry-After, or the Azure SDK's default)",
-            d.as_secs_f64()
-        );
-    }));
+    narrate(&mut ctx);
     let ctx = Arc::new(ctx);
-    {
-        let ctx = ctx.clone();
-        tokio::spawn(async move {
-            wait_for_signal().await;
-            eprintln!("\ninterrupted: stopping the probe and cleaning up (Ctrl-C again aborts)");
-            ctx.cancel.cancel();
-            wait_for_signal().await;
-            std::process::exit(130);
-        });
-    }
+    stop_on_signal(&ctx);
     if let Err(e) = runner::create_resource_group(&ctx).await {
         eprintln!("error: {}", redactor.text(&e));
         if let Some(s) = server {
@@ -388,50 +487,17 @@ async fn run(
         outln!("warning: could not clean up: {}", redactor.text(l));
     }
     if let Some(dir) = &a.report_dir {
-        let info = RunInfo {
-            rpconform_version: env!("CARGO_PKG_VERSION").into(),
-            run_id,
-            target: label,
-            base_url,
-            time_scale: a.time_scale,
-            accelerated: a.time_scale != 1.0,
-            strict: a.strict,
-            filters: Vec::new(),
-            skip: Vec::new(),
-            partition: None,
+        let p = ProbeRun {
+            started,
             started_at,
-            duration_ms: started.elapsed().as_millis() as u64,
-            left_behind: left.clone(),
-            faults: faults.iter().map(|f| f.name().to_string()).collect(),
-            profiles: ctx
-                .target
-                .profiles
-                .iter()
-                .map(|p| p.name().to_string())
-                .collect(),
-            select: Vec::new(),
-            transcripts: report::Transcripts::All.name().into(),
-            interrupted: ctx.cancel.is_cancelled(),
-            requests: result.exchanges.len() as u64,
-            request_rate: 0.0,
-            throttling: Default::default(),
-            journal: None,
-            suite_set: crate::suiteset::ID.to_string(),
-            catalogue: crate::rules::catalogue_id(),
-            ended_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            ..Default::default()
+            run_id,
+            label,
+            base_url,
+            faults: &faults,
         };
-        let written =
-            report::ResultsWriter::create(dir, report::Transcripts::All).and_then(|mut w| {
-                w.push(&result)?;
-                w.finish()?;
-                report::write_all(dir, &info)
-            });
-        if let Err(e) = written {
-            eprintln!("error: cannot write reports to {}: {e}", dir.display());
-            return EXIT_FAILED;
+        if let Err(code) = write_reports(dir, a, p, &ctx, &result, &left) {
+            return code;
         }
-        outln!("reports in {}", dir.display());
     }
     match result.status {
         Status::Failed | Status::Error(_) => EXIT_FAILED,

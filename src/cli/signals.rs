@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::EXIT_INTERRUPTED;
-use super::run::eprint_safe;
+use super::common::err;
 use crate::runner::RunCtx;
 use crate::runner::console::Console;
 
@@ -44,7 +44,7 @@ pub(super) fn spawn_signal_handler(
                     if let Some(j) = ctx.cleanup.journal() {
                         j.sync();
                     }
-                    eprint_safe("exiting at once; the journal lists what the run created");
+                    err("exiting at once; the journal lists what the run created");
                     std::process::exit(EXIT_INTERRUPTED.into());
                 }
             }

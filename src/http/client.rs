@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
 
-use super::json_body::{
-    MAX_JSON_DEPTH, MAX_JSON_VALUES, json_depth_over, json_values_over, scrub_json, too_deep,
-};
+use super::answer::{self, REPORT_BODY_CHARS};
 use super::pace::{Bucket, Limits};
 use super::{Exchange, Redactor, Response, Retried, Role, Throttled, TokenSource};
 use crate::cancel::Cancel;
@@ -149,9 +147,6 @@ pub fn no_answer(ex: &Exchange, transport: bool) -> Option<String> {
 
 /// Most throttled answers kept on one exchange (the count goes on).
 const THROTTLED_KEPT: usize = 5;
-
-/// Most of a response body kept in reports.
-pub(crate) const REPORT_BODY_CHARS: usize = 64 * 1024;
 
 impl Http {
     pub fn new(
@@ -568,21 +563,67 @@ impl Http {
         if let Some(why) = refused {
             return Err(why);
         }
-        let Some(mut url) = url else {
+        let Some(url) = url else {
             return Err(format!("invalid URL `{}`", self.redactor.text(&req.url)));
         };
-        // A URL's userinfo is a credential (the HTTP client sends it as Basic auth). Only the
-        // target's own base URL may give one, and only to its origin: userinfo in a URL the
-        // server handed out (a Location, a nextLink) is never sent, on any origin.
+        let url = self.with_userinfo(url, own);
+        let headers = self.outgoing_headers(req, own).await?;
+        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+            .map_err(|_| format!("invalid method `{}`", req.method))?;
+        let hm = self.header_map(&headers, own, ex)?;
+        let mut builder = self.client.request(method, url).headers(hm);
+        if let Some(body) = &req.body {
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                builder = builder.header("Content-Type", "application/json");
+                ex.request_headers
+                    .push(("Content-Type".into(), "application/json".into()));
+            }
+            builder = builder.body(body.clone());
+        }
+        // Belt and braces: reqwest's timeout covers the body too, this also bounds our reads.
+        let overall = self.options.request_timeout + Duration::from_secs(1);
+        // From here on, a failure is the transport's (until the body is read).
+        *transport = true;
+        let received = tokio::time::timeout(
+            overall,
+            answer::receive(builder, &self.redactor, self.options.body_cap),
+        )
+        .await
+        .map_err(|_| {
+            format!(
+                "timed out: no complete response within {} s",
+                overall.as_secs()
+            )
+        })??;
+        ex.response = Some(answer::response(received, &self.redactor));
+        Ok(())
+    }
+
+    /// The URL without userinfo, a credential (the HTTP client sends it as Basic auth). Only
+    /// the target's own base URL may give one, and only to its origin: userinfo in a URL the
+    /// server handed out (a Location, a nextLink) is never sent, on any origin.
+    fn with_userinfo(&self, mut url: url::Url, own: bool) -> url::Url {
         let _ = url.set_username("");
         let _ = url.set_password(None);
         if own && (!self.origin.username().is_empty() || self.origin.password().is_some()) {
             let _ = url.set_username(self.origin.username());
             let _ = url.set_password(self.origin.password());
         }
+        url
+    }
+
+    /// The request's headers: on the target's origin its pinned headers and token first (a
+    /// header the request names itself wins over a pinned one), then the request's own.
+    async fn outgoing_headers(
+        &self,
+        req: &OutRequest,
+        own: bool,
+    ) -> Result<Vec<(String, String)>, String> {
         let mut headers: Vec<(String, String)> = Vec::new();
         if own {
-            // A header the request names itself wins over the target's pinned one.
             headers.extend(
                 self.fixed_headers
                     .iter()
@@ -605,11 +646,19 @@ impl Http {
                 *v = u.to_string();
             }
         }
-        let method = reqwest::Method::from_bytes(req.method.as_bytes())
-            .map_err(|_| format!("invalid method `{}`", req.method))?;
+        Ok(headers)
+    }
+
+    /// The headers as sent, each recorded (redacted) in the exchange. Credentials never go
+    /// off-origin, whatever a scenario wrote.
+    fn header_map(
+        &self,
+        headers: &[(String, String)],
+        own: bool,
+        ex: &mut Exchange,
+    ) -> Result<reqwest::header::HeaderMap, String> {
         let mut hm = reqwest::header::HeaderMap::new();
-        for (k, v) in &headers {
-            // Never forward credentials off-origin, whatever a scenario wrote.
+        for (k, v) in headers {
             if !own && self.redactor.is_secret_header(k) {
                 continue;
             }
@@ -620,147 +669,8 @@ impl Http {
             hm.append(name, value);
             ex.request_headers.push(self.redactor.header_pair(k, v));
         }
-        let mut builder = self.client.request(method, url).headers(hm);
-        if let Some(body) = &req.body {
-            if !headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            {
-                builder = builder.header("Content-Type", "application/json");
-                ex.request_headers
-                    .push(("Content-Type".into(), "application/json".into()));
-            }
-            builder = builder.body(body.clone());
-        }
-        // Belt and braces: reqwest's timeout covers the body too, this also bounds our reads.
-        let overall = self.options.request_timeout + Duration::from_secs(1);
-        // From here on, a failure is the transport's (until the body is read).
-        *transport = true;
-        let fut = async {
-            let mut resp = builder.send().await.map_err(describe)?;
-            let status = resp.status().as_u16();
-            // Cookies for the flow's jar, before the header is redacted (each value is a
-            // secret from here on: scrubbed wherever a target echoes it).
-            let set_cookies: Vec<(String, String)> = resp
-                .headers()
-                .get_all(reqwest::header::SET_COOKIE)
-                .iter()
-                .filter_map(|v| {
-                    let v = String::from_utf8_lossy(v.as_bytes());
-                    let (name, value) = v.split(';').next()?.split_once('=')?;
-                    Some((name.trim().to_string(), value.trim().to_string()))
-                })
-                .collect();
-            for (_, v) in &set_cookies {
-                self.redactor.register(v);
-            }
-            let sent_headers: Vec<(String, String)> = resp
-                .headers()
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        k.as_str().to_string(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect();
-            // The name too: a target may echo a secret in a header name.
-            let headers: Vec<(String, String)> = sent_headers
-                .iter()
-                .map(|(k, v)| self.redactor.header_pair(k, v))
-                .collect();
-            let sent_headers = (sent_headers != headers).then_some(sent_headers);
-            if let Some(len) = resp.content_length()
-                && len as usize > self.options.body_cap
-            {
-                return Err(format!(
-                    "response body announced as {len} bytes, over the cap of {} bytes (--body-cap); not read",
-                    self.options.body_cap
-                ));
-            }
-            let mut body: Vec<u8> = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(describe)? {
-                if body.len() + chunk.len() > self.options.body_cap {
-                    return Err(format!(
-                        "response body over the cap of {} bytes (--body-cap); reading stopped there",
-                        self.options.body_cap
-                    ));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok((status, headers, sent_headers, body, set_cookies))
-        };
-        let (status, headers, sent_headers, body, set_cookies) =
-            tokio::time::timeout(overall, fut).await.map_err(|_| {
-                format!(
-                    "timed out: no complete response within {} s",
-                    overall.as_secs()
-                )
-            })??;
-        // Redact the whole text before cutting it: a secret across the cut would otherwise
-        // leave its head (a JWT's first two segments, say) in the report.
-        let body_text = super::cut(
-            &self.redactor.text(&String::from_utf8_lossy(&body)),
-            REPORT_BODY_CHARS,
-        );
-        let mut sent_json = None;
-        let (json, json_error) = if body.iter().all(|b| b.is_ascii_whitespace()) {
-            (None, None)
-        } else if json_depth_over(&body, MAX_JSON_DEPTH) {
-            (None, Some(too_deep()))
-        } else if json_values_over(&body, MAX_JSON_VALUES) {
-            (
-                None,
-                Some(format!(
-                    "body holds more than {MAX_JSON_VALUES} JSON values; not parsed (memory bound)"
-                )),
-            )
-        } else {
-            match serde_json::from_slice::<serde_json::Value>(&body) {
-                Ok(mut v) => {
-                    sent_json = scrub_json(&mut v, &self.redactor);
-                    (Some(v), None)
-                }
-                Err(e) => (None, Some(format!("body is not valid JSON: {e}"))),
-            }
-        };
-        ex.response = Some(Response {
-            status,
-            headers,
-            body: body_text,
-            body_bytes: body.len(),
-            json,
-            json_error,
-            set_cookies,
-            sent: (sent_headers.is_some() || sent_json.is_some()).then(|| {
-                Arc::new(super::exchange::Sent {
-                    headers: sent_headers,
-                    json: sent_json,
-                })
-            }),
-        });
-        Ok(())
+        Ok(hm)
     }
-}
-
-fn describe(e: reqwest::Error) -> String {
-    use std::error::Error;
-    let mut msg = if e.is_timeout() {
-        "timed out".to_string()
-    } else if e.is_connect() {
-        "connection failed".to_string()
-    } else if e.is_body() || e.is_decode() {
-        "failed reading the body".to_string()
-    } else {
-        "request failed".to_string()
-    };
-    let mut src = e.source();
-    while let Some(s) = src {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
-        src = s.source();
-    }
-    msg
 }
 
 #[cfg(test)]

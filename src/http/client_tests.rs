@@ -1,6 +1,7 @@
 //! Tests of `client`.
 
 use super::*;
+use crate::http::json_body::{MAX_JSON_VALUES, json_values_over};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1bml0LXRlc3QtY2xhaW1zIn0.c2lnbmF0dXJlLXBhcnQ";

@@ -6,6 +6,7 @@
 //! `auth` gets and refreshes the bearer token; `front_door` plays ARM's part in front of an
 //! RP's own endpoint (headers ARM adds, its public host routed, what ARM answers itself).
 
+mod answer;
 mod auth;
 mod client;
 mod exchange;
@@ -15,10 +16,10 @@ mod pace;
 mod redact;
 mod redact_view;
 
+pub(crate) use answer::REPORT_BODY_CHARS;
 pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
 };
-pub(crate) use client::REPORT_BODY_CHARS;
 pub use client::{Http, HttpOptions, HttpStats, OutRequest};
 pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
 pub use json_body::is_too_deep;

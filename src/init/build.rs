@@ -2,15 +2,13 @@
 //! api-versions, and one entry per resource type (scope, nesting, kind, features, per-operation
 //! LRO patterns, bodies, actions), with a `# TODO:` comment wherever the spec left a choice.
 
-use super::bodies::{self, Facts};
-use super::emit::{Entry, Item, Node};
-use super::lro::{self, Lro, Pattern};
+use super::build_type::type_node;
+use super::ctx::{Ctx, PLACEHOLDER_SUBSCRIPTION, Todos, is_api_version};
+use super::emit::{Item, Node};
 use super::model::{Model, TypeModel};
-use super::ops::{Op, Spec};
-use super::paths::{self, Scope, Seg};
+use super::ops::Spec;
 use super::spec::Store;
 use super::{InitError, InitOptions};
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -18,32 +16,6 @@ pub(crate) struct Doc {
     pub header: Vec<String>,
     pub root: Node,
     pub todos: Vec<String>,
-}
-
-const PLACEHOLDER_SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
-
-/// Collects TODOs: each is written as a comment and listed in the output.
-#[derive(Default)]
-pub(crate) struct Todos(Vec<String>);
-
-impl Todos {
-    /// Record a TODO about `place`; returns the comment text.
-    pub fn add(&mut self, place: &str, text: &str) -> String {
-        let text = text.strip_prefix("TODO: ").unwrap_or(text);
-        self.0.push(format!("{place}: {text}"));
-        format!("TODO: {text}")
-    }
-}
-
-pub(crate) struct Ctx<'a> {
-    pub store: &'a Store,
-    pub specs: &'a [Spec],
-    pub model: &'a Model,
-    pub todos: Todos,
-    /// Namespace → api-version written for it.
-    versions: BTreeMap<String, String>,
-    /// Type → the type its bodies reference (`depends_on`), guessed from example ids.
-    pub depends: BTreeMap<usize, usize>,
 }
 
 pub(crate) fn target(
@@ -154,7 +126,7 @@ pub(crate) fn target(
 
     let mut types = Node::map();
     for i in model.order() {
-        let (node, above) = super::build_type::type_node(&mut cx, i, &default_ns)?;
+        let (node, above) = type_node(&mut cx, i, &default_ns)?;
         let e = types.push(&model.types[i].name, node);
         e.above = above;
     }
@@ -187,223 +159,6 @@ fn api_version(specs: &[Spec], spec: Option<usize>) -> (String, Option<String>) 
             "2024-01-01".into(),
             Some("the spec has no info.version; set the api-version".into()),
         ),
-    }
-}
-
-pub(crate) fn is_api_version(v: &str) -> bool {
-    let b = v.as_bytes();
-    b.len() >= 10
-        && b[..10].iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        })
-        && (b.len() == 10
-            || (b[10] == b'-'
-                && b.len() > 11
-                && b[11..]
-                    .iter()
-                    .all(|c| c.is_ascii_alphanumeric() || *c == b'.')))
-}
-
-impl Ctx<'_> {
-    pub fn version_of(&self, ns: &str) -> Option<&String> {
-        self.versions.get(ns)
-    }
-
-    pub fn todo(&mut self, place: &str, text: &str) -> String {
-        self.todos.add(place, text)
-    }
-}
-
-/// The LRO entry of one operation: the node for `lro.<op>`, or `None` when the pattern is
-/// not stated (the type's `async: true` covers it); the TODO goes on the entry or above.
-pub(crate) fn lro_node(l: &Lro) -> Option<Node> {
-    let pattern = l.pattern?;
-    Some(match &l.final_state_via {
-        Some(f) => {
-            let mut m = Node::map();
-            m.push("pattern", Node::str(pattern.word()));
-            m.push("final_state_via", Node::str(f.clone()));
-            m
-        }
-        None => Node::str(pattern.word()),
-    })
-}
-
-/// Facts from the PUT body schema and the GET/PUT response schemas.
-pub(crate) fn type_facts(store: &Store, t: &TypeModel) -> Result<Facts, InitError> {
-    let mut schemas = Vec::new();
-    if let Some(s) = t.put.as_ref().and_then(|o| o.body_schema.clone()) {
-        schemas.push(s);
-    }
-    for op in [&t.get, &t.put].into_iter().flatten() {
-        if let Some(s) = op
-            .success()
-            .find(|r| r.status() == Some(200))
-            .and_then(|r| r.schema.clone())
-        {
-            schemas.push(s);
-        }
-    }
-    let mut f = Facts::default();
-    for s in schemas {
-        let g = bodies::facts(store, &s)?;
-        f.has_location |= g.has_location;
-        f.location_required |= g.location_required;
-        f.tracked_base |= g.tracked_base;
-        f.etag |= g.etag;
-        f.provisioning_state |= g.provisioning_state;
-    }
-    Ok(f)
-}
-
-/// Does the spec let clients send If-Match on a write?
-pub(crate) fn if_match(t: &TypeModel) -> bool {
-    [&t.put, &t.patch, &t.delete]
-        .into_iter()
-        .flatten()
-        .any(|o| o.has_header_param("If-Match"))
-}
-
-/// What an extension type extends: a type of this file when the prefix is one, else a fixed
-/// resource id built from the prefix, with a TODO either way.
-pub(crate) fn extends(cx: &mut Ctx, i: usize, prefix: &[Seg], place: &str) -> Entry {
-    let model = cx.model;
-    let joined: String = prefix
-        .iter()
-        .map(|s| match s {
-            Seg::Lit(l) => format!("/{l}"),
-            Seg::Param(p) => format!("/{{{p}}}"),
-        })
-        .collect();
-    // Another provider's (or our own) resource type.
-    if let Some(p) = paths::parse(&joined).filter(|p| !p.chain.is_empty() && p.tail.is_empty()) {
-        let segs: Vec<String> = p.chain.iter().map(|(s, _)| s.clone()).collect();
-        if let Some(j) = model.by_segments(&p.namespace, &segs).filter(|&j| j != i) {
-            let mut e = Entry::new("extends", Node::str(model.types[j].name.clone()));
-            e.comment(cx.todo(place, &format!("the spec puts it under {joined}")));
-            return e;
-        }
-    }
-    // Any resource (`{resourceUri}`, `{scope}`): guess the first top-level type of the file.
-    let candidates: Vec<usize> = model
-        .order()
-        .into_iter()
-        .filter(|&j| {
-            let t = &model.types[j];
-            j != i
-                && t.parent.is_none()
-                && t.put.is_some()
-                && !matches!(t.scope, Scope::Extension(_))
-        })
-        .collect();
-    // Prefer an ordinary resource-group type, then any resource-group type, then any.
-    let in_rg = |j: &usize| model.types[*j].scope == Scope::ResourceGroup;
-    let guess = candidates
-        .iter()
-        .copied()
-        .find(|j| in_rg(j) && model.types[*j].fixed_name.is_none())
-        .or_else(|| candidates.iter().copied().find(in_rg))
-        .or(candidates.first().copied());
-    if let [Seg::Param(p)] = prefix
-        && let Some(j) = guess
-    {
-        let mut e = Entry::new("extends", Node::str(model.types[j].name.clone()));
-        e.comment(cx.todo(
-            place,
-            &format!(
-                "{{{p}}} is any resource; a type of this file is a guess, or give a resource id"
-            ),
-        ));
-        return e;
-    }
-    let id: String = prefix
-        .iter()
-        .map(|s| match s {
-            Seg::Lit(l) => format!("/{l}"),
-            Seg::Param(p) if p.eq_ignore_ascii_case("subscriptionId") => {
-                format!("/{PLACEHOLDER_SUBSCRIPTION}")
-            }
-            Seg::Param(p) => format!("/TODO-{p}"),
-        })
-        .collect();
-    let id = if id.is_empty() { "/".to_string() } else { id };
-    let mut e = Entry::new("extends", Node::str(id));
-    e.comment(cx.todo(
-        place,
-        &format!("the resource this extends ({joined}); fill in an existing resource id"),
-    ));
-    e
-}
-
-/// The action entry for a POST `{resource}/{name}`.
-pub(crate) fn action_node(
-    cx: &mut Ctx,
-    i: usize,
-    name: &str,
-    op: &Op,
-    place: &str,
-) -> Result<Item, InitError> {
-    let l = lro::classify(op);
-    let mut m = Node::map();
-    m.push("name", Node::str(name));
-    let mut item_todos = Vec::new();
-    match l.pattern {
-        Some(p) => {
-            let e = m.push("lro", Node::str(p.word()));
-            if let Some(t) = &l.todo {
-                e.comment(cx.todo(&format!("{place}.lro"), t));
-            }
-            if let Some(f) = &l.final_state_via
-                && p != Pattern::Sync
-            {
-                m.push("final_state_via", Node::str(f.clone()));
-            }
-        }
-        None => {
-            let e = m.push("long_running", Node::bool(true));
-            if let Some(t) = &l.todo {
-                e.comment(cx.todo(&format!("{place}.long_running"), t));
-            }
-        }
-    }
-    if op.body_name.is_some() {
-        let (node, comment) = super::build_type::body(cx, i, op, false, &format!("{place}.body"))?;
-        let e = m.push("body", node);
-        if let Some(c) = comment {
-            e.comment(c);
-        }
-    }
-    match l.result_status.as_slice() {
-        [] => item_todos.push(cx.todo(
-            &format!("{place}.result"),
-            "the spec states only 202; the status of the final answer is not stated",
-        )),
-        codes => {
-            let status = match codes {
-                [one] => Node::Scalar(json!(one)),
-                many => Node::Seq(
-                    many.iter()
-                        .map(|c| Item::new(Node::Scalar(json!(c))))
-                        .collect(),
-                ),
-            };
-            let mut r = Node::map();
-            r.push("status", status);
-            m.push("result", r);
-        }
-    }
-    let mut item = Item::new(m);
-    item.above = item_todos;
-    Ok(item)
-}
-
-pub(crate) fn set_pointer(body: &mut Value, pointer: &str, v: Value) {
-    if let Some(slot) = body.pointer_mut(pointer) {
-        *slot = v;
     }
 }
 

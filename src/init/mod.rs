@@ -10,8 +10,8 @@
 //! POST actions and SKU lists; [`lro`] reads each operation's long-running pattern;
 //! [`bodies`] takes bodies from the examples or builds them from schemas and reads the schema
 //! facts (tracked, etag, provisioningState); [`build`] lays out the target document with a
-//! `# TODO: ...` comment wherever the spec did not decide ([`build_type`] does one type);
-//! [`emit`] writes it, [`quote`] its scalars.
+//! `# TODO: ...` comment wherever the spec did not decide ([`build_type`] does one type,
+//! [`ctx`] carries what they share); [`emit`] writes it, [`quote`] its scalars.
 //!
 //! YAML is written by [`emit`], a small emitter, not serde_yaml: the file's value is in its
 //! comments (TODOs at the exact key or body field they are about), which serde_yaml cannot
@@ -22,6 +22,7 @@
 mod bodies;
 mod build;
 mod build_type;
+mod ctx;
 mod dup_keys;
 mod emit;
 mod lro;

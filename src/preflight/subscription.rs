@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The name of the resource group check.
+const GROUP: &str = "resource group";
+
 impl Ctx<'_> {
     pub(super) fn provider_check(&self) -> Check {
         const NAME: &str = "provider";
@@ -200,86 +203,93 @@ impl Ctx<'_> {
     }
 
     pub(super) fn group_check(&self, claims: Option<&arm::Claims>) -> Check {
-        const NAME: &str = "resource group";
         let t = self.target;
         let rg = &t.resource_group;
         if rg.name.is_empty() && t.types.is_empty() {
             return Check::new(
-                NAME,
+                GROUP,
                 Level::Skipped,
                 "the target declares no ARM resource type: no resource group is used",
             );
         }
         if let Some(p) = arm::rg_name_problem(&rg.name) {
-            return Check::new(NAME, Level::Blocker, p).hint(if rg.create {
+            return Check::new(GROUP, Level::Blocker, p).hint(if rg.create {
                 "the run appends `-<run id>` (7 characters) to the name: shorten `resource_group.name`"
             } else {
                 "fix `resource_group.name`"
             });
         }
-        let group_ex = self.answers.group.as_ref();
-        let sub_scope = format!("/subscriptions/{}", t.subscription);
         if rg.create {
-            let plan = format!(
-                "the run will create {} in {} and delete it at the end",
-                rg.name, t.location
-            );
-            if let Some(why) = self.skipped_because(group_ex) {
-                return Check::new(NAME, Level::Skipped, format!("{plan}; {why}"));
-            }
-            if !self.arm {
-                return Check::new(
-                    NAME,
-                    Level::Ok,
-                    format!(
-                        "{plan} (PUT; {} has no ARM permission API to ask first)",
-                        self.host
-                    ),
-                );
-            }
-            return match self.permission_verdict() {
-                Ok(Ok(())) => Check::new(
-                    NAME,
-                    Level::Ok,
-                    format!("{plan}; the identity's roles on the subscription allow it"),
-                ),
-                Ok(Err(missing)) => Check::new(
-                    NAME,
-                    Level::Blocker,
-                    format!(
-                        "{plan}, but the identity's roles on the subscription do not allow: {}",
-                        missing.join(", ")
-                    ),
-                )
-                .hint(format!(
-                    "{}; or pre-create a group and use `resource_group: {{name: G, disposable: true}}` with a role on it",
-                    self.role_hint(claims, &sub_scope)
-                )),
-                Err(why) => Check::new(
-                    NAME,
-                    Level::Warning,
-                    format!("{plan}; could not tell whether the identity may ({why}): the run will find out"),
-                ),
-            };
+            return self.group_to_create(claims);
         }
-        let mode = if rg.disposable {
-            "disposable: destructive scenarios run in it"
-        } else {
-            "not disposable: destructive scenarios are skipped"
-        };
+        self.existing_group(claims)
+    }
+
+    /// A group the run creates: may the identity create it?
+    fn group_to_create(&self, claims: Option<&arm::Claims>) -> Check {
+        let t = self.target;
+        let rg = &t.resource_group;
+        let sub_scope = format!("/subscriptions/{}", t.subscription);
+        let plan = format!(
+            "the run will create {} in {} and delete it at the end",
+            rg.name, t.location
+        );
+        if let Some(why) = self.skipped_because(self.answers.group.as_ref()) {
+            return Check::new(GROUP, Level::Skipped, format!("{plan}; {why}"));
+        }
+        if !self.arm {
+            return Check::new(
+                GROUP,
+                Level::Ok,
+                format!(
+                    "{plan} (PUT; {} has no ARM permission API to ask first)",
+                    self.host
+                ),
+            );
+        }
+        match self.permission_verdict() {
+            Ok(Ok(())) => Check::new(
+                GROUP,
+                Level::Ok,
+                format!("{plan}; the identity's roles on the subscription allow it"),
+            ),
+            Ok(Err(missing)) => Check::new(
+                GROUP,
+                Level::Blocker,
+                format!(
+                    "{plan}, but the identity's roles on the subscription do not allow: {}",
+                    missing.join(", ")
+                ),
+            )
+            .hint(format!(
+                "{}; or pre-create a group and use `resource_group: {{name: G, disposable: true}}` with a role on it",
+                self.role_hint(claims, &sub_scope)
+            )),
+            Err(why) => Check::new(
+                GROUP,
+                Level::Warning,
+                format!("{plan}; could not tell whether the identity may ({why}): the run will find out"),
+            ),
+        }
+    }
+
+    /// A group the target names: does it exist, and may the identity write there?
+    fn existing_group(&self, claims: Option<&arm::Claims>) -> Check {
+        let rg = &self.target.resource_group;
+        let group_ex = self.answers.group.as_ref();
         if let Some(why) = self.skipped_because(group_ex) {
-            return Check::new(NAME, Level::Skipped, format!("{}: {why}", rg.name));
+            return Check::new(GROUP, Level::Skipped, format!("{}: {why}", rg.name));
         }
         let Some(ex) = group_ex else {
             return Check::new(
-                NAME,
+                GROUP,
                 Level::Warning,
                 format!("{}: no answer to the read in time", rg.name),
             );
         };
         let Some(resp) = &ex.response else {
             return Check::new(
-                NAME,
+                GROUP,
                 Level::Warning,
                 format!(
                     "{}: the read failed: {}",
@@ -288,6 +298,21 @@ impl Ctx<'_> {
                 ),
             );
         };
+        if let Some(refused) = self.group_read_refused(claims, resp) {
+            return refused;
+        }
+        self.group_permissions(claims)
+    }
+
+    /// The check when reading the group did not answer 200 (it does not exist, the identity
+    /// may not read it, or something else answered).
+    fn group_read_refused(
+        &self,
+        claims: Option<&arm::Claims>,
+        resp: &crate::http::Response,
+    ) -> Option<Check> {
+        let t = self.target;
+        let rg = &t.resource_group;
         let err =
             arm::error_text(resp.json.as_ref()).unwrap_or_else(|| format!("HTTP {}", resp.status));
         let not_arm = if self.arm {
@@ -295,51 +320,58 @@ impl Ctx<'_> {
         } else {
             Level::Warning
         };
+        let sub_scope = format!("/subscriptions/{}", t.subscription);
         match resp.status {
-            200 => {}
-            404 => {
-                return Check::new(
-                    NAME,
-                    not_arm,
-                    format!("{} does not exist in subscription {} ({err})", rg.name, t.subscription),
-                )
-                .hint(format!(
-                    "az group create -n {} -l {} --subscription {}, or set `resource_group: {{name: {}, create: true}}`{}",
-                    rg.name,
-                    t.location,
-                    t.subscription,
-                    rg.name,
-                    if self.arm { "" } else { " (fine if this endpoint does not serve resource groups)" }
-                ));
-            }
-            403 => {
-                return Check::new(
-                    NAME,
-                    not_arm,
-                    format!("the identity may not read {} ({err})", rg.name),
-                )
-                .hint(self.role_hint(claims, &format!("{sub_scope}/resourceGroups/{}", rg.name)));
-            }
-            s => {
-                return Check::new(
-                    NAME,
-                    Level::Warning,
-                    format!("reading {} answered {s} ({err})", rg.name),
-                );
-            }
+            200 => None,
+            404 => Some(Check::new(
+                GROUP,
+                not_arm,
+                format!("{} does not exist in subscription {} ({err})", rg.name, t.subscription),
+            )
+            .hint(format!(
+                "az group create -n {} -l {} --subscription {}, or set `resource_group: {{name: {}, create: true}}`{}",
+                rg.name,
+                t.location,
+                t.subscription,
+                rg.name,
+                if self.arm { "" } else { " (fine if this endpoint does not serve resource groups)" }
+            ))),
+            403 => Some(Check::new(
+                GROUP,
+                not_arm,
+                format!("the identity may not read {} ({err})", rg.name),
+            )
+            .hint(self.role_hint(claims, &format!("{sub_scope}/resourceGroups/{}", rg.name)))),
+            s => Some(Check::new(
+                GROUP,
+                Level::Warning,
+                format!("reading {} answered {s} ({err})", rg.name),
+            )),
         }
+    }
+
+    /// An existing group: do the identity's roles there allow the run's writes?
+    fn group_permissions(&self, claims: Option<&arm::Claims>) -> Check {
+        let t = self.target;
+        let rg = &t.resource_group;
+        let mode = if rg.disposable {
+            "disposable: destructive scenarios run in it"
+        } else {
+            "not disposable: destructive scenarios are skipped"
+        };
         let exists = format!("{} exists ({mode})", rg.name);
         if !self.arm {
-            return Check::new(NAME, Level::Ok, exists);
+            return Check::new(GROUP, Level::Ok, exists);
         }
+        let sub_scope = format!("/subscriptions/{}", t.subscription);
         match self.permission_verdict() {
             Ok(Ok(())) => Check::new(
-                NAME,
+                GROUP,
                 Level::Ok,
                 format!("{exists}; the identity's roles there allow the run's writes"),
             ),
             Ok(Err(missing)) => Check::new(
-                NAME,
+                GROUP,
                 Level::Blocker,
                 format!(
                     "{exists}, but the identity's roles there do not allow: {}",
@@ -348,7 +380,7 @@ impl Ctx<'_> {
             )
             .hint(self.role_hint(claims, &format!("{sub_scope}/resourceGroups/{}", rg.name))),
             Err(why) => Check::new(
-                NAME,
+                GROUP,
                 Level::Warning,
                 format!("{exists}; could not tell whether the identity may write there ({why})"),
             ),

@@ -28,6 +28,7 @@
 
 mod forward;
 mod session;
+mod shared;
 mod tee;
 mod tunnel;
 
@@ -44,7 +45,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use crate::replay::ReadOptions;
 use crate::report::ScenarioResult;
 use crate::target::Target;
-use forward::Shared;
+use shared::{Job, Shared};
 
 /// Connections served at once; more are shed.
 pub const MAX_CONNECTIONS: usize = 512;
@@ -73,7 +74,7 @@ pub struct Proxy {
     pub addr: SocketAddr,
     strict: bool,
     accept: tokio::task::JoinHandle<()>,
-    /// The thread that judges what passed, in order ([`forward::Job`]).
+    /// The thread that judges what passed, in order ([`Job`]).
     judging: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -119,7 +120,7 @@ impl Drop for Proxy {
     /// A proxy dropped unstopped (a test's) leaves no judging thread behind.
     fn drop(&mut self) {
         self.accept.abort();
-        let _ = self.shared.jobs.send(forward::Job::Stop);
+        let _ = self.shared.jobs.send(Job::Stop);
     }
 }
 
@@ -195,7 +196,7 @@ impl Proxy {
     /// Close the operations whose time is up (call every second or so); after what passed
     /// before, in order.
     pub fn tick(&self) {
-        let _ = self.shared.jobs.send(forward::Job::Expire(Instant::now()));
+        let _ = self.shared.jobs.send(Job::Expire(Instant::now()));
     }
 
     /// The results so far (operations still open are not judged yet).
@@ -230,7 +231,7 @@ impl Proxy {
     pub fn stop(mut self) -> Vec<ScenarioResult> {
         self.accept.abort();
         // Everything that passed is judged before the end.
-        let _ = self.shared.jobs.send(forward::Job::Stop);
+        let _ = self.shared.jobs.send(Job::Stop);
         if let Some(t) = self.judging.take() {
             let _ = t.join();
         }

@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use crate::http::{Exchange, Surface};
 use crate::lro::path_key;
-use crate::replay::build::{Builder, RawEntry};
+use crate::replay::build::Builder;
+use crate::replay::raw::RawEntry;
 use crate::replay::{FlowSketch, Pairer, ReadOptions, StreamJudge, flow_of, result};
 use crate::report::ScenarioResult;
 use crate::rules::{Registry, RuleTally};

@@ -7,7 +7,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 
-use super::forward::{ProxyBody, Shared, full};
+use super::shared::{ProxyBody, Shared, full};
 
 pub(super) fn connect(req: Request<Incoming>, sh: &Shared) -> Response<ProxyBody> {
     let Some(authority) = req.uri().authority().map(|a| a.to_string()) else {

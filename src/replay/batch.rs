@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::body::RawBody;
-use super::build::{RawEntry, RawResponse, header_pairs};
+use super::raw::{RawEntry, RawResponse, header_pairs};
 
 /// Is this a portal batch call (`POST /batch` on a management host)?
 pub(crate) fn is_batch_call(method: &str, url: &str) -> bool {

@@ -4,64 +4,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::body::{JsonBudget, Prepared, RawBody};
+use super::body::{JsonBudget, Prepared};
+use super::raw::RawEntry;
 use super::secrets::Scrubber;
 use super::{BodyState, EntryMeta, Format, ReadOptions, Recording, Stripped};
 use super::{batch, flows, is_arm_url, provider_namespace};
 use crate::http::{Exchange, REPORT_BODY_CHARS, Response, Role, cut};
-
-/// One request and its response as a format holds them.
-#[derive(Debug)]
-pub(crate) struct RawEntry {
-    pub method: String,
-    pub url: String,
-    pub request_headers: Vec<(String, String)>,
-    /// `None`: no request body.
-    pub request_body: Option<RawBody>,
-    /// `None`: no response was recorded (see `error`).
-    pub response: Option<RawResponse>,
-    pub error: Option<String>,
-    pub started_at: String,
-    pub elapsed_ms: u64,
-    /// What rpconform's HAR writer recorded about the exchange (`_rpconform`).
-    pub own: Option<OwnMeta>,
-}
-
-#[derive(Debug)]
-pub(crate) struct RawResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: RawBody,
-    /// The size the recording states for the body (HAR `content.size`), when given.
-    pub size: Option<u64>,
-}
-
-/// Fields of an [`Exchange`] that only rpconform's own HAR files carry.
-#[derive(Debug, Clone)]
-pub(crate) struct OwnMeta {
-    pub seq: u64,
-    pub role: Role,
-    pub foreign: bool,
-    pub surface: crate::http::Surface,
-}
-
-impl RawEntry {
-    pub(crate) fn new(method: String, url: String) -> Self {
-        RawEntry {
-            method,
-            url,
-            request_headers: Vec::new(),
-            request_body: None,
-            response: None,
-            error: None,
-            started_at: String::new(),
-            elapsed_ms: 0,
-            own: None,
-        }
-    }
-}
 
 #[derive(Debug, Default)]
 struct Counts {
@@ -84,6 +32,14 @@ const BARE_PATH_BASE: &str = "https://management.azure.com";
 pub(crate) type Sink<'o> = Box<dyn FnMut(Exchange, EntryMeta, bool) + Send + 'o>;
 
 /// Accumulates one recording's entries (or, with a [`Sink`], hands them on one at a time).
+/// A recorded response before it is scrubbed.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    size: Option<u64>,
+    body: Prepared,
+}
+
 pub(crate) struct Builder<'o> {
     opts: &'o ReadOptions,
     scrub: Scrubber,
@@ -193,90 +149,20 @@ impl<'o> Builder<'o> {
         let is_batch_result =
             raw.method.eq_ignore_ascii_case("GET") && self.batches.awaits(&raw.url);
         let keep = arm || self.own_file || is_batch || is_batch_result;
-        let cap = self.opts.body_cap;
-        let req = raw
-            .request_body
-            .take()
-            // Request JSON is parsed only to find and mask its secrets (no budget: it is dropped).
-            .map(|b| {
-                let mut unbounded = JsonBudget {
-                    left: usize::MAX,
-                    refused: 0,
-                };
-                Prepared::new(b, cap, true, &mut unbounded)
-            });
-        let (status, headers, size, resp) = match raw.response.take() {
-            Some(r) => (
-                Some(r.status),
-                r.headers,
-                r.size,
-                Some(Prepared::new(r.body, cap, keep, &mut self.budget)),
-            ),
-            None => (None, Vec::new(), None, None),
-        };
-        if let Some(p) = &req {
-            p.learn(&self.scrub);
-        }
-        if let Some(p) = &resp {
-            p.learn(&self.scrub);
-        }
+        let (req, answer) = self.prepare(&mut raw, keep);
         // Portal batches: the inner requests, unpacked from the unscrubbed bodies.
         let inner = if is_batch || is_batch_result {
-            let inner = self.batches.unpack(
-                &raw.url,
-                req.as_ref().and_then(Prepared::raw_text),
-                status,
-                &headers,
-                resp.as_ref().and_then(Prepared::json),
-            );
-            if is_batch {
-                self.counts.batches += 1;
-            }
-            inner
+            self.unpack_batch(&raw.url, req.as_ref(), answer.as_ref(), is_batch)
         } else {
             Vec::new()
         };
-        let seq = raw.own.as_ref().map_or(self.pushed as u64 + 1, |o| o.seq);
-        let role = raw.own.as_ref().map_or(Role::Step, |o| o.role);
-        let request_body = req.map(|p| p.finish(&self.scrub)).and_then(|f| {
-            if let BodyState::OverCap { .. } = f.state {
-                self.counts.request_bodies_over_cap += 1;
-                None
-            } else {
-                Some(f.text)
+        let request_body = self.request_body(req);
+        let (response, state) = match answer {
+            Some(a) => {
+                let (r, state) = self.response(a, keep);
+                (Some(r), state)
             }
-        });
-        let mut state = BodyState::Recorded;
-        let response = match (status, resp) {
-            (Some(status), Some(p)) => {
-                let f = p.finish(&self.scrub);
-                state = f.state;
-                match state {
-                    BodyState::NotRecorded if keep => self.counts.bodies_not_recorded += 1,
-                    BodyState::NotRecorded => self.counts.non_arm_bodies_dropped += 1,
-                    BodyState::OverCap { .. } => self.counts.bodies_over_cap += 1,
-                    BodyState::Recorded => {}
-                }
-                Some(Response {
-                    status,
-                    headers: headers
-                        .iter()
-                        .map(|(k, v)| (k.clone(), self.scrub.header(k, v)))
-                        .collect(),
-                    body: f.text,
-                    // The size the recording states wins (the text may be cut or masked),
-                    // unless it is 0 beside a body (some exporters write 0 for cached bodies).
-                    body_bytes: size
-                        .filter(|&s| s > 0 || f.bytes == 0)
-                        .map_or(f.bytes, |s| s as usize),
-                    json: f.json,
-                    json_error: f.json_error,
-                    // Recorded cookie values are masked: a replayed flow has no jar to fill.
-                    set_cookies: Vec::new(),
-                    sent: None,
-                })
-            }
-            _ => None,
+            None => (None, BodyState::Recorded),
         };
         let provider = provider_namespace(&raw.url).map(|ns| {
             self.providers
@@ -285,7 +171,128 @@ impl<'o> Builder<'o> {
                 .clone()
         });
         let started_at = raw.started_at.clone();
-        let exchange = Exchange {
+        let exchange = self.exchange(raw, arm, foreign, request_body, response);
+        let meta = EntryMeta {
+            arm,
+            provider,
+            response_body: state,
+            batch: batch_of,
+        };
+        let outer = self.emit(exchange, meta);
+        for mut e in inner {
+            self.counts.batch_inner += 1;
+            e.started_at = started_at.clone();
+            self.push_inner(e, Some(outer));
+        }
+    }
+
+    /// The bodies prepared (parsed within the budget, their secrets learnt before anything is
+    /// scrubbed). Request JSON is parsed only to find and mask its secrets (no budget: it is
+    /// dropped); a response's body is kept only when `keep`.
+    fn prepare(&mut self, raw: &mut RawEntry, keep: bool) -> (Option<Prepared>, Option<Answer>) {
+        let cap = self.opts.body_cap;
+        let req = raw.request_body.take().map(|b| {
+            let mut unbounded = JsonBudget {
+                left: usize::MAX,
+                refused: 0,
+            };
+            Prepared::new(b, cap, true, &mut unbounded)
+        });
+        let answer = raw.response.take().map(|r| Answer {
+            status: r.status,
+            headers: r.headers,
+            size: r.size,
+            body: Prepared::new(r.body, cap, keep, &mut self.budget),
+        });
+        if let Some(p) = &req {
+            p.learn(&self.scrub);
+        }
+        if let Some(a) = &answer {
+            a.body.learn(&self.scrub);
+        }
+        (req, answer)
+    }
+
+    /// A portal batch's inner requests (a batch call's, or its result's when read later).
+    fn unpack_batch(
+        &mut self,
+        url: &str,
+        req: Option<&Prepared>,
+        answer: Option<&Answer>,
+        is_batch: bool,
+    ) -> Vec<RawEntry> {
+        let no_headers = Vec::new();
+        let inner = self.batches.unpack(
+            url,
+            req.and_then(Prepared::raw_text),
+            answer.map(|a| a.status),
+            answer.map_or(&no_headers, |a| &a.headers),
+            answer.and_then(|a| a.body.json()),
+        );
+        if is_batch {
+            self.counts.batches += 1;
+        }
+        inner
+    }
+
+    /// The request body as recorded: scrubbed, or none when over the cap.
+    fn request_body(&mut self, req: Option<Prepared>) -> Option<String> {
+        req.map(|p| p.finish(&self.scrub)).and_then(|f| {
+            if let BodyState::OverCap { .. } = f.state {
+                self.counts.request_bodies_over_cap += 1;
+                None
+            } else {
+                Some(f.text)
+            }
+        })
+    }
+
+    /// The response as recorded, scrubbed, and what became of its body.
+    fn response(&mut self, a: Answer, keep: bool) -> (Response, BodyState) {
+        let f = a.body.finish(&self.scrub);
+        let state = f.state;
+        match state {
+            BodyState::NotRecorded if keep => self.counts.bodies_not_recorded += 1,
+            BodyState::NotRecorded => self.counts.non_arm_bodies_dropped += 1,
+            BodyState::OverCap { .. } => self.counts.bodies_over_cap += 1,
+            BodyState::Recorded => {}
+        }
+        let response = Response {
+            status: a.status,
+            headers: a
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), self.scrub.header(k, v)))
+                .collect(),
+            body: f.text,
+            // The size the recording states wins (the text may be cut or masked), unless it
+            // is 0 beside a body (some exporters write 0 for cached bodies).
+            body_bytes: a
+                .size
+                .filter(|&s| s > 0 || f.bytes == 0)
+                .map_or(f.bytes, |s| s as usize),
+            json: f.json,
+            json_error: f.json_error,
+            // Recorded cookie values are masked: a replayed flow has no jar to fill.
+            set_cookies: Vec::new(),
+            sent: None,
+        };
+        (response, state)
+    }
+
+    /// The exchange as replay judges it: scrubbed, on its surface, numbered as recorded (or
+    /// in order).
+    fn exchange(
+        &self,
+        raw: RawEntry,
+        arm: bool,
+        foreign: bool,
+        request_body: Option<String>,
+        response: Option<Response>,
+    ) -> Exchange {
+        let seq = raw.own.as_ref().map_or(self.pushed as u64 + 1, |o| o.seq);
+        let role = raw.own.as_ref().map_or(Role::Step, |o| o.role);
+        Exchange {
             seq,
             role,
             throttled: Vec::new(),
@@ -313,18 +320,6 @@ impl<'o> Builder<'o> {
             started_at: raw.started_at,
             elapsed_ms: raw.elapsed_ms,
             foreign,
-        };
-        let meta = EntryMeta {
-            arm,
-            provider,
-            response_body: state,
-            batch: batch_of,
-        };
-        let outer = self.emit(exchange, meta);
-        for mut e in inner {
-            self.counts.batch_inner += 1;
-            e.started_at = started_at.clone();
-            self.push_inner(e, Some(outer));
         }
     }
 
@@ -514,28 +509,3 @@ const NET_VARIABLES: &[&str] = &[
     "RESOURCE_MANAGER_URL",
     "AZURE_AUTHORITY_HOST",
 ];
-
-/// Header pairs from a JSON object whose values are strings or arrays of strings (one pair per
-/// element); other scalars are written as JSON.
-pub(crate) fn header_pairs(v: &Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    if let Value::Object(m) = v {
-        for (k, x) in m {
-            match x {
-                Value::Array(items) => {
-                    out.extend(items.iter().map(|i| (k.clone(), scalar_text(i))));
-                }
-                other => out.push((k.clone(), scalar_text(other))),
-            }
-        }
-    }
-    out
-}
-
-fn scalar_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::body::{Capped, CappedText, RawBody};
-use super::build::{OwnMeta, RawEntry, RawResponse};
+use super::raw::{OwnMeta, RawEntry, RawResponse};
 use crate::http::Role;
 
 /// The creator name [`super::write_har`] writes, by which its files are known.

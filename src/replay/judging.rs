@@ -10,7 +10,6 @@
 //! it). Headers the format strips are "not judged" ([`Judge::stripped`]).
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use super::{Recording, Stripped};
 use crate::http::{Exchange, Surface};
@@ -296,29 +295,4 @@ pub fn apply_target_surfaces(rec: &mut Recording, target: &Target) {
             Surface::Other
         };
     }
-}
-
-/// Judge one recording: one result named `replay::{file name}` (as a file streamed through
-/// [`super::streamed`] is judged).
-pub fn judge_recording(
-    rec: &Recording,
-    target: &Target,
-    registry: &Registry,
-    strict: bool,
-) -> ScenarioResult {
-    let started = Instant::now();
-    let s = super::Streamed {
-        path: rec.path.clone(),
-        format: rec.format,
-        entries: rec.entries.len(),
-        stripped: rec.stripped.clone(),
-        notes: rec.notes.clone(),
-        own: rec.own,
-    };
-    let last: Vec<usize> = rec.flows.iter().map(super::FlowSketch::last).collect();
-    let mut fj = super::streamed::FileJudge::new(target, registry, &s, &last, false);
-    for (ex, meta) in rec.entries.iter().zip(&rec.meta) {
-        fj.push(ex.clone(), meta.clone());
-    }
-    fj.finish(&s, strict, started)
 }

@@ -6,7 +6,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::body::{BoundedBody, RawBody};
-use super::build::{RawEntry, RawResponse, header_pairs};
+use super::raw::{RawEntry, RawResponse, header_pairs};
 
 /// One test-proxy entry, from its JSON text.
 pub(crate) fn entry(raw: &[u8], cap: usize) -> serde_json::Result<RawEntry> {

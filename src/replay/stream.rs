@@ -32,6 +32,16 @@ pub(crate) struct Pos {
     col: usize,
 }
 
+/// A serde_json error as `file:line:col: message` (without serde's own "at line ... column").
+pub(crate) fn json_error(path: &Path, e: &serde_json::Error) -> ReplayError {
+    let text = e.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(i) if e.line() > 0 => text[..i].to_string(),
+        _ => text,
+    };
+    ReplayError::at(path, e.line(), e.column(), message)
+}
+
 impl Pos {
     /// A serde_json error inside the element starting here, as a file error.
     pub(crate) fn error(self, path: &Path, e: &serde_json::Error) -> ReplayError {
@@ -40,7 +50,7 @@ impl Pos {
         } else {
             (self.line + e.line() - 1, e.column())
         };
-        let mut err = super::top::json_error(path, e);
+        let mut err = json_error(path, e);
         err.line = line;
         err.column = col;
         err

@@ -7,15 +7,16 @@
 //! at once. The second ([`FileJudge`]) pairs again (the
 //! same pairing: it only ever looks back), judges each exchange as it comes and each operation
 //! right after its last exchange, holding only the exchanges of operations not yet judged. An
-//! in-memory [`Recording`] goes through the same [`FileJudge`] ([`super::judge_recording`]).
+//! in-memory [`Recording`] goes through the same [`FileJudge`] ([`judge_recording`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
 use super::judging::{StreamJudge, result};
+use super::read::stream_recording;
 use super::reconstruct::flow_of;
-use super::{EntryMeta, FlowSketch, Pairer, ReadOptions, ReplayError, Streamed};
+use super::{EntryMeta, FlowSketch, Pairer, ReadOptions, Recording, ReplayError, Streamed};
 use crate::http::{Exchange, Surface};
 use crate::report::ScenarioResult;
 use crate::rules::Registry;
@@ -47,7 +48,7 @@ pub fn scan(
     // Operations by when a read last joined them: past MAX_OPEN, the one idle longest is
     // paired no more (it ended there, for the second pass too).
     let mut idle: BTreeMap<usize, usize> = BTreeMap::new();
-    let streamed = super::stream_recording(path, opts, |mut ex, meta, own| {
+    let streamed = stream_recording(path, opts, |mut ex, meta, own| {
         let recorded = ex.role;
         if let Some(f) = pairer.push(pos, &mut ex) {
             if f == last.len() {
@@ -87,7 +88,7 @@ pub fn judge_scanned(
     let started = Instant::now();
     let s = &scanned.streamed;
     let mut fj = FileJudge::new(target, registry, s, &scanned.last, by_target);
-    let again = super::stream_recording(&s.path, opts, |ex, meta, _| fj.push(ex, meta))?;
+    let again = stream_recording(&s.path, opts, |ex, meta, _| fj.push(ex, meta))?;
     if again.entries != s.entries {
         return Err(ReplayError::at(
             &s.path,
@@ -293,4 +294,29 @@ pub(crate) fn surface_by(target: &Target, ex: &Exchange, meta: &EntryMeta) -> Su
         },
     );
     target.surface_of(&format!("{}{rel}", target.base()))
+}
+
+/// Judge one recording: one result named `replay::{file name}` (as a file streamed through
+/// this module is judged).
+pub fn judge_recording(
+    rec: &Recording,
+    target: &Target,
+    registry: &Registry,
+    strict: bool,
+) -> ScenarioResult {
+    let started = Instant::now();
+    let s = Streamed {
+        path: rec.path.clone(),
+        format: rec.format,
+        entries: rec.entries.len(),
+        stripped: rec.stripped.clone(),
+        notes: rec.notes.clone(),
+        own: rec.own,
+    };
+    let last: Vec<usize> = rec.flows.iter().map(FlowSketch::last).collect();
+    let mut fj = FileJudge::new(target, registry, &s, &last, false);
+    for (ex, meta) in rec.entries.iter().zip(&rec.meta) {
+        fj.push(ex.clone(), meta.clone());
+    }
+    fj.finish(&s, strict, started)
 }

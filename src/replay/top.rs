@@ -44,7 +44,7 @@ pub(crate) fn read_json(
             )));
         }
         found = Some(format);
-        let each = |parse: fn(&[u8], usize) -> serde_json::Result<super::build::RawEntry>| {
+        let each = |parse: fn(&[u8], usize) -> serde_json::Result<super::raw::RawEntry>| {
             move |b: &mut Builder<'_>, raw: &[u8], pos: Pos| -> Result<(), ReplayError> {
                 let e = parse(raw, cap).map_err(|e| pos.error(path, &e))?;
                 b.push(e);
@@ -108,14 +108,4 @@ pub(crate) fn read_json(
         )
         .not_a_recording()
     })
-}
-
-/// A serde_json error as `file:line:col: message` (without serde's own "at line ... column").
-pub(crate) fn json_error(path: &Path, e: &serde_json::Error) -> ReplayError {
-    let text = e.to_string();
-    let message = match text.rfind(" at line ") {
-        Some(i) if e.line() > 0 => text[..i].to_string(),
-        _ => text,
-    };
-    ReplayError::at(path, e.line(), e.column(), message)
 }

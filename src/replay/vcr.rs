@@ -15,7 +15,8 @@ use yaml_rust2::parser::Parser;
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 use super::body::RawBody;
-use super::build::{Builder, RawEntry, RawResponse};
+use super::build::Builder;
+use super::raw::{RawEntry, RawResponse};
 use super::stream::over_cap;
 use super::{Format, ReplayError};
 

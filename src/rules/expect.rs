@@ -36,30 +36,8 @@ impl From<(String, String)> for Miss {
 
 /// `Ok(())` when the check holds.
 pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(), Miss> {
-    let resp = subject.exchange.and_then(|e| e.response.as_ref());
-    let no_resp = || {
-        subject
-            .exchange
-            .and_then(|e| e.error.clone())
-            .unwrap_or_else(|| "no response to check".into())
-    };
-
     match check {
-        Check::Status(codes) => {
-            let want = codes
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(" or ");
-            match resp {
-                Some(r) if codes.contains(&r.status) => Ok(()),
-                Some(r) => Err(Miss::Failed(
-                    format!("status {want}"),
-                    format!("status {}{}", r.status, error_hint(r.json.as_ref())),
-                )),
-                None => Err(Miss::Failed(format!("status {want}"), no_resp())),
-            }
-        }
+        Check::Status(codes) => status(codes, subject),
         Check::StatusFrom(t) => {
             let v = t.render_value(scope).map_err(Miss::Broken)?;
             let codes: Vec<u16> = match &v {
@@ -75,24 +53,7 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             name,
             predicate,
             ignore_case,
-        } => {
-            let Some(r) = resp else {
-                return Err(Miss::Failed(format!("header {name}"), no_resp()));
-            };
-            let rendered;
-            let name = if name.contains("${") {
-                rendered = crate::template::Template::parse(name)
-                    .map_err(|(_, m)| Miss::Broken(m))?
-                    .render(scope)
-                    .map_err(Miss::Broken)?;
-                &rendered
-            } else {
-                name
-            };
-            let v = r.header(name).map(|s| Value::String(s.to_string()));
-            test(predicate, v.as_ref(), scope, *ignore_case)
-                .map_err(|m| prefix(m, &format!("header {name}")))
-        }
+        } => header(name, predicate, *ignore_case, subject, scope),
         Check::Value {
             template,
             predicate,
@@ -106,69 +67,8 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
             pointer,
             predicate,
             ignore_case,
-        } => {
-            let rendered;
-            let pointer = if pointer.contains("${") {
-                rendered = crate::template::Template::parse(pointer)
-                    .map_err(|(_, m)| Miss::Broken(m))?
-                    .render(scope)
-                    .map_err(Miss::Broken)?;
-                &rendered
-            } else {
-                pointer
-            };
-            let Some(r) = resp else {
-                return Err(Miss::Failed(format!("body {pointer}"), no_resp()));
-            };
-            let Some(j) = &r.json else {
-                if matches!(predicate, Predicate::Absent) {
-                    return Ok(());
-                }
-                return Err(Miss::Failed(
-                    format!("body {pointer}"),
-                    format!(
-                        "no JSON body ({})",
-                        r.json_error.clone().unwrap_or("empty".into())
-                    ),
-                ));
-            };
-            let shown = if pointer.is_empty() {
-                "body".to_string()
-            } else {
-                format!("body {pointer}")
-            };
-            test(predicate, j.pointer(pointer), scope, *ignore_case).map_err(|m| prefix(m, &shown))
-        }
-        Check::Schema { file, validator } => {
-            let Some(r) = resp else {
-                return Err(Miss::Failed(
-                    format!("body valid against {file}"),
-                    no_resp(),
-                ));
-            };
-            let Some(j) = &r.json else {
-                return Err(Miss::Failed(
-                    format!("body valid against {file}"),
-                    format!(
-                        "no JSON body ({})",
-                        r.json_error.clone().unwrap_or("empty".into())
-                    ),
-                ));
-            };
-            let errors: Vec<String> = validator
-                .iter_errors(j)
-                .take(5)
-                .map(|e| format!("{} at `{}`", e, e.instance_path()))
-                .collect();
-            if errors.is_empty() {
-                Ok(())
-            } else {
-                Err(Miss::Failed(
-                    format!("body valid against {file}"),
-                    errors.join("; "),
-                ))
-            }
-        }
+        } => body_pointer(pointer, predicate, *ignore_case, subject, scope),
+        Check::Schema { file, validator } => schema(file, validator, subject),
         Check::Outcome(want) => {
             let got = subject.outcome.unwrap_or("no outcome");
             if want.iter().any(|w| w.eq_ignore_ascii_case(got)) {
@@ -180,47 +80,184 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
                 ))
             }
         }
-        Check::ListContains(t) | Check::ListOmits(t) => {
-            let id = t.render(scope).map_err(Miss::Broken)?;
-            let items: Vec<&Value> = match subject.items {
-                Some(items) => items.iter().collect(),
-                None => resp
-                    .and_then(|r| r.json.as_ref())
-                    .and_then(|j| j.get("value"))
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().collect())
-                    .unwrap_or_default(),
-            };
-            // An item is named by its `id`; one without (an operations API entry) by `name`.
-            let found = items.iter().any(|i| {
-                i.get("id")
-                    .or_else(|| i.get("name"))
-                    .and_then(Value::as_str)
-                    .is_some_and(|x| {
-                        x.trim_end_matches('/')
-                            .eq_ignore_ascii_case(id.trim_end_matches('/'))
-                    })
-            });
-            let contains = matches!(check, Check::ListContains(_));
-            if found == contains {
-                Ok(())
-            } else {
-                let verb = if contains { "lists" } else { "does not list" };
-                Err(Miss::Failed(
-                    format!("the collection {verb} {id}"),
-                    format!(
-                        "{} items, {}",
-                        items.len(),
-                        if found {
-                            "including it"
-                        } else {
-                            "not including it"
-                        }
-                    ),
-                ))
-            }
-        }
+        Check::ListContains(t) => listed(t, true, subject, scope),
+        Check::ListOmits(t) => listed(t, false, subject, scope),
     }
+}
+
+/// The checked response, if the step had one.
+fn response<'a>(subject: &Subject<'a>) -> Option<&'a crate::http::Response> {
+    subject.exchange.and_then(|e| e.response.as_ref())
+}
+
+/// What was seen when there is no response to check: the exchange's error, if any.
+fn no_response(subject: &Subject<'_>) -> String {
+    subject
+        .exchange
+        .and_then(|e| e.error.clone())
+        .unwrap_or_else(|| "no response to check".into())
+}
+
+/// A name that may be a template, rendered.
+fn rendered(text: &str, scope: &Scope) -> Result<String, Miss> {
+    if !text.contains("${") {
+        return Ok(text.to_string());
+    }
+    crate::template::Template::parse(text)
+        .map_err(|(_, m)| Miss::Broken(m))?
+        .render(scope)
+        .map_err(Miss::Broken)
+}
+
+/// `status`: one of the codes.
+fn status(codes: &[u16], subject: &Subject<'_>) -> Result<(), Miss> {
+    let want = codes
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    match response(subject) {
+        Some(r) if codes.contains(&r.status) => Ok(()),
+        Some(r) => Err(Miss::Failed(
+            format!("status {want}"),
+            format!("status {}{}", r.status, error_hint(r.json.as_ref())),
+        )),
+        None => Err(Miss::Failed(format!("status {want}"), no_response(subject))),
+    }
+}
+
+/// `header`: the predicate on the header's value.
+fn header(
+    name: &str,
+    predicate: &Predicate,
+    ignore_case: bool,
+    subject: &Subject<'_>,
+    scope: &Scope,
+) -> Result<(), Miss> {
+    let Some(r) = response(subject) else {
+        return Err(Miss::Failed(format!("header {name}"), no_response(subject)));
+    };
+    let name = rendered(name, scope)?;
+    let v = r.header(&name).map(|s| Value::String(s.to_string()));
+    test(predicate, v.as_ref(), scope, ignore_case)
+        .map_err(|m| prefix(m, &format!("header {name}")))
+}
+
+/// `pointer`: the predicate on the value at a JSON Pointer into the body.
+fn body_pointer(
+    pointer: &str,
+    predicate: &Predicate,
+    ignore_case: bool,
+    subject: &Subject<'_>,
+    scope: &Scope,
+) -> Result<(), Miss> {
+    let pointer = rendered(pointer, scope)?;
+    let Some(r) = response(subject) else {
+        return Err(Miss::Failed(
+            format!("body {pointer}"),
+            no_response(subject),
+        ));
+    };
+    let Some(j) = &r.json else {
+        if matches!(predicate, Predicate::Absent) {
+            return Ok(());
+        }
+        return Err(Miss::Failed(
+            format!("body {pointer}"),
+            format!(
+                "no JSON body ({})",
+                r.json_error.clone().unwrap_or("empty".into())
+            ),
+        ));
+    };
+    let shown = if pointer.is_empty() {
+        "body".to_string()
+    } else {
+        format!("body {pointer}")
+    };
+    test(predicate, j.pointer(&pointer), scope, ignore_case).map_err(|m| prefix(m, &shown))
+}
+
+/// `schema`: the body is valid against the schema file.
+fn schema(
+    file: &str,
+    validator: &jsonschema::Validator,
+    subject: &Subject<'_>,
+) -> Result<(), Miss> {
+    let Some(r) = response(subject) else {
+        return Err(Miss::Failed(
+            format!("body valid against {file}"),
+            no_response(subject),
+        ));
+    };
+    let Some(j) = &r.json else {
+        return Err(Miss::Failed(
+            format!("body valid against {file}"),
+            format!(
+                "no JSON body ({})",
+                r.json_error.clone().unwrap_or("empty".into())
+            ),
+        ));
+    };
+    let errors: Vec<String> = validator
+        .iter_errors(j)
+        .take(5)
+        .map(|e| format!("{} at `{}`", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Miss::Failed(
+            format!("body valid against {file}"),
+            errors.join("; "),
+        ))
+    }
+}
+
+/// `list_contains` / `list_omits`: the collection (all pages', or the body's `value`) lists
+/// the item (or does not).
+fn listed(
+    t: &crate::template::Template,
+    contains: bool,
+    subject: &Subject<'_>,
+    scope: &Scope,
+) -> Result<(), Miss> {
+    let id = t.render(scope).map_err(Miss::Broken)?;
+    let items: Vec<&Value> = match subject.items {
+        Some(items) => items.iter().collect(),
+        None => response(subject)
+            .and_then(|r| r.json.as_ref())
+            .and_then(|j| j.get("value"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default(),
+    };
+    // An item is named by its `id`; one without (an operations API entry) by `name`.
+    let found = items.iter().any(|i| {
+        i.get("id")
+            .or_else(|| i.get("name"))
+            .and_then(Value::as_str)
+            .is_some_and(|x| {
+                x.trim_end_matches('/')
+                    .eq_ignore_ascii_case(id.trim_end_matches('/'))
+            })
+    });
+    if found == contains {
+        return Ok(());
+    }
+    let verb = if contains { "lists" } else { "does not list" };
+    Err(Miss::Failed(
+        format!("the collection {verb} {id}"),
+        format!(
+            "{} items, {}",
+            items.len(),
+            if found {
+                "including it"
+            } else {
+                "not including it"
+            }
+        ),
+    ))
 }
 
 /// Rules whose failure leaves a followed operation without what a client would have read: its

@@ -247,7 +247,15 @@ fn never_unfinished(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
 pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     location_unread(j, flow, exs);
     never_unfinished(j, flow, exs);
-    // LOC-05: every running answer of a Location poll is 202 with Location again.
+    running_location_polls(j, flow, exs);
+    side_reads_while_running(j, flow, exs);
+    location_is_status_url(j, flow, exs);
+    location_stops(j, flow, exs);
+    final_answer(j, flow, exs);
+}
+
+/// LOC-05: every running answer of a Location poll is 202 with Location again.
+fn running_location_polls(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     for e in &flow.events {
         if let Event::Poll {
             ex,
@@ -270,8 +278,11 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             );
         }
     }
-    // LOC-05: a Location read while another channel showed the operation running, before
-    // and after it, answers 202.
+}
+
+/// LOC-05: a Location read while another channel showed the operation running, before and
+/// after it, answers 202.
+fn side_reads_while_running(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     let mut pending: Vec<usize> = Vec::new();
     for e in &flow.events {
         match e {
@@ -282,47 +293,52 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             } => pending.push(*ex),
             Event::Poll { state, .. } => {
                 for i in pending.drain(..) {
-                    if !state.is_running() {
-                        continue;
+                    if state.is_running() {
+                        side_read_answers_202(j, flow, exs, &exs[i]);
                     }
-                    let x = &exs[i];
-                    let st = x.status();
-                    // A status that never reached a terminal value (OPRES-03) may have ended.
-                    if st != Some(202)
-                        && let Some(c) = j
-                            .ledger
-                            .cause_among(flow.polls().map(|(p, _)| exs[p].seq), &["OPRES-03"])
-                    {
-                        j.ledger.blocked(
-                            "LOC-05",
-                            &c,
-                            "the operation status never showed a terminal value, so it cannot say the operation was still running",
-                        );
-                        continue;
-                    }
-                    j.ledger.check("LOC-05", st == Some(202), Some(x.seq), || {
-                        (
-                            "202 from Location while the operation status says it is still running"
-                                .into(),
-                            format!(
-                                "{} {}",
-                                st.map(|s| s.to_string()).unwrap_or("no answer".into()),
-                                x.response
-                                    .as_ref()
-                                    .map(|r| cut(&r.body, 160))
-                                    .unwrap_or_default()
-                            ),
-                        )
-                    });
                 }
             }
             _ => {}
         }
     }
-    // LOC-05: a Location that is the operation's status URL itself (the same URL, query and
-    // all) is one channel, read as
-    // the status; but a client that polls Location reads its 200 as the end, so each read
-    // of it that showed the operation running is a Location read answered 200, not 202.
+}
+
+/// LOC-05 on one Location read `x` made while the status showed the operation running.
+fn side_read_answers_202(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], x: &Exchange) {
+    let st = x.status();
+    // A status that never reached a terminal value (OPRES-03) may have ended.
+    if st != Some(202)
+        && let Some(c) = j
+            .ledger
+            .cause_among(flow.polls().map(|(p, _)| exs[p].seq), &["OPRES-03"])
+    {
+        j.ledger.blocked(
+            "LOC-05",
+            &c,
+            "the operation status never showed a terminal value, so it cannot say the operation was still running",
+        );
+        return;
+    }
+    j.ledger.check("LOC-05", st == Some(202), Some(x.seq), || {
+        (
+            "202 from Location while the operation status says it is still running".into(),
+            format!(
+                "{} {}",
+                st.map(|s| s.to_string()).unwrap_or("no answer".into()),
+                x.response
+                    .as_ref()
+                    .map(|r| cut(&r.body, 160))
+                    .unwrap_or_default()
+            ),
+        )
+    });
+}
+
+/// LOC-05: a Location that is the operation's status URL itself (the same URL, query and all)
+/// is one channel, read as the status; but a client that polls Location reads its 200 as the
+/// end, so each read of it that showed the operation running is a Location read answered
+/// 200, not 202.
+fn location_is_status_url(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     let same_url = exs.get(flow.initial).and_then(|x| {
         let r = x
             .response
@@ -333,24 +349,28 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         // The whole URL: a query may decide which endpoint answers (`?monitor=true`).
         Some(l.eq_ignore_ascii_case(&a))
     });
-    if flow.channel == Some(Channel::AzureAsyncOperation) && same_url == Some(true) {
-        for (i, state) in flow.polls() {
-            let x = &exs[i];
-            if state.is_running() && x.status().is_some_and(|s| (200..300).contains(&s)) {
-                j.ledger.check("LOC-05", x.status() == Some(202), Some(x.seq), || {
-                    (
-                        "202 from Location while the operation runs (its Location is the status URL: a client polling Location reads a 200 as the end)".into(),
-                        format!(
-                            "{} {}",
-                            x.status().unwrap_or(0),
-                            x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
-                        ),
-                    )
-                });
-            }
+    if flow.channel != Some(Channel::AzureAsyncOperation) || same_url != Some(true) {
+        return;
+    }
+    for (i, state) in flow.polls() {
+        let x = &exs[i];
+        if state.is_running() && x.status().is_some_and(|s| (200..300).contains(&s)) {
+            j.ledger.check("LOC-05", x.status() == Some(202), Some(x.seq), || {
+                (
+                    "202 from Location while the operation runs (its Location is the status URL: a client polling Location reads a 200 as the end)".into(),
+                    format!(
+                        "{} {}",
+                        x.status().unwrap_or(0),
+                        x.response.as_ref().map(|r| cut(&r.body, 160)).unwrap_or_default()
+                    ),
+                )
+            });
         }
     }
-    // LOC-08: Location stops answering 202 within the deadline.
+}
+
+/// LOC-08: Location stops answering 202 within the deadline.
+fn location_stops(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     match (flow.channel, &flow.end) {
         (Some(Channel::Location), super::flow::End::TimedOut) => {
             let last = flow.polls().last().map(|(i, _)| exs[i].seq);
@@ -385,90 +405,101 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
         }
         _ => {}
     }
-    // LOC-06: the final answer is what the request would have returned synchronously.
+}
+
+/// LOC-06: the final answer is what the request would have returned synchronously.
+fn final_answer(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
     let (Some(outcome), Some(i)) = (flow.finished(), final_location_answer(flow)) else {
         return;
     };
     let x = &exs[i];
-    let st = x.status().unwrap_or(0);
-    if st == 202 {
+    if x.status().unwrap_or(0) == 202 {
         return;
     }
-    let seq = Some(x.seq);
     match outcome {
         Outcome::Succeeded if matches!(flow.method.as_str(), "PUT" | "PATCH") => {
-            let body_id = x
-                .response
-                .as_ref()
-                .and_then(|r| r.pointer("/id"))
-                .and_then(|v| v.as_str())
-                .map(str::to_string);
-            let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
-            // A wrong id is RES-02's failure, on the resource's answers in this operation.
-            if matches!(st, 200 | 201)
-                && body_id.as_deref().is_some_and(|b| path_key(b) != want)
-                && let Some(c) = j.ledger.cause_among(
-                    std::iter::once(flow.initial)
-                        .chain(flow.events.iter().map(Event::ex))
-                        .filter_map(|i| exs.get(i).map(|e| e.seq)),
-                    &["RES-02"],
-                )
-            {
-                j.ledger.blocked(
-                    "LOC-06",
-                    &c,
-                    "the final answer is the resource, but its id is not the resource's path",
-                );
-                return;
-            }
-            let ok =
-                matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| path_key(b) == want);
-            j.ledger.check("LOC-06", ok, seq, || {
-                (
-                    format!("200/201 with the resource (id {want})"),
-                    format!(
-                        "{st} with id {body_id:?}: {}",
-                        x.response
-                            .as_ref()
-                            .map(|r| cut(&r.body, 200))
-                            .unwrap_or_default()
-                    ),
-                )
-            });
+            final_answer_is_resource(j, flow, exs, x)
         }
-        Outcome::Failed | Outcome::Canceled => {
-            let envelope = x
-                .response
-                .as_ref()
-                .and_then(|r| r.pointer("/error/code"))
-                .is_some_and(|c| c.as_str().is_some_and(|c| !c.is_empty()));
-            // A 4xx/5xx whose envelope is missing is ERR-01's (or ERR-02's) failure.
-            if st >= 400
-                && !envelope
-                && let Some(c) = j.ledger.cause_among([x.seq], &["ERR-01", "ERR-02"])
-            {
-                j.ledger.blocked(
-                    "LOC-06",
-                    &c,
-                    "the final answer has the failure's status, but its error envelope is broken",
-                );
-                return;
-            }
-            j.ledger.check("LOC-06", st >= 400 && envelope, seq, || {
-                (
-                    format!("the {outcome} operation's 4xx/5xx with the error envelope"),
-                    format!(
-                        "{st} {}",
-                        x.response
-                            .as_ref()
-                            .map(|r| cut(&r.body, 200))
-                            .unwrap_or_default()
-                    ),
-                )
-            });
-        }
+        Outcome::Failed | Outcome::Canceled => final_answer_is_error(j, outcome, x),
         _ => {}
     }
+}
+
+/// LOC-06 after a write succeeded: 200/201 with the resource.
+fn final_answer_is_resource(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], x: &Exchange) {
+    let st = x.status().unwrap_or(0);
+    let body_id = x
+        .response
+        .as_ref()
+        .and_then(|r| r.pointer("/id"))
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let want = flow.resource.as_deref().map(path_key).unwrap_or_default();
+    // A wrong id is RES-02's failure, on the resource's answers in this operation.
+    if matches!(st, 200 | 201)
+        && body_id.as_deref().is_some_and(|b| path_key(b) != want)
+        && let Some(c) = j.ledger.cause_among(
+            std::iter::once(flow.initial)
+                .chain(flow.events.iter().map(Event::ex))
+                .filter_map(|i| exs.get(i).map(|e| e.seq)),
+            &["RES-02"],
+        )
+    {
+        j.ledger.blocked(
+            "LOC-06",
+            &c,
+            "the final answer is the resource, but its id is not the resource's path",
+        );
+        return;
+    }
+    let ok = matches!(st, 200 | 201) && body_id.as_deref().is_some_and(|b| path_key(b) == want);
+    j.ledger.check("LOC-06", ok, Some(x.seq), || {
+        (
+            format!("200/201 with the resource (id {want})"),
+            format!(
+                "{st} with id {body_id:?}: {}",
+                x.response
+                    .as_ref()
+                    .map(|r| cut(&r.body, 200))
+                    .unwrap_or_default()
+            ),
+        )
+    });
+}
+
+/// LOC-06 after the operation failed or was canceled: a 4xx/5xx with the error envelope.
+fn final_answer_is_error(j: &mut Judge<'_>, outcome: Outcome, x: &Exchange) {
+    let st = x.status().unwrap_or(0);
+    let envelope = x
+        .response
+        .as_ref()
+        .and_then(|r| r.pointer("/error/code"))
+        .is_some_and(|c| c.as_str().is_some_and(|c| !c.is_empty()));
+    // A 4xx/5xx whose envelope is missing is ERR-01's (or ERR-02's) failure.
+    if st >= 400
+        && !envelope
+        && let Some(c) = j.ledger.cause_among([x.seq], &["ERR-01", "ERR-02"])
+    {
+        j.ledger.blocked(
+            "LOC-06",
+            &c,
+            "the final answer has the failure's status, but its error envelope is broken",
+        );
+        return;
+    }
+    j.ledger
+        .check("LOC-06", st >= 400 && envelope, Some(x.seq), || {
+            (
+                format!("the {outcome} operation's 4xx/5xx with the error envelope"),
+                format!(
+                    "{st} {}",
+                    x.response
+                        .as_ref()
+                        .map(|r| cut(&r.body, 200))
+                        .unwrap_or_default()
+                ),
+            )
+        });
 }
 
 #[cfg(test)]

@@ -53,8 +53,10 @@ mod rgdel;
 mod shown;
 mod spec;
 #[cfg(test)]
+#[path = "stated_tests.rs"]
 mod stated;
 #[cfg(test)]
+#[path = "stated_rpc_tests.rs"]
 mod stated_rpc;
 mod task;
 #[cfg(test)]

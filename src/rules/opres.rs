@@ -26,8 +26,30 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         return;
     }
     let Some(resp) = &ex.response else { return };
-    let seq = Some(ex.seq);
-    j.ledger.check("OPRES-01", resp.status == 200, seq, || {
+    if !answers_200(j, ex, resp) {
+        return;
+    }
+    let Some(b) = operation_body(j, ex, resp) else {
+        return;
+    };
+    let status = b.get("status").and_then(Value::as_str);
+    j.ledger
+        .check("OPRES-02", status.is_some(), Some(ex.seq), || {
+            (
+                "a string `status`".into(),
+                format!("status = {:?}", b.get("status")),
+            )
+        });
+    identity(j, ex, b);
+    times(j, ex, b);
+    let Some(st) = status else { return };
+    terminal_fields(j, ex, b, st);
+    casing(j, ex, st, "status");
+}
+
+/// OPRES-01: 200 on every read of an operation resource. False when the read did not.
+fn answers_200(j: &mut Judge<'_>, ex: &Exchange, resp: &crate::http::Response) -> bool {
+    j.ledger.check("OPRES-01", resp.status == 200, Some(ex.seq), || {
         (
             "200 on every read of an operation resource the RP handed out".into(),
             if (200..300).contains(&resp.status) {
@@ -44,11 +66,18 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             },
         )
     });
-    if resp.status != 200 {
-        return;
-    }
-    let Some(b) = resp.json.as_ref().filter(|j| j.is_object()) else {
-        // An empty or unparsable body has no `status` either.
+    resp.status == 200
+}
+
+/// OPRES-02 on a body that is no JSON object: an empty or unparsable body has no `status`
+/// either. The object, when it is one.
+fn operation_body<'r>(
+    j: &mut Judge<'_>,
+    ex: &Exchange,
+    resp: &'r crate::http::Response,
+) -> Option<&'r Value> {
+    let b = resp.json.as_ref().filter(|j| j.is_object());
+    if b.is_none() {
         j.ledger.fail(
             "OPRES-02",
             "a JSON object with a string `status`",
@@ -57,18 +86,17 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             } else {
                 format!("not a JSON object: {}", crate::http::cut(&resp.body, 120))
             },
-            seq,
+            Some(ex.seq),
             None,
         );
-        return;
-    };
-    let status = b.get("status").and_then(Value::as_str);
-    j.ledger.check("OPRES-02", status.is_some(), seq, || {
-        (
-            "a string `status`".into(),
-            format!("status = {:?}", b.get("status")),
-        )
-    });
+    }
+    b
+}
+
+/// OPRES-04 (`id` and `name`, the id's path the URL read) and OPRES-05 (`name` the last
+/// segment of `id`).
+fn identity(j: &mut Judge<'_>, ex: &Exchange, b: &Value) {
+    let seq = Some(ex.seq);
     let id = b.get("id").and_then(Value::as_str);
     let name = b.get("name").and_then(Value::as_str);
     let id_path = id.map(|i| crate::lro::url_path(i).into_owned());
@@ -104,14 +132,25 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             .unwrap_or("")
             .to_string()
     });
-    if let (Some(n), Some(i), Some(last)) = (name, id, last.as_deref())
+    name_is_last_segment(j, seq, name, id, last.as_deref());
+}
+
+/// OPRES-05: `name` equal to the last segment of `id`, when both are present.
+fn name_is_last_segment(
+    j: &mut Judge<'_>,
+    seq: Option<u64>,
+    name: Option<&str>,
+    id: Option<&str>,
+    last: Option<&str>,
+) {
+    if let (Some(n), Some(i), Some(last)) = (name, id, last)
         && (j.placeholder(n) || j.placeholder(last))
     {
         j.ledger.not_judged(
             "OPRES-05",
             format!("the recorder replaced the operation's name or id with a placeholder (name = {n}, id = {i})"),
         );
-    } else if let (Some(n), Some(i), Some(last)) = (name, id, last.as_deref()) {
+    } else if let (Some(n), Some(i), Some(last)) = (name, id, last) {
         j.ledger
             .check("OPRES-05", n.eq_ignore_ascii_case(last), seq, || {
                 (
@@ -131,8 +170,12 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             format!("the operation resource carries {absent} (optional): OPRES-05 compares a `name` that is present with the last segment of `id`"),
         );
     }
-    times(j, ex, b);
-    let Some(st) = status else { return };
+}
+
+/// OPRES-07 (`properties` only on success) and OPRES-08 (a failure's or cancellation's
+/// `error`), on a body whose `status` is `st`.
+fn terminal_fields(j: &mut Judge<'_>, ex: &Exchange, b: &Value, st: &str) {
+    let seq = Some(ex.seq);
     let outcome = Outcome::of_arm(st);
     if b.get("properties").is_some_and(|p| !p.is_null()) {
         j.ledger
@@ -172,7 +215,6 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         }),
         _ => {}
     }
-    casing(j, ex, st, "status");
 }
 
 /// OPRES-09: a terminal value spelled exactly as 001 names it.

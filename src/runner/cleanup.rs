@@ -13,7 +13,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::context::{RunCtx, Tracked};
+use super::context::RunCtx;
+use super::tracked::Tracked;
 use crate::http::{Exchange, OutRequest, Role, Surface};
 use crate::lro::{State, Strategy, Vocabulary};
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::fixed::FixedNames;
 use super::journal::Journal;
+use super::tracked::{Tracked, key};
 use crate::cancel::Cancel;
 use crate::http::{Exchange, Http, Surface};
 use crate::rules::Registry;
@@ -96,32 +97,6 @@ impl RunCtx {
     }
 }
 
-/// How a tracked resource is deleted and read back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tracked {
-    /// Absolute URL without query, as first sent.
-    pub url: String,
-    /// The api-version its PUT was sent with (sent again on DELETE and GET).
-    pub api_version: Option<String>,
-    pub surface: Surface,
-    /// The test that sent its first PUT.
-    pub by: String,
-    /// It may not exist (its PUT got no success answer, or a DELETE answered success): read it
-    /// before deleting it.
-    pub maybe_gone: bool,
-    /// Why cleanup could not confirm it gone (set once cleanup tried and gave up).
-    pub left: Option<String>,
-    /// Cleanup waited its full budget on it: later passes only read it once more.
-    pub waited: bool,
-}
-
-impl Tracked {
-    /// Path depth, for children-first ordering.
-    pub fn depth(&self) -> usize {
-        self.url.matches('/').count()
-    }
-}
-
 #[derive(Default)]
 struct Inner {
     /// Keyed by lowercased URL without query or trailing slash: a child's key starts with its
@@ -140,14 +115,6 @@ pub struct Cleanup {
     journal: OnceLock<Arc<Journal>>,
     /// Fixed-name resources: locks, and what existed before the run (restored, not deleted).
     pub fixed: FixedNames,
-}
-
-pub(crate) fn key(url: &str) -> String {
-    url.split('?')
-        .next()
-        .unwrap_or(url)
-        .trim_end_matches('/')
-        .to_ascii_lowercase()
 }
 
 /// The first key after every key under `k/` (`0` follows `/` in ASCII).

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use super::context::key;
+use super::tracked::key;
 
 /// A fixed-name resource as the run found it, to restore at the end.
 #[derive(Debug, Clone)]

@@ -1,51 +1,15 @@
-//! Identifiers the runner makes: the run id, unique resource names, request ids. No external
-//! randomness is needed: a time-seeded xorshift with a counter is unique enough per run.
+//! Identifiers the runner makes: the run id, unique resource names, request ids, all from
+//! random version-4 UUIDs; and a seeded generator for the shuffles a run must be able to
+//! repeat.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-static STATE: AtomicU64 = AtomicU64::new(0);
-
-fn next() -> u64 {
-    let mut cur = STATE.load(Ordering::Relaxed);
-    loop {
-        let s = if cur == 0 {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1);
-            (t ^ (std::process::id() as u64).rotate_left(32)) | 1
-        } else {
-            cur
-        };
-        let mut x = s;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        match STATE.compare_exchange(cur, x, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return x.wrapping_mul(0x2545F4914F6CDD1D),
-            Err(now) => cur = now,
-        }
-    }
-}
-
-/// A UUID-shaped random string (version 4 layout).
+/// A random UUID (version 4), lowercase and hyphenated: `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`.
 pub fn uuid() -> String {
-    let a = next();
-    let b = next();
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:x}{:03x}-{:012x}",
-        (a >> 32) as u32,
-        (a >> 16) as u16,
-        (a & 0xfff) as u16,
-        8 + (b >> 62) as u8,
-        ((b >> 48) & 0xfff) as u16,
-        b & 0xffff_ffff_ffff
-    )
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// A short lowercase run id (6 base-36 characters).
 pub fn run_id() -> String {
-    let mut n = next();
+    let mut n = uuid::Uuid::new_v4().as_u128();
     let mut s = String::new();
     for _ in 0..6 {
         let d = (n % 36) as u32;
@@ -86,7 +50,20 @@ mod tests {
         let b = super::uuid();
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
-        assert_eq!(super::run_id().len(), 6);
+        // Version 4, RFC 9562 variant, lowercase hex: what `x-ms-client-request-id` carries.
+        assert_eq!(&a[14..15], "4");
+        assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"));
+        assert!(
+            a.chars()
+                .all(|c| c == '-' || c.is_ascii_digit() || ('a'..='f').contains(&c))
+        );
+        let r = super::run_id();
+        assert_eq!(r.len(), 6);
+        assert!(
+            r.chars()
+                .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
+        );
+        assert_ne!(super::run_id(), super::run_id());
         let mut v = vec![1, 2, 3, 4, 5];
         super::Seeded::new(7).shuffle(&mut v);
         let mut w = vec![1, 2, 3, 4, 5];

@@ -33,9 +33,11 @@ mod send;
 pub mod session;
 mod sweep;
 mod tasks;
+mod tracked;
 
 pub use crate::cancel::Cancel;
 pub use cleanup::{create_resource_group, final_cleanup};
-pub use context::{Cleanup, ExchangeObserver, RunCtx, Tracked};
+pub use context::{Cleanup, ExchangeObserver, RunCtx};
 pub use exec::run_instance;
 pub use probe::{ProbeRequest, probe};
+pub use tracked::Tracked;

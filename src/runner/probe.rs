@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::context::RunCtx;
 use super::exec::{Exec, StepOut};
-use super::follow::{FollowSpec, Jar};
+use super::follow::{FollowSpec, Followed, Jar};
 use crate::diag::Pos;
 use crate::http::{Role, Surface};
 use crate::lro::resource_of;
@@ -108,101 +108,20 @@ impl Exec<'_> {
     async fn probe(&mut self, req: &ProbeRequest) -> Result<(), String> {
         let method = req.method.to_ascii_uppercase();
         let url = self.absolute(&req.url);
-        // The declared surface of the URL; a URL the target does not declare, on its origin,
-        // is probed as an ARM route (what the command is for).
-        let own = url::Url::parse(&url).is_ok_and(|u| self.ctx.target.same_origin(&u));
-        let surface = match self.ctx.target.surface_of(&url) {
-            Surface::Other if own => Surface::Arm,
-            s => s,
-        };
+        let surface = self.probe_surface(&url);
         // What existed before is never deleted: only a resource the probe's PUT created is.
         let declared = matches!(self.ctx.target.address(&url), Addressed::Resource(_));
-        let existed = if method == "PUT" && declared {
-            let api = if req.add_api_version {
-                ApiVersion::Default
-            } else {
-                ApiVersion::AsGiven
-            };
-            let i = self
-                .send(
-                    "GET",
-                    &url,
-                    Vec::new(),
-                    None,
-                    Role::Setup,
-                    &api,
-                    Some(surface),
-                )
-                .await?;
-            Some(self.exchanges[i].status() != Some(404))
-        } else {
-            None
-        };
         let api = if req.add_api_version {
             ApiVersion::Default
         } else {
             ApiVersion::AsGiven
         };
-        // An answer ARM clients retry (408, 429, 500, 502, 503, 504) is judged, then retried
-        // as they do (three times at most, after Retry-After or 0 / 1.6 / 3.2 s).
-        let mut attempt = 0;
-        // Cookies a refused attempt set go with the retry (a server may tie them together).
-        let mut jar = Jar::default();
-        let infer = req.infer_monitor.is_some()
-            && matches!(method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST");
-        let mut data_plane = false;
-        let idx = loop {
-            let mut headers = req.headers.clone();
-            headers.extend(jar.headers());
-            self.judge_later = infer;
-            let sent = self
-                .send(
-                    &method,
-                    &url,
-                    headers,
-                    req.body.clone(),
-                    Role::Step,
-                    &api,
-                    Some(surface),
-                )
-                .await;
-            self.judge_later = false;
-            let i = sent?;
-            if infer {
-                if data_plane_answer(self.exchanges[i].response.as_ref()) {
-                    data_plane = true;
-                    self.exchanges[i].surface = Surface::DataPlane;
-                }
-                let ex = self.exchanges[i].clone();
-                self.judge.exchange(&ex);
-            }
-            let retried = matches!(
-                self.exchanges[i].status(),
-                Some(408 | 429 | 500 | 502 | 503 | 504)
-            );
-            if !retried || attempt == 3 {
-                break i;
-            }
-            jar.take(self.exchanges[i].response.as_ref());
-            let wait = self.exchanges[i]
-                .response
-                .as_ref()
-                .and_then(crate::lro::retry_after)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(if attempt == 0 {
-                    0.0
-                } else {
-                    0.8 * f64::from(1 << attempt)
-                });
-            self.notes.push(format!(
-                "the answer {} was retried, as ARM clients do",
-                self.exchanges[i].summary()
-            ));
-            attempt += 1;
-            if !self.ctx.sleep(wait).await {
-                return Err("interrupted".into());
-            }
+        let existed = if method == "PUT" && declared {
+            Some(self.existed(&url, &api, surface).await?)
+        } else {
+            None
         };
+        let (idx, data_plane) = self.send_retried(req, &method, &url, &api, surface).await?;
         let bare = url.split('?').next().unwrap_or(&url).to_string();
         if existed == Some(true) || req.keep {
             self.ctx.cleanup.forget(&bare);
@@ -236,22 +155,9 @@ impl Exec<'_> {
         if !matches!(method.as_str(), "PUT" | "PATCH" | "DELETE" | "POST") {
             return Ok(());
         }
-        let deadline = self.ctx.target.deadline;
-        let inferred = req.infer_monitor.as_ref().filter(|_| data_plane);
-        let followed = match inferred.or(self.ctx.target.monitor_for(&method, &url)) {
-            Some(mon) if data_plane || surface == Surface::DataPlane => {
-                self.follow_monitor(idx, mon, deadline).await
-            }
-            _ => {
-                let spec = FollowSpec::of(
-                    &method,
-                    resource_of(&method, &url),
-                    self.declared_op(&method, &url),
-                    deadline,
-                );
-                self.follow(idx, spec).await
-            }
-        };
+        let followed = self
+            .follow_probe(req, idx, &method, &url, surface, data_plane)
+            .await;
         if (existed == Some(true) || req.keep) && method == "PUT" {
             self.ctx.cleanup.forget(&bare);
         }
@@ -267,4 +173,138 @@ impl Exec<'_> {
         }
         Ok(())
     }
+
+    /// The declared surface of the URL; a URL the target does not declare, on its origin, is
+    /// probed as an ARM route (what the command is for).
+    fn probe_surface(&self, url: &str) -> Surface {
+        let own = url::Url::parse(url).is_ok_and(|u| self.ctx.target.same_origin(&u));
+        match self.ctx.target.surface_of(url) {
+            Surface::Other if own => Surface::Arm,
+            s => s,
+        }
+    }
+
+    /// Did the resource a PUT names exist before it (a read that did not answer 404)?
+    async fn existed(
+        &mut self,
+        url: &str,
+        api: &ApiVersion,
+        surface: Surface,
+    ) -> Result<bool, String> {
+        let i = self
+            .send(
+                "GET",
+                url,
+                Vec::new(),
+                None,
+                Role::Setup,
+                api,
+                Some(surface),
+            )
+            .await?;
+        Ok(self.exchanges[i].status() != Some(404))
+    }
+
+    /// Send the probe's request. An answer ARM clients retry (408, 429, 500, 502, 503, 504)
+    /// is judged, then retried as they do (three times at most, after Retry-After or
+    /// 0 / 1.6 / 3.2 s). The last attempt's exchange, and whether its answer started a
+    /// data-plane operation (when the target was inferred from the URL).
+    async fn send_retried(
+        &mut self,
+        req: &ProbeRequest,
+        method: &str,
+        url: &str,
+        api: &ApiVersion,
+        surface: Surface,
+    ) -> Result<(usize, bool), String> {
+        let mut attempt = 0;
+        // Cookies a refused attempt set go with the retry (a server may tie them together).
+        let mut jar = Jar::default();
+        let infer =
+            req.infer_monitor.is_some() && matches!(method, "PUT" | "PATCH" | "DELETE" | "POST");
+        let mut data_plane = false;
+        loop {
+            let mut headers = req.headers.clone();
+            headers.extend(jar.headers());
+            self.judge_later = infer;
+            let sent = self
+                .send(
+                    method,
+                    url,
+                    headers,
+                    req.body.clone(),
+                    Role::Step,
+                    api,
+                    Some(surface),
+                )
+                .await;
+            self.judge_later = false;
+            let i = sent?;
+            if infer {
+                if data_plane_answer(self.exchanges[i].response.as_ref()) {
+                    data_plane = true;
+                    self.exchanges[i].surface = Surface::DataPlane;
+                }
+                let ex = self.exchanges[i].clone();
+                self.judge.exchange(&ex);
+            }
+            let retried = matches!(
+                self.exchanges[i].status(),
+                Some(408 | 429 | 500 | 502 | 503 | 504)
+            );
+            if !retried || attempt == 3 {
+                return Ok((i, data_plane));
+            }
+            jar.take(self.exchanges[i].response.as_ref());
+            let wait = retry_wait(self.exchanges[i].response.as_ref(), attempt);
+            self.notes.push(format!(
+                "the answer {} was retried, as ARM clients do",
+                self.exchanges[i].summary()
+            ));
+            attempt += 1;
+            if !self.ctx.sleep(wait).await {
+                return Err("interrupted".into());
+            }
+        }
+    }
+
+    /// Follow what the write started: a status monitor for a data-plane operation, else the
+    /// ARM pattern its answer shows.
+    async fn follow_probe(
+        &mut self,
+        req: &ProbeRequest,
+        idx: usize,
+        method: &str,
+        url: &str,
+        surface: Surface,
+        data_plane: bool,
+    ) -> Followed {
+        let deadline = self.ctx.target.deadline;
+        let inferred = req.infer_monitor.as_ref().filter(|_| data_plane);
+        match inferred.or(self.ctx.target.monitor_for(method, url)) {
+            Some(mon) if data_plane || surface == Surface::DataPlane => {
+                self.follow_monitor(idx, mon, deadline).await
+            }
+            _ => {
+                let spec = FollowSpec::of(
+                    method,
+                    resource_of(method, url),
+                    self.declared_op(method, url),
+                    deadline,
+                );
+                self.follow(idx, spec).await
+            }
+        }
+    }
+}
+
+/// Seconds before retrying: the answer's Retry-After, else 0, 1.6, 3.2 s.
+fn retry_wait(resp: Option<&crate::http::Response>, attempt: u32) -> f64 {
+    resp.and_then(crate::lro::retry_after)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(if attempt == 0 {
+            0.0
+        } else {
+            0.8 * f64::from(1 << attempt)
+        })
 }

@@ -15,6 +15,16 @@ use crate::scenario::{CreateSpec, TypeRef};
 use crate::target::{Extends, ResourceType, Scope};
 use crate::template::JsonTemplate;
 
+/// Where a new resource goes: its URL, name and collection, and the resources it lives under
+/// and depends on.
+struct Placed<'u> {
+    url: &'u str,
+    name: &'u str,
+    collection: &'u str,
+    parent: Option<Value>,
+    dependency: Option<Value>,
+}
+
 impl<'a> Exec<'a> {
     pub(super) fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
         let found = r.resolve(&self.ctx.target, self.ty);
@@ -63,18 +73,7 @@ impl<'a> Exec<'a> {
             _ => None,
         };
         let parent = self.host_of(ty, given).await?;
-        let dependency = match (&ty.depends_on, &spec.dependency) {
-            (Some(_), Some(t)) => Some(t.render_value(&self.scope)?),
-            (Some(d), None) => {
-                let dt = self
-                    .ctx
-                    .target
-                    .type_named(d)
-                    .ok_or("unknown dependency type")?;
-                Some(Box::pin(self.ensure(dt)).await?)
-            }
-            _ => None,
-        };
+        let dependency = self.dependency_of(ty, spec).await?;
         let parent_url = match &parent {
             Some(p) => Some(
                 p.get("url")
@@ -85,57 +84,19 @@ impl<'a> Exec<'a> {
             None => None,
         };
         let collection = self.ctx.target.collection_url(ty, parent_url.as_deref())?;
-        let name = match &ty.names {
-            // A type with fixed names has no fresh one: a name never created cannot exist.
-            Some(_) if !really => {
-                return Err(format!(
-                    "type `{}` accepts only fixed names: it has no fresh name",
-                    ty.name
-                ));
-            }
-            Some(names) => names[0].clone(),
-            None => self.ctx.unique(),
-        };
+        let name = self.new_name(ty, really)?;
         let url = format!("{collection}/{name}");
-        // The resource's ARM id: its path without the base URL's prefix.
-        let path = self.ctx.target.rel_path(&url);
-        let mut bound = json!({
-            "url": url,
-            "path": path,
-            "id": path,
-            "name": name,
-            "arm_type": ty.arm_type(&self.ctx.target),
-            "collection": collection,
-            "parent": parent.clone().unwrap_or(Value::Null),
-            "dependency": dependency.clone().unwrap_or(Value::Null),
-            "body": Value::Null,
-            "sent": Value::Null,
-            "replace": Value::Null,
-            "type": ty.name,
-            "read_only_probe": Value::Null,
-        });
-        let mut bscope = self.scope.clone();
-        bscope.insert("parent".into(), parent.clone().unwrap_or(Value::Null));
-        bscope.insert(
-            "dependency".into(),
-            dependency.clone().unwrap_or(Value::Null),
-        );
-        let body = match &spec.body {
-            Some(jt) => jt.render(&bscope)?,
-            None => JsonTemplate::parse(&ty.create_body)?.render(&bscope)?,
-        };
-        bound["sent"] = body.clone();
-        // The body a replacing PUT sends: the type's replace_body, rendered like the create
-        // body (else the body the create sent).
-        bound["replace"] = match (&spec.body, &ty.replace_body) {
-            (None, Some(rb)) => JsonTemplate::parse(rb)?.render(&bscope)?,
-            _ => body.clone(),
-        };
-        // `${x.read_only_probe}` (SPEC-07): from the replace body as rendered.
-        bound["read_only_probe"] = self.ctx.target.read_only_probe(
-            &format!("{url}?api-version={}", ty.api_version),
-            &bound["replace"],
-        );
+        let (mut bound, body) = self.bound(
+            spec,
+            ty,
+            Placed {
+                url: &url,
+                name: &name,
+                collection: &collection,
+                parent,
+                dependency,
+            },
+        )?;
         if !really {
             self.scope.insert(spec.bind.clone(), bound);
             return Ok(StepOut {
@@ -155,7 +116,6 @@ impl<'a> Exec<'a> {
                 None,
             )
             .await?;
-        let st = self.exchanges[idx].status();
         let mut out = StepOut {
             exchange: Some(idx),
             initial: Some(idx),
@@ -163,53 +123,13 @@ impl<'a> Exec<'a> {
             method: "PUT".into(),
             ..Default::default()
         };
-        match st {
-            Some(200..=202) => {}
-            Some(s) => {
-                if role == Role::Setup {
-                    return Err(format!(
-                        "could not create {} at {url}: status {s} ({})",
-                        ty.name,
-                        self.exchanges[idx].summary()
-                    ));
-                }
-                out.outcome = Some(format!("refused with {s}"));
-                self.scope.insert(spec.bind.clone(), bound);
-                return Ok(out);
-            }
-            None => {
-                return Err(format!(
-                    "could not create {}: {}",
-                    ty.name,
-                    self.exchanges[idx].error.clone().unwrap_or_default()
-                ));
-            }
+        if let Some(refused) = self.refused(idx, ty, &url, role)? {
+            out.outcome = Some(refused);
+            self.scope.insert(spec.bind.clone(), bound);
+            return Ok(out);
         }
         if spec.wait {
-            // The resource itself is read while it provisions (PUT-03's evidence).
-            let p = self
-                .follow(
-                    idx,
-                    FollowSpec {
-                        method: "PUT",
-                        resource: Some(url.clone()),
-                        declared: Some(ty.lro.put),
-                        deadline: self.ctx.target.deadline,
-                        watch: vec![url.clone()],
-                    },
-                )
-                .await;
-            p.or_unread()?;
-            out.outcome = Some(p.outcome.clone());
-            if let Some(f) = p.exchange {
-                out.exchange = Some(f);
-            }
-            if role == Role::Setup && p.outcome != "Succeeded" {
-                return Err(format!(
-                    "could not create {} at {url}: the operation ended {}",
-                    ty.name, p.outcome
-                ));
-            }
+            self.wait_created(idx, ty, &url, role, &mut out).await?;
         }
         let last_body = out
             .exchange
@@ -223,6 +143,153 @@ impl<'a> Exec<'a> {
         }
         self.scope.insert(spec.bind.clone(), bound);
         Ok(out)
+    }
+
+    /// The resource a new one of `ty` depends on: the step's, or one made for it.
+    async fn dependency_of(
+        &mut self,
+        ty: &ResourceType,
+        spec: &CreateSpec,
+    ) -> StepResult<Option<Value>> {
+        Ok(match (&ty.depends_on, &spec.dependency) {
+            (Some(_), Some(t)) => Some(t.render_value(&self.scope)?),
+            (Some(d), None) => {
+                let dt = self
+                    .ctx
+                    .target
+                    .type_named(d)
+                    .ok_or("unknown dependency type")?;
+                Some(Box::pin(self.ensure(dt)).await?)
+            }
+            _ => None,
+        })
+    }
+
+    /// The name of the new resource: the type's fixed name, or a unique one.
+    fn new_name(&self, ty: &ResourceType, really: bool) -> StepResult<String> {
+        match &ty.names {
+            // A type with fixed names has no fresh one: a name never created cannot exist.
+            Some(_) if !really => Err(format!(
+                "type `{}` accepts only fixed names: it has no fresh name",
+                ty.name
+            )),
+            Some(names) => Ok(names[0].clone()),
+            None => Ok(self.ctx.unique()),
+        }
+    }
+
+    /// The variable the step binds (the resource's fields) and the body its PUT sends.
+    fn bound(
+        &self,
+        spec: &CreateSpec,
+        ty: &ResourceType,
+        at: Placed<'_>,
+    ) -> StepResult<(Value, Value)> {
+        let Placed {
+            url,
+            name,
+            collection,
+            parent,
+            dependency,
+        } = at;
+        // The resource's ARM id: its path without the base URL's prefix.
+        let path = self.ctx.target.rel_path(url);
+        let mut bound = json!({
+            "url": url,
+            "path": path,
+            "id": path,
+            "name": name,
+            "arm_type": ty.arm_type(&self.ctx.target),
+            "collection": collection,
+            "parent": parent.clone().unwrap_or(Value::Null),
+            "dependency": dependency.clone().unwrap_or(Value::Null),
+            "body": Value::Null,
+            "sent": Value::Null,
+            "replace": Value::Null,
+            "type": ty.name,
+            "read_only_probe": Value::Null,
+        });
+        let mut bscope = self.scope.clone();
+        bscope.insert("parent".into(), parent.unwrap_or(Value::Null));
+        bscope.insert("dependency".into(), dependency.unwrap_or(Value::Null));
+        let body = match &spec.body {
+            Some(jt) => jt.render(&bscope)?,
+            None => JsonTemplate::parse(&ty.create_body)?.render(&bscope)?,
+        };
+        bound["sent"] = body.clone();
+        // The body a replacing PUT sends: the type's replace_body, rendered like the create
+        // body (else the body the create sent).
+        bound["replace"] = match (&spec.body, &ty.replace_body) {
+            (None, Some(rb)) => JsonTemplate::parse(rb)?.render(&bscope)?,
+            _ => body.clone(),
+        };
+        // `${x.read_only_probe}` (SPEC-07): from the replace body as rendered.
+        bound["read_only_probe"] = self.ctx.target.read_only_probe(
+            &format!("{url}?api-version={}", ty.api_version),
+            &bound["replace"],
+        );
+        Ok((bound, body))
+    }
+
+    /// How the create's PUT was refused (`refused with STATUS`), `None` when it was taken;
+    /// an error in setup, or when nothing answered.
+    fn refused(
+        &self,
+        idx: usize,
+        ty: &ResourceType,
+        url: &str,
+        role: Role,
+    ) -> StepResult<Option<String>> {
+        match self.exchanges[idx].status() {
+            Some(200..=202) => Ok(None),
+            Some(s) if role == Role::Setup => Err(format!(
+                "could not create {} at {url}: status {s} ({})",
+                ty.name,
+                self.exchanges[idx].summary()
+            )),
+            Some(s) => Ok(Some(format!("refused with {s}"))),
+            None => Err(format!(
+                "could not create {}: {}",
+                ty.name,
+                self.exchanges[idx].error.clone().unwrap_or_default()
+            )),
+        }
+    }
+
+    /// Follow the create to its end, the resource itself read while it provisions (PUT-03's
+    /// evidence); in setup, anything but success is an error.
+    async fn wait_created(
+        &mut self,
+        idx: usize,
+        ty: &ResourceType,
+        url: &str,
+        role: Role,
+        out: &mut StepOut,
+    ) -> StepResult<()> {
+        let p = self
+            .follow(
+                idx,
+                FollowSpec {
+                    method: "PUT",
+                    resource: Some(url.to_string()),
+                    declared: Some(ty.lro.put),
+                    deadline: self.ctx.target.deadline,
+                    watch: vec![url.to_string()],
+                },
+            )
+            .await;
+        p.or_unread()?;
+        out.outcome = Some(p.outcome.clone());
+        if let Some(f) = p.exchange {
+            out.exchange = Some(f);
+        }
+        if role == Role::Setup && p.outcome != "Succeeded" {
+            return Err(format!(
+                "could not create {} at {url}: the operation ended {}",
+                ty.name, p.outcome
+            ));
+        }
+        Ok(())
     }
 
     /// A resource of this type that exists and is settled (created for the scenario).

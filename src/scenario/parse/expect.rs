@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{Defined, SuiteParser, valid_pointer};
 use crate::diag::did_you_mean;
 use crate::scenario::ast::*;
+use crate::yaml::Map;
 
 const EXPECT_KEYS: &[&str] = &[
     "rule",
@@ -59,50 +60,7 @@ impl<'o> SuiteParser<'o> {
         let allowed: Vec<&str> = EXPECT_KEYS.iter().chain(PREDICATES).copied().collect();
         let m = self.r.map(node, "an expectation", &allowed)?;
         let pos = self.r.pos(node);
-        let mut rules = Vec::new();
-        let mut row_rule = None;
-        for key in ["rule", "rules"] {
-            if let Some(n) = m.get(key) {
-                for item in self.r.one_or_many(n) {
-                    let Some(id) = self.r.string(item, "a rule ID") else {
-                        continue;
-                    };
-                    if let Some(field) = id.strip_prefix("${row.").and_then(|s| s.strip_suffix('}'))
-                    {
-                        // Each row names its rule: check them all now.
-                        if def.rows.is_empty() {
-                            self.r
-                                .error(item, "`${row.…}` needs a `table` on the scenario", None);
-                            continue;
-                        }
-                        for row in def.rows.clone() {
-                            match row.get(field).and_then(Value::as_str) {
-                                Some(rid) => {
-                                    if let Some(rule) = self.rule_id(rid, item) {
-                                        rules.push(rule);
-                                    }
-                                }
-                                None => self.r.error(
-                                    item,
-                                    format!("a row has no rule ID in `{field}`"),
-                                    None,
-                                ),
-                            }
-                        }
-                        row_rule = Some(field.to_string());
-                    } else if let Some(rule) = self.rule_id(&id, item) {
-                        rules.push(rule);
-                    }
-                }
-            }
-        }
-        if !m.has("rule") && !m.has("rules") {
-            self.r.error(
-                node,
-                "every expectation cites the rule it checks",
-                Some("rule: ETAG-07 (see `rpconform rules`)".into()),
-            );
-        }
+        let (rules, row_rule) = self.cited_rules(&m, node, def);
         let subjects: Vec<&str> = SUBJECTS.iter().copied().filter(|s| m.has(s)).collect();
         if subjects.len() != 1 {
             self.r.error(
@@ -114,119 +72,12 @@ impl<'o> SuiteParser<'o> {
         }
         let subject = subjects[0];
         let sn = m.get(subject)?;
-        let ignore_case = m
-            .get("ignore_case")
-            .and_then(|n| self.r.bool(n, "ignore_case"))
-            .unwrap_or(false);
-        let check = match subject {
-            "status" if sn.as_scalar().is_some_and(|s| s.as_str().contains("${")) => {
-                let t = self.template(sn)?;
-                self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
-                Check::StatusFrom(t)
-            }
-            "status" => Check::Status(self.status_list(sn)),
-            "header" => {
-                let name = self.r.string(sn, "header")?;
-                Check::Header {
-                    name,
-                    predicate: self.predicate(&m, node, def, false)?,
-                    ignore_case,
-                }
-            }
-            "pointer" => {
-                let pointer = self.r.string(sn, "pointer")?;
-                if pointer.contains("${") {
-                    let t = self.template(sn)?;
-                    self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
-                } else if !valid_pointer(&pointer) {
-                    self.r.error(
-                        sn,
-                        format!("`{pointer}` is not a JSON Pointer"),
-                        Some("\"\" or /a/b (with ~0 for ~ and ~1 for /)".into()),
-                    );
-                }
-                Check::Pointer {
-                    pointer,
-                    predicate: self.predicate(&m, node, def, true)?,
-                    ignore_case,
-                }
-            }
-            "value" => {
-                let t = self.template(sn)?;
-                self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
-                Check::Value {
-                    template: t,
-                    predicate: self.predicate(&m, node, def, false)?,
-                    ignore_case,
-                }
-            }
-            "schema" => {
-                let file = self.r.string(sn, "schema")?;
-                let validator = self.schema(&file, sn)?;
-                Check::Schema { file, validator }
-            }
-            "outcome" => {
-                if !matches!(
-                    action,
-                    Action::Poll(_)
-                        | Action::Create(_)
-                        | Action::Settle(_)
-                        | Action::Task(_)
-                        | Action::Sweep(_)
-                        | Action::Inspect(_)
-                ) {
-                    self.r.error(
-                        sn,
-                        "`outcome` is only for poll, create, settle, task, sweep and inspect steps",
-                        None,
-                    );
-                }
-                let vals: Vec<String> = self
-                    .r
-                    .strings(sn, "an outcome")
-                    .into_iter()
-                    .map(|(s, _)| s)
-                    .collect();
-                for v in &vals {
-                    if !["Succeeded", "Failed", "Canceled"].contains(&v.as_str()) {
-                        self.r.error(
-                            sn,
-                            format!("unknown outcome `{v}`"),
-                            Some("Succeeded, Failed or Canceled".into()),
-                        );
-                    }
-                }
-                Check::Outcome(vals)
-            }
-            "list_contains" | "list_omits" => {
-                let t = self.template(sn)?;
-                self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
-                if subject == "list_contains" {
-                    Check::ListContains(t)
-                } else {
-                    Check::ListOmits(t)
-                }
-            }
-            _ => return None,
-        };
-        if matches!(
+        let check = self.check(&m, node, subject, sn, def, action)?;
+        if !matches!(
             check,
-            Check::Status(_)
-                | Check::StatusFrom(_)
-                | Check::Schema { .. }
-                | Check::Outcome(_)
-                | Check::ListContains(_)
-                | Check::ListOmits(_)
+            Check::Header { .. } | Check::Pointer { .. } | Check::Value { .. }
         ) {
-            for k in PREDICATES {
-                if let Some(n) = m.get(k) {
-                    self.r.error(
-                        n,
-                        format!("`{k}` does not go with `{subject}`"),
-                        Some("header or pointer".into()),
-                    );
-                }
-            }
+            self.no_predicates(&m, subject);
         }
         let when_status = m.get("when_status").map(|n| self.status_list(n));
         let when_running_at = m.get("when_running_at").and_then(|n| {
@@ -242,6 +93,186 @@ impl<'o> SuiteParser<'o> {
             check,
             pos,
         })
+    }
+
+    /// `rule` / `rules`: the rule IDs the expectation checks (a `${row.FIELD}` names each
+    /// table row's own, returned as the row field); at least one is required.
+    fn cited_rules(
+        &mut self,
+        m: &Map<'_>,
+        node: &Node,
+        def: &Defined,
+    ) -> (Vec<&'static str>, Option<String>) {
+        let mut rules = Vec::new();
+        let mut row_rule = None;
+        for key in ["rule", "rules"] {
+            let Some(n) = m.get(key) else { continue };
+            for item in self.r.one_or_many(n) {
+                let Some(id) = self.r.string(item, "a rule ID") else {
+                    continue;
+                };
+                if let Some(field) = id.strip_prefix("${row.").and_then(|s| s.strip_suffix('}')) {
+                    if self.row_rules(item, field, def, &mut rules) {
+                        row_rule = Some(field.to_string());
+                    }
+                } else if let Some(rule) = self.rule_id(&id, item) {
+                    rules.push(rule);
+                }
+            }
+        }
+        if !m.has("rule") && !m.has("rules") {
+            self.r.error(
+                node,
+                "every expectation cites the rule it checks",
+                Some("rule: ETAG-07 (see `rpconform rules`)".into()),
+            );
+        }
+        (rules, row_rule)
+    }
+
+    /// Each table row names its rule in `field`: check them all now. False when the scenario
+    /// has no table.
+    fn row_rules(
+        &mut self,
+        item: &Node,
+        field: &str,
+        def: &Defined,
+        rules: &mut Vec<&'static str>,
+    ) -> bool {
+        if def.rows.is_empty() {
+            self.r
+                .error(item, "`${row.…}` needs a `table` on the scenario", None);
+            return false;
+        }
+        for row in def.rows.clone() {
+            match row.get(field).and_then(Value::as_str) {
+                Some(rid) => {
+                    if let Some(rule) = self.rule_id(rid, item) {
+                        rules.push(rule);
+                    }
+                }
+                None => self
+                    .r
+                    .error(item, format!("a row has no rule ID in `{field}`"), None),
+            }
+        }
+        true
+    }
+
+    /// The check on `subject` (its node `sn`), one reader per subject.
+    fn check(
+        &mut self,
+        m: &Map<'_>,
+        node: &Node,
+        subject: &str,
+        sn: &Node,
+        def: &Defined,
+        action: &Action,
+    ) -> Option<Check> {
+        let ignore_case = m
+            .get("ignore_case")
+            .and_then(|n| self.r.bool(n, "ignore_case"))
+            .unwrap_or(false);
+        Some(match subject {
+            "status" if sn.as_scalar().is_some_and(|s| s.as_str().contains("${")) => {
+                Check::StatusFrom(self.checked_template(sn, def)?)
+            }
+            "status" => Check::Status(self.status_list(sn)),
+            "header" => {
+                let name = self.r.string(sn, "header")?;
+                Check::Header {
+                    name,
+                    predicate: self.predicate(m, node, def, false)?,
+                    ignore_case,
+                }
+            }
+            "pointer" => Check::Pointer {
+                pointer: self.pointer(sn, def)?,
+                predicate: self.predicate(m, node, def, true)?,
+                ignore_case,
+            },
+            "value" => {
+                let t = self.checked_template(sn, def)?;
+                Check::Value {
+                    template: t,
+                    predicate: self.predicate(m, node, def, false)?,
+                    ignore_case,
+                }
+            }
+            "schema" => {
+                let file = self.r.string(sn, "schema")?;
+                let validator = self.schema(&file, sn)?;
+                Check::Schema { file, validator }
+            }
+            "outcome" => Check::Outcome(self.outcomes(sn, action)),
+            "list_contains" => Check::ListContains(self.checked_template(sn, def)?),
+            "list_omits" => Check::ListOmits(self.checked_template(sn, def)?),
+            _ => return None,
+        })
+    }
+
+    /// `pointer`: a JSON Pointer, or a template of one.
+    fn pointer(&mut self, sn: &Node, def: &Defined) -> Option<String> {
+        let pointer = self.r.string(sn, "pointer")?;
+        if pointer.contains("${") {
+            let t = self.template(sn)?;
+            self.check_vars(&t.vars().collect::<Vec<_>>(), sn, def);
+        } else if !valid_pointer(&pointer) {
+            self.r.error(
+                sn,
+                format!("`{pointer}` is not a JSON Pointer"),
+                Some("\"\" or /a/b (with ~0 for ~ and ~1 for /)".into()),
+            );
+        }
+        Some(pointer)
+    }
+
+    /// `outcome`: how the step's operation ended, for the steps that follow one.
+    fn outcomes(&mut self, sn: &Node, action: &Action) -> Vec<String> {
+        if !matches!(
+            action,
+            Action::Poll(_)
+                | Action::Create(_)
+                | Action::Settle(_)
+                | Action::Task(_)
+                | Action::Sweep(_)
+                | Action::Inspect(_)
+        ) {
+            self.r.error(
+                sn,
+                "`outcome` is only for poll, create, settle, task, sweep and inspect steps",
+                None,
+            );
+        }
+        let vals: Vec<String> = self
+            .r
+            .strings(sn, "an outcome")
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+        for v in &vals {
+            if !["Succeeded", "Failed", "Canceled"].contains(&v.as_str()) {
+                self.r.error(
+                    sn,
+                    format!("unknown outcome `{v}`"),
+                    Some("Succeeded, Failed or Canceled".into()),
+                );
+            }
+        }
+        vals
+    }
+
+    /// A predicate key goes only with a header, pointer or value.
+    fn no_predicates(&mut self, m: &Map<'_>, subject: &str) {
+        for k in PREDICATES {
+            if let Some(n) = m.get(k) {
+                self.r.error(
+                    n,
+                    format!("`{k}` does not go with `{subject}`"),
+                    Some("header or pointer".into()),
+                );
+            }
+        }
     }
 
     pub(super) fn predicate(

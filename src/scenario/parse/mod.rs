@@ -203,53 +203,12 @@ impl<'o> SuiteParser<'o> {
     fn scenario(&mut self, node: &Node) -> Option<Scenario> {
         let m = self.r.map(node, "a scenario", SCENARIO_KEYS)?;
         let pos = self.r.pos(node);
-        let name = match m.get("name") {
-            Some(n) => {
-                let s = self.r.string(n, "name")?;
-                if !valid_name(&s) {
-                    self.r.error(
-                        n,
-                        format!("scenario name `{s}` may only use letters, digits, `-` and `_`"),
-                        None,
-                    );
-                }
-                s
-            }
-            None => {
-                self.r.error(node, "a scenario needs a `name`", None);
-                return None;
-            }
-        };
+        let name = self.scenario_name(m.get("name"), node)?;
         let description = m
             .get("description")
             .and_then(|n| self.r.string(n, "description"));
-        let for_each_type = m.get("for_each_type").map(|n| {
-            let feats = self.r.strings(n, "a type feature");
-            for (f, fpos) in &feats {
-                if !TYPE_FEATURES.contains(&f.as_str()) {
-                    let hint = did_you_mean(f, TYPE_FEATURES.iter().copied())
-                        .map(|s| format!("did you mean `{s}`?"))
-                        .unwrap_or_else(|| TYPE_FEATURES.join(", "));
-                    self.r.diags.push(
-                        Diagnostic::new(fpos.clone(), format!("unknown type feature `{f}`"))
-                            .expected(hint),
-                    );
-                }
-            }
-            feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
-        });
-        let for_each_monitor = m.get("for_each_monitor").map(|n| {
-            let feats = self.r.strings(n, "a monitor feature");
-            for (f, fpos) in &feats {
-                if !crate::target::MONITOR_FEATURES.contains(&f.as_str()) {
-                    self.r.diags.push(
-                        Diagnostic::new(fpos.clone(), format!("unknown monitor feature `{f}`"))
-                            .expected(crate::target::MONITOR_FEATURES.join(", ")),
-                    );
-                }
-            }
-            feats.into_iter().map(|(f, _)| f).collect::<Vec<_>>()
-        });
+        let for_each_type = m.get("for_each_type").map(|n| self.type_features(n));
+        let for_each_monitor = m.get("for_each_monitor").map(|n| self.monitor_features(n));
         if for_each_type.is_some() && for_each_monitor.is_some() {
             self.r.error(
                 node,
@@ -257,19 +216,10 @@ impl<'o> SuiteParser<'o> {
                 None,
             );
         }
-        let mut requires = Vec::new();
-        if let Some(n) = m.get("requires") {
-            for (s, rpos) in self.r.strings(n, "a requirement") {
-                match s.as_str() {
-                    "destructive" => requires.push(Requirement::Destructive),
-                    "identity" => requires.push(Requirement::Identity),
-                    _ => self.r.diags.push(
-                        Diagnostic::new(rpos, format!("unknown requirement `{s}`"))
-                            .expected("destructive or identity"),
-                    ),
-                }
-            }
-        }
+        let requires = m
+            .get("requires")
+            .map(|n| self.requirements(n))
+            .unwrap_or_default();
         let ignore = m
             .get("ignore")
             .and_then(|n| match n.as_scalar().and_then(|s| s.as_bool()) {
@@ -289,61 +239,13 @@ impl<'o> SuiteParser<'o> {
         if for_each_monitor.is_some() {
             def.roots.insert("monitor".into());
         }
-        // Row values may use target, type, run and unique (rendered when the test starts).
         if let Some(tn) = m.get("table") {
-            for row in &table {
-                if let Ok(jt) = JsonTemplate::parse(&Value::Object(row.values.clone())) {
-                    self.check_vars(&jt.vars(), tn, &def);
-                }
-            }
+            self.define_table(tn, &table, &mut def);
         }
-        if !table.is_empty() {
-            def.roots.insert("row".into());
-            let mut fields: Option<BTreeSet<String>> = None;
-            for row in &table {
-                let keys: BTreeSet<String> = row.values.keys().cloned().collect();
-                fields = Some(match fields {
-                    None => keys,
-                    Some(f) => f.intersection(&keys).cloned().collect(),
-                });
-            }
-            def.row_fields = fields;
-            def.rows = table.iter().map(|r| r.values.clone()).collect();
-        }
-        let mut vars = Vec::new();
-        // The fewest bytes each var renders to: vars that repeat each other past the cap on
-        // what a template may build are refused here, not when the run runs out of memory.
-        let mut least: std::collections::HashMap<String, usize> = Default::default();
-        if let Some(n) = m.get("vars")
-            && let Some(vm) = self.r.free_map(n, "vars")
-        {
-            for (k, v) in vm.entries() {
-                let key = k
-                    .as_scalar()
-                    .map(|s| s.as_str().to_string())
-                    .unwrap_or_default();
-                if let Some(jt) = self.json_template(v) {
-                    self.check_vars(&jt.vars(), v, &def);
-                    let n = jt.min_len(&|name| least.get(name).copied());
-                    if n > crate::template::MAX_RENDERED_BYTES {
-                        self.r.error(
-                            v,
-                            format!(
-                                "vars.{key} renders to at least {}, past the {} a template may build (it repeats variables that repeat others)",
-                                crate::yaml::human_bytes(n as u64),
-                                crate::yaml::human_bytes(crate::template::MAX_RENDERED_BYTES as u64)
-                            ),
-                            None,
-                        );
-                        def.roots.insert(key.clone());
-                        continue;
-                    }
-                    least.insert(key.clone(), n);
-                    def.roots.insert(key.clone());
-                    vars.push((key, jt, self.r.pos(&k)));
-                }
-            }
-        }
+        let vars = m
+            .get("vars")
+            .map(|n| self.vars(n, &mut def))
+            .unwrap_or_default();
         let setup = m
             .get("setup")
             .map(|n| self.steps(n, &mut def))
@@ -376,6 +278,133 @@ impl<'o> SuiteParser<'o> {
             steps,
             teardown,
         })
+    }
+
+    /// `name`: required, letters, digits, `-` and `_`.
+    fn scenario_name(&mut self, n: Option<&Node>, node: &Node) -> Option<String> {
+        let Some(n) = n else {
+            self.r.error(node, "a scenario needs a `name`", None);
+            return None;
+        };
+        let s = self.r.string(n, "name")?;
+        if !valid_name(&s) {
+            self.r.error(
+                n,
+                format!("scenario name `{s}` may only use letters, digits, `-` and `_`"),
+                None,
+            );
+        }
+        Some(s)
+    }
+
+    /// `for_each_type`: the type features a type needs for the scenario to run on it.
+    fn type_features(&mut self, n: &Node) -> Vec<String> {
+        let feats = self.r.strings(n, "a type feature");
+        for (f, fpos) in &feats {
+            if !TYPE_FEATURES.contains(&f.as_str()) {
+                let hint = did_you_mean(f, TYPE_FEATURES.iter().copied())
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .unwrap_or_else(|| TYPE_FEATURES.join(", "));
+                self.r.diags.push(
+                    Diagnostic::new(fpos.clone(), format!("unknown type feature `{f}`"))
+                        .expected(hint),
+                );
+            }
+        }
+        feats.into_iter().map(|(f, _)| f).collect()
+    }
+
+    /// `for_each_monitor`: the monitor features a monitor needs for the scenario to run on it.
+    fn monitor_features(&mut self, n: &Node) -> Vec<String> {
+        let feats = self.r.strings(n, "a monitor feature");
+        for (f, fpos) in &feats {
+            if !crate::target::MONITOR_FEATURES.contains(&f.as_str()) {
+                self.r.diags.push(
+                    Diagnostic::new(fpos.clone(), format!("unknown monitor feature `{f}`"))
+                        .expected(crate::target::MONITOR_FEATURES.join(", ")),
+                );
+            }
+        }
+        feats.into_iter().map(|(f, _)| f).collect()
+    }
+
+    /// `requires`: destructive, identity.
+    fn requirements(&mut self, n: &Node) -> Vec<Requirement> {
+        let mut requires = Vec::new();
+        for (s, rpos) in self.r.strings(n, "a requirement") {
+            match s.as_str() {
+                "destructive" => requires.push(Requirement::Destructive),
+                "identity" => requires.push(Requirement::Identity),
+                _ => self.r.diags.push(
+                    Diagnostic::new(rpos, format!("unknown requirement `{s}`"))
+                        .expected("destructive or identity"),
+                ),
+            }
+        }
+        requires
+    }
+
+    /// The table's rows as variables: `row`, with the fields every row has. Row values may
+    /// use target, type, run and unique (rendered when the test starts).
+    fn define_table(&mut self, tn: &Node, table: &[Row], def: &mut Defined) {
+        for row in table {
+            if let Ok(jt) = JsonTemplate::parse(&Value::Object(row.values.clone())) {
+                self.check_vars(&jt.vars(), tn, def);
+            }
+        }
+        if table.is_empty() {
+            return;
+        }
+        def.roots.insert("row".into());
+        let mut fields: Option<BTreeSet<String>> = None;
+        for row in table {
+            let keys: BTreeSet<String> = row.values.keys().cloned().collect();
+            fields = Some(match fields {
+                None => keys,
+                Some(f) => f.intersection(&keys).cloned().collect(),
+            });
+        }
+        def.row_fields = fields;
+        def.rows = table.iter().map(|r| r.values.clone()).collect();
+    }
+
+    /// `vars`: name → JSON template, each defined for the ones after it. The fewest bytes each
+    /// var renders to are counted: vars that repeat each other past the cap on what a template
+    /// may build are refused here, not when the run runs out of memory.
+    fn vars(&mut self, n: &Node, def: &mut Defined) -> Vec<(String, JsonTemplate, Pos)> {
+        let mut vars = Vec::new();
+        let mut least: std::collections::HashMap<String, usize> = Default::default();
+        let Some(vm) = self.r.free_map(n, "vars") else {
+            return vars;
+        };
+        for (k, v) in vm.entries() {
+            let key = k
+                .as_scalar()
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default();
+            let Some(jt) = self.json_template(v) else {
+                continue;
+            };
+            self.check_vars(&jt.vars(), v, def);
+            let n = jt.min_len(&|name| least.get(name).copied());
+            if n > crate::template::MAX_RENDERED_BYTES {
+                self.r.error(
+                    v,
+                    format!(
+                        "vars.{key} renders to at least {}, past the {} a template may build (it repeats variables that repeat others)",
+                        crate::yaml::human_bytes(n as u64),
+                        crate::yaml::human_bytes(crate::template::MAX_RENDERED_BYTES as u64)
+                    ),
+                    None,
+                );
+                def.roots.insert(key.clone());
+                continue;
+            }
+            least.insert(key.clone(), n);
+            def.roots.insert(key.clone());
+            vars.push((key, jt, self.r.pos(&k)));
+        }
+        vars
     }
 
     fn table(&mut self, node: &Node) -> Vec<Row> {

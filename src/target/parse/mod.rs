@@ -15,7 +15,7 @@ use regex::Regex;
 use super::{Auth, Namespace, ResourceGroup, Target, is_guid};
 use crate::diag::{Diagnostic, Report};
 use crate::rules::Profile;
-use crate::yaml::{Reader, parse};
+use crate::yaml::{Map, Reader, parse};
 
 const TOP_KEYS: &[&str] = &[
     "base_url",
@@ -135,231 +135,232 @@ fn namespace(r: &mut Reader, n: &Node, what: &str) -> Option<String> {
     Some(v)
 }
 
-fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
-    let m = r.map(root, "the target file", TOP_KEYS)?;
-    let req = |r: &mut Reader, key: &str| -> Option<&Node> {
-        let n = m.get(key);
-        if n.is_none() {
+/// A key the target file must have: its node, or an error at the top when it is missing.
+fn required<'n>(r: &mut Reader, m: &Map<'n>, root: &Node, key: &str) -> Option<&'n Node> {
+    let n = m.get(key);
+    if n.is_none() {
+        r.error(
+            root,
+            format!("missing key `{key}` in the target file"),
+            None,
+        );
+    }
+    n
+}
+
+/// A key required only when `needed` (the target declares ARM resource types).
+fn required_if<'n>(
+    r: &mut Reader,
+    m: &Map<'n>,
+    root: &Node,
+    key: &str,
+    needed: bool,
+) -> Option<&'n Node> {
+    if needed {
+        required(r, m, root, key)
+    } else {
+        m.get(key)
+    }
+}
+
+/// `base_url`: an absolute http(s) URL without query or fragment.
+fn read_base_url(r: &mut Reader, n: &Node) -> Option<url::Url> {
+    let b = r.string(n, "base_url")?;
+    match url::Url::parse(&b) {
+        // A query or fragment would be glued to every path the run builds: refused.
+        Ok(u) if u.query().is_some() || u.fragment().is_some() => {
             r.error(
-                root,
-                format!("missing key `{key}` in the target file"),
-                None,
+                n,
+                format!(
+                    "base_url `{}` has a {}: every URL the run builds is this base followed by a path",
+                    crate::http::strip_userinfo(&b),
+                    if u.query().is_some() { "query (`?...`)" } else { "fragment (`#...`)" }
+                ),
+                Some("https://host[:port][/path/prefix]".into()),
             );
+            None
         }
-        n
+        // Userinfo is allowed (reqwest sends it as Basic); the redactor masks it everywhere.
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u),
+        _ => {
+            r.error(
+                n,
+                format!(
+                    "base_url `{}` is not an absolute http(s) URL",
+                    crate::http::strip_userinfo(&b)
+                ),
+                Some("https://host[:port]".into()),
+            );
+            None
+        }
+    }
+}
+
+/// `subscription`: a GUID.
+fn read_subscription(r: &mut Reader, n: &Node) -> Option<String> {
+    let s = r.string(n, "subscription")?;
+    if !is_guid(&s) {
+        r.error(
+            n,
+            format!("subscription `{s}` is not a GUID"),
+            Some("00000000-0000-0000-0000-000000000000".into()),
+        );
+        return None;
+    }
+    Some(s)
+}
+
+/// `namespaces`: more provider namespaces, each with its `api_version`, appended to `out`
+/// (which holds the top-level namespace, if any).
+fn read_namespaces(r: &mut Reader, n: &Node, out: &mut Vec<Namespace>) {
+    let Some(nm) = r.free_map(n, "namespaces") else {
+        return;
     };
-    let base_url = req(r, "base_url").and_then(|n| {
-        let b = r.string(n, "base_url")?;
-        match url::Url::parse(&b) {
-            // A query or fragment would be glued to every path the run builds: refused.
-            Ok(u) if u.query().is_some() || u.fragment().is_some() => {
+    for (k, v) in nm.entries() {
+        let Some(name) = namespace(r, &k, "namespace") else {
+            continue;
+        };
+        let Some(vm) = r.map(v, &format!("namespace `{name}`"), &["api_version"]) else {
+            continue;
+        };
+        let version = match vm.get("api_version") {
+            Some(x) => api_version(r, x, "api_version"),
+            None => {
                 r.error(
-                    n,
-                    format!(
-                        "base_url `{}` has a {}: every URL the run builds is this base followed by a path",
-                        crate::http::strip_userinfo(&b),
-                        if u.query().is_some() { "query (`?...`)" } else { "fragment (`#...`)" }
-                    ),
-                    Some("https://host[:port][/path/prefix]".into()),
+                    v,
+                    format!("namespace `{name}` needs an `api_version`"),
+                    None,
                 );
                 None
             }
-            // Userinfo is allowed (reqwest sends it as Basic); the redactor masks it everywhere.
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Some(u),
-            _ => {
-                r.error(
-                    n,
-                    format!(
-                        "base_url `{}` is not an absolute http(s) URL",
-                        crate::http::strip_userinfo(&b)
-                    ),
-                    Some("https://host[:port]".into()),
+        };
+        if out
+            .iter()
+            .any(|x: &Namespace| x.name.eq_ignore_ascii_case(&name))
+        {
+            r.error(&k, format!("namespace `{name}` is declared twice"), None);
+        } else if let Some(api_version) = version {
+            out.push(Namespace { name, api_version });
+        }
+    }
+}
+
+/// The profiles a target without `profiles:` implies by what it declares — ARM types (or ARM
+/// paths) the ARM contract, monitors the Azure.Core LRO profile, a task API the task profile —
+/// with the implied ones named for the report.
+fn implied_profiles(m: &Map) -> (Vec<Profile>, Vec<String>) {
+    let (mut out, mut implied) = (Vec::new(), Vec::new());
+    if m.has("types") || m.has("arm_paths") || !(m.has("monitors") || m.has("tasks")) {
+        out.push(Profile::Arm);
+    }
+    if m.has("monitors") {
+        out.push(Profile::AzureCoreLro);
+        implied.push(format!("{} (monitors)", Profile::AzureCoreLro.name()));
+    }
+    if m.has("tasks") {
+        out.push(Profile::TaskApi);
+        implied.push(format!("{} (tasks)", Profile::TaskApi.name()));
+    }
+    (out, implied)
+}
+
+/// `profiles`: profile names, each once.
+fn read_profiles(r: &mut Reader, n: &Node) -> Vec<Profile> {
+    let mut out = Vec::new();
+    for (p, pos) in r.strings(n, "a profile name") {
+        match Profile::from_name(&p) {
+            Some(x) if !out.contains(&x) => out.push(x),
+            Some(_) => {}
+            None => {
+                let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
+                r.diags.push(
+                    Diagnostic::new(pos, format!("unknown profile `{p}`"))
+                        .expected(names.join(", ")),
                 );
-                None
-            }
-        }
-    });
-    // A data plane (monitors, a task API) has no subscription or resource group: both are
-    // required only where the target declares ARM resource types.
-    let arm_declared = m.has("types");
-    let subscription_node = if arm_declared {
-        req(r, "subscription")
-    } else {
-        m.get("subscription")
-    };
-    let subscription = subscription_node.and_then(|n| {
-        let s = r.string(n, "subscription")?;
-        if !is_guid(&s) {
-            r.error(
-                n,
-                format!("subscription `{s}` is not a GUID"),
-                Some("00000000-0000-0000-0000-000000000000".into()),
-            );
-            return None;
-        }
-        Some(s)
-    });
-    let has_types = m.has("types");
-    // A target with only data-plane or task surfaces needs no namespace of its own.
-    let namespace_node = if has_types {
-        req(r, "namespace")
-    } else {
-        m.get("namespace")
-    };
-    let ns = namespace_node.and_then(|n| namespace(r, n, "namespace"));
-    let version_node = if has_types {
-        req(r, "api_version")
-    } else {
-        m.get("api_version")
-    };
-    let api = version_node.and_then(|n| api_version(r, n, "api_version"));
-    let mut namespaces = Vec::new();
-    if let (Some(n), Some(v)) = (&ns, &api) {
-        namespaces.push(Namespace {
-            name: n.clone(),
-            api_version: v.clone(),
-        });
-    }
-    if let Some(nm) = m
-        .get("namespaces")
-        .and_then(|n| r.free_map(n, "namespaces"))
-    {
-        for (k, v) in nm.entries() {
-            let Some(name) = namespace(r, &k, "namespace") else {
-                continue;
-            };
-            let Some(vm) = r.map(v, &format!("namespace `{name}`"), &["api_version"]) else {
-                continue;
-            };
-            let version = match vm.get("api_version") {
-                Some(x) => api_version(r, x, "api_version"),
-                None => {
-                    r.error(
-                        v,
-                        format!("namespace `{name}` needs an `api_version`"),
-                        None,
-                    );
-                    None
-                }
-            };
-            if namespaces
-                .iter()
-                .any(|x: &Namespace| x.name.eq_ignore_ascii_case(&name))
-            {
-                r.error(&k, format!("namespace `{name}` is declared twice"), None);
-            } else if let Some(api_version) = version {
-                namespaces.push(Namespace { name, api_version });
             }
         }
     }
-    // No `profiles:`: what the target declares is its intent — ARM types (or ARM paths) the
-    // ARM contract, monitors the Azure.Core LRO profile, a task API the task profile.
-    let mut implied = Vec::new();
-    let profiles = match m.get("profiles") {
-        None => {
-            let mut out = Vec::new();
-            if m.has("types") || m.has("arm_paths") || !(m.has("monitors") || m.has("tasks")) {
-                out.push(Profile::Arm);
-            }
-            if m.has("monitors") {
-                out.push(Profile::AzureCoreLro);
-                implied.push(format!("{} (monitors)", Profile::AzureCoreLro.name()));
-            }
-            if m.has("tasks") {
-                out.push(Profile::TaskApi);
-                implied.push(format!("{} (tasks)", Profile::TaskApi.name()));
-            }
-            out
-        }
-        Some(n) => {
-            let mut out = Vec::new();
-            for (p, pos) in r.strings(n, "a profile name") {
-                match Profile::from_name(&p) {
-                    Some(x) if !out.contains(&x) => out.push(x),
-                    Some(_) => {}
-                    None => {
-                        let names: Vec<&str> = Profile::ALL.iter().map(|p| p.name()).collect();
-                        r.diags.push(
-                            Diagnostic::new(pos, format!("unknown profile `{p}`"))
-                                .expected(names.join(", ")),
-                        );
-                    }
-                }
-            }
-            out
-        }
-    };
-    let location = m
-        .get("location")
-        .and_then(|n| r.string(n, "location"))
-        .unwrap_or_else(|| "eastus".into());
-    let deadline = m
-        .get("deadline")
-        .and_then(|n| {
-            r.seconds(
-                n,
-                "deadline",
-                super::MAX_DEADLINE_SECS,
-                super::MAX_DEADLINE_TEXT,
-            )
-        })
-        .map(Duration::from_secs)
-        .unwrap_or(Duration::from_secs(300));
-    let auth = match m.get("auth") {
-        None => Auth::None,
-        Some(n) => read_auth(r, n).unwrap_or(Auth::None),
-    };
-    let secret_headers = m
-        .get("secret_headers")
-        .map(|n| {
-            r.strings(n, "a header name")
-                .into_iter()
-                .map(|(s, _)| s.to_ascii_lowercase())
-                .collect()
-        })
-        .unwrap_or_default();
+    out
+}
+
+/// `deadline`: seconds, five minutes when absent.
+fn read_deadline(r: &mut Reader, n: Option<&Node>) -> Duration {
+    n.and_then(|n| {
+        r.seconds(
+            n,
+            "deadline",
+            super::MAX_DEADLINE_SECS,
+            super::MAX_DEADLINE_TEXT,
+        )
+    })
+    .map(Duration::from_secs)
+    .unwrap_or(Duration::from_secs(300))
+}
+
+/// `secret_headers`: header names (lowercased) whose values the reports never show.
+fn read_secret_headers(r: &mut Reader, n: &Node) -> Vec<String> {
+    r.strings(n, "a header name")
+        .into_iter()
+        .map(|(s, _)| s.to_ascii_lowercase())
+        .collect()
+}
+
+/// `headers`: name → value, sent with every request.
+fn read_headers(r: &mut Reader, n: &Node) -> Vec<(String, String)> {
     let mut headers = Vec::new();
-    if let Some(n) = m.get("headers")
-        && let Some(hm) = r.free_map(n, "headers")
-    {
-        for (k, v) in hm.entries() {
-            let key = k
-                .as_scalar()
-                .map(|s| s.as_str().to_string())
-                .unwrap_or_default();
-            if let Some(val) = r.string(v, "a header value") {
-                headers.push((key, val));
-            }
+    let Some(hm) = r.free_map(n, "headers") else {
+        return headers;
+    };
+    for (k, v) in hm.entries() {
+        let key = k
+            .as_scalar()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default();
+        if let Some(val) = r.string(v, "a header value") {
+            headers.push((key, val));
         }
     }
-    let front_door = read_front_door(r, m.get("front_door"), base_url.as_ref());
-    let subject = m.get("subject").and_then(|n| {
-        let v = r.string(n, "subject")?;
-        match super::check_subject(&v) {
-            Ok(()) => Some(v),
-            Err(e) => {
-                r.error(
-                    n,
-                    e,
-                    Some("NAME@VERSION, the RP build under test (contoso-rp@1.4.2)".into()),
-                );
-                None
-            }
+    headers
+}
+
+/// `subject`: NAME@VERSION, the RP build under test.
+fn read_subject(r: &mut Reader, n: &Node) -> Option<String> {
+    let v = r.string(n, "subject")?;
+    match super::check_subject(&v) {
+        Ok(()) => Some(v),
+        Err(e) => {
+            r.error(
+                n,
+                e,
+                Some("NAME@VERSION, the RP build under test (contoso-rp@1.4.2)".into()),
+            );
+            None
         }
-    });
-    let identity = m.get("identity").and_then(|n| {
-        let im = r.map(n, "identity", &["tenant", "client"])?;
-        let t = im.get("tenant").and_then(|x| r.string(x, "tenant"));
-        let c = im.get("client").and_then(|x| r.string(x, "client"));
-        match (t, c) {
-            (Some(t), Some(c)) => Some((t, c)),
-            _ => {
-                r.error(n, "identity needs both `tenant` and `client`", None);
-                None
-            }
+    }
+}
+
+/// `identity`: the `tenant` and `client` the run acts as.
+fn read_identity(r: &mut Reader, n: &Node) -> Option<(String, String)> {
+    let im = r.map(n, "identity", &["tenant", "client"])?;
+    let t = im.get("tenant").and_then(|x| r.string(x, "tenant"));
+    let c = im.get("client").and_then(|x| r.string(x, "client"));
+    match (t, c) {
+        (Some(t), Some(c)) => Some((t, c)),
+        _ => {
+            r.error(n, "identity needs both `tenant` and `client`", None);
+            None
         }
-    });
-    let resource_group = match m.get("resource_group") {
+    }
+}
+
+/// `resource_group`: required where the target declares ARM types; a data plane has none.
+fn read_resource_group(
+    r: &mut Reader,
+    n: Option<&Node>,
+    root: &Node,
+    arm_declared: bool,
+) -> Option<ResourceGroup> {
+    match n {
         Some(n) => read_rg(r, n),
         None if !arm_declared => Some(ResourceGroup {
             name: String::new(),
@@ -375,26 +376,101 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
             );
             None
         }
+    }
+}
+
+/// `arm_paths`: path prefixes (no query) the run treats as ARM's.
+fn read_arm_paths(r: &mut Reader, n: &Node) -> Vec<String> {
+    let mut arm_paths = Vec::new();
+    for (p, pos) in r.strings(n, "a path prefix") {
+        if p.starts_with('/') && !p.contains(['?', '#']) {
+            arm_paths.push(p);
+        } else {
+            r.diags.push(
+                Diagnostic::new(pos, format!("arm_paths entry `{p}` is not a path prefix"))
+                    .expected("a path starting with `/`, without query: /lro"),
+            );
+        }
+    }
+    arm_paths
+}
+
+/// Attach the `openapi` specs and imply the front-door profile: playing ARM's part is a
+/// profile of its own, its rules judge the RP as ARM calls it.
+fn finish_target(mut t: Target, specs: Option<crate::spec::Specs>) -> Target {
+    if let Some(s) = specs {
+        t.attach_specs(Arc::new(s), "openapi:");
+    }
+    if t.front_door.is_some() && !t.types.is_empty() && !t.profiles.contains(&Profile::FrontDoor) {
+        t.profiles.push(Profile::FrontDoor);
+        t.implied_profiles.push(format!(
+            "{} (the run plays ARM's part in front of {}: `front_door`)",
+            Profile::FrontDoor.name(),
+            t.base_url.host_str().unwrap_or("the endpoint")
+        ));
+    }
+    t
+}
+
+/// The top level of a target file, one key at a time, in the order its diagnostics are given.
+fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
+    let m = r.map(root, "the target file", TOP_KEYS)?;
+    let base_url = required(r, &m, root, "base_url").and_then(|n| read_base_url(r, n));
+    // A data plane (monitors, a task API) has no subscription or resource group: both are
+    // required only where the target declares ARM resource types.
+    let arm_declared = m.has("types");
+    let subscription_node = required_if(r, &m, root, "subscription", arm_declared);
+    let subscription = subscription_node.and_then(|n| read_subscription(r, n));
+    // A target with only data-plane or task surfaces needs no namespace of its own.
+    let ns = required_if(r, &m, root, "namespace", arm_declared)
+        .and_then(|n| namespace(r, n, "namespace"));
+    let api = required_if(r, &m, root, "api_version", arm_declared)
+        .and_then(|n| api_version(r, n, "api_version"));
+    let mut namespaces = Vec::new();
+    if let (Some(n), Some(v)) = (&ns, &api) {
+        namespaces.push(Namespace {
+            name: n.clone(),
+            api_version: v.clone(),
+        });
+    }
+    if let Some(n) = m.get("namespaces") {
+        read_namespaces(r, n, &mut namespaces);
+    }
+    let (profiles, implied) = match m.get("profiles") {
+        None => implied_profiles(&m),
+        Some(n) => (read_profiles(r, n), Vec::new()),
     };
+    let location = m
+        .get("location")
+        .and_then(|n| r.string(n, "location"))
+        .unwrap_or_else(|| "eastus".into());
+    let deadline = read_deadline(r, m.get("deadline"));
+    let auth = match m.get("auth") {
+        None => Auth::None,
+        Some(n) => read_auth(r, n).unwrap_or(Auth::None),
+    };
+    let secret_headers = m
+        .get("secret_headers")
+        .map(|n| read_secret_headers(r, n))
+        .unwrap_or_default();
+    let headers = m
+        .get("headers")
+        .map(|n| read_headers(r, n))
+        .unwrap_or_default();
+    let front_door = read_front_door(r, m.get("front_door"), base_url.as_ref());
+    let subject = m.get("subject").and_then(|n| read_subject(r, n));
+    let identity = m.get("identity").and_then(|n| read_identity(r, n));
+    let resource_group = read_resource_group(r, m.get("resource_group"), root, arm_declared);
     let monitors = m
         .get("monitors")
         .map(|n| surfaces::read_monitors(r, n))
         .unwrap_or_default();
     let tasks = m.get("tasks").and_then(|n| surfaces::read_tasks(r, n));
-    let mut arm_paths = Vec::new();
-    if let Some(n) = m.get("arm_paths") {
-        for (p, pos) in r.strings(n, "a path prefix") {
-            if p.starts_with('/') && !p.contains(['?', '#']) {
-                arm_paths.push(p);
-            } else {
-                r.diags.push(
-                    Diagnostic::new(pos, format!("arm_paths entry `{p}` is not a path prefix"))
-                        .expected("a path starting with `/`, without query: /lro"),
-                );
-            }
-        }
-    }
-    if !has_types && !m.has("monitors") && !m.has("tasks") && !m.has("arm_paths") {
+    let arm_paths = m
+        .get("arm_paths")
+        .map(|n| read_arm_paths(r, n))
+        .unwrap_or_default();
+    if !arm_declared && !m.has("monitors") && !m.has("tasks") && !m.has("arm_paths") {
         r.error(
             root,
             "declare at least one of `types`, `monitors`, `tasks` or `arm_paths`",
@@ -411,7 +487,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         .get("types")
         .map(|n| types::read_types(r, n, &defaults))
         .unwrap_or_default();
-    Some(Target {
+    let target = Target {
         label: label.to_string(),
         base_url: base_url?,
         auth,
@@ -437,25 +513,8 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         specs: None,
         subject,
         front_door: front_door?,
-    })
-    .map(|mut t| {
-        if let Some(s) = specs {
-            t.attach_specs(Arc::new(s), "openapi:");
-        }
-        // Playing ARM's part is a profile of its own: its rules judge the RP as ARM calls it.
-        if t.front_door.is_some()
-            && !t.types.is_empty()
-            && !t.profiles.contains(&Profile::FrontDoor)
-        {
-            t.profiles.push(Profile::FrontDoor);
-            t.implied_profiles.push(format!(
-                "{} (the run plays ARM's part in front of {}: `front_door`)",
-                Profile::FrontDoor.name(),
-                t.base_url.host_str().unwrap_or("the endpoint")
-            ));
-        }
-        t
-    })
+    };
+    Some(finish_target(target, specs))
 }
 
 /// `front_door: emulate | none | {public_host: NAME}`: whether the run plays ARM's part in
