@@ -56,7 +56,7 @@ fn plan(extra: &[&str]) -> Value {
     let mut args = vec!["plan", "suites", "--format", "json"];
     args.extend_from_slice(ARGS);
     args.extend_from_slice(extra);
-    let out = rpconform(&args, QUICK_TIMEOUT);
+    let out = rpconform(&args, common::RUN_TIMEOUT);
     assert_eq!(out.code(), 0, "{}", out.tail(3000));
     serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.tail(2000)))
 }
