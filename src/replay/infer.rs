@@ -445,6 +445,7 @@ impl Inference {
                     echoes: None,
                     actions: Vec::new(),
                     cost: Default::default(),
+                    line: 0,
                 }
             })
             .collect();

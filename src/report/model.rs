@@ -259,6 +259,10 @@ pub struct RunInfo {
     /// `--coverage min`: what it kept and which tests stood in for which.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::plan::Coverage>,
+    /// Where the target's declarations are in the user's files (each type's key in the target
+    /// file, each operation of its `openapi:` spec): SARIF places each defect there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<super::stable::Site>,
 }
 
 /// A run's plan, as its reports set it against what the run sent.

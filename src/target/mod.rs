@@ -268,6 +268,8 @@ pub struct ResourceType {
     pub echoes: Option<Vec<String>>,
     pub actions: Vec<Action>,
     pub cost: TypeCost,
+    /// The line of its key in the target file (0: not from a file), where reports point.
+    pub line: usize,
 }
 
 /// What a run's plan assumes of a type (`cost:` in the target file).
