@@ -90,7 +90,10 @@ fn one_fault_is_a_few_stable_results_in_the_users_target_file() {
             }
         }
         prints.push(fingerprints(&sarif));
-        let _ = reports;
+        let html = std::fs::metadata(reports.join("report.html"))
+            .unwrap()
+            .len();
+        assert!(html <= 5 << 20, "report.html is {html} bytes");
     }
     assert_eq!(prints[0], prints[1], "fingerprints differ between runs");
 }
