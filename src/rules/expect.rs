@@ -46,11 +46,7 @@ pub fn evaluate(check: &Check, subject: &Subject<'_>, scope: &Scope) -> Result<(
 
     match check {
         Check::Status(codes) => {
-            let want = codes
-                .iter()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(" or ");
+            let want = super::words::statuses(codes);
             match resp {
                 Some(r) if codes.contains(&r.status) => Ok(()),
                 Some(r) => Err(Miss::Failed(
@@ -435,7 +431,10 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
                     if found {
                         Ok(())
                     } else {
-                        Err(Miss::Failed(format!("containing {w:?}"), show(v)))
+                        Err(Miss::Failed(
+                            format!("containing {}", Value::from(w.as_str())),
+                            show(v),
+                        ))
                     }
                 }
                 Some(x) if contains(x, &want, ignore_case) => Ok(()),

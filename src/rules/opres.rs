@@ -66,7 +66,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
     j.ledger.check("OPRES-02", status.is_some(), seq, || {
         (
             "a string `status`".into(),
-            format!("status = {:?}", b.get("status")),
+            format!("status = {}", super::words::json(b.get("status"))),
         )
     });
     let id = b.get("id").and_then(Value::as_str);
@@ -88,7 +88,9 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 (
                     "`id` and `name` present, the path of `id` equal to the URL path read (optional but recommended)".into(),
                     format!(
-                        "id = {id:?}, name = {name:?}, URL path {}",
+                        "id = {}, name = {}, URL path {}",
+                        super::words::text(id),
+                        super::words::text(name),
                         crate::lro::url_path(&ex.url)
                     ),
                 )
@@ -242,7 +244,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     "after {} polls over {} ms the status was still {}",
                     flow.polls().count(),
                     flow.elapsed_ms,
-                    last.map(|(_, s)| format!("{s:?}")).unwrap_or("unread".into())
+                    last.map(|(_, s)| s.to_string()).unwrap_or("unread".into())
                 ),
                 last.map(|(i, _)| exs[i].seq),
                 None,
