@@ -309,11 +309,8 @@ pub fn run(
     if let Some(d) = s.deadline {
         target.deadline = Duration::from_secs(d.max(1));
     }
-    if !target.implied_profiles.is_empty() {
-        console.note(&format!(
-            "note: the target declares no `profiles:`; implied by what it declares: {}",
-            target.implied_profiles.join(", ")
-        ));
+    if let Some(note) = target.implied_note("the target") {
+        console.note(&note);
     }
     // Every path the rules compare is read after the base URL's prefix (a gateway's).
     crate::lro::set_base_path(target.base_path());
