@@ -350,9 +350,9 @@ impl<W: Write> HtmlWriter<W> {
 
     pub fn end(mut self) -> io::Result<W> {
         if self.left_out > 0 {
-            write!(
+            writeln!(
                 self.out,
-                "<p id=\"left-out\" class=\"muted\">The transcripts of {} test(s) are left out of this page (it keeps those of the first {TRANSCRIPTS_PER_RULE} tests to break each rule, and of the first {TRANSCRIPTS_OF_ERRORS} that could not check): every kept exchange is in report.json and results.jsonl.</p>\n",
+                "<p id=\"left-out\" class=\"muted\">The transcripts of {} test(s) are left out of this page (it keeps those of the first {TRANSCRIPTS_PER_RULE} tests to break each rule, and of the first {TRANSCRIPTS_OF_ERRORS} that could not check): every kept exchange is in report.json and results.jsonl.</p>",
                 self.left_out
             )?;
         }

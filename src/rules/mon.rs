@@ -76,7 +76,7 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
                     .map(|s| format!(" equal to the one sent ({s})"))
                     .unwrap_or_default()
             ),
-            super::words::text(got.as_deref()),
+            super::words::text(got),
         )
     });
 }
