@@ -76,7 +76,7 @@ fn spec_position(r: &ScenarioResult, failed: &[String]) -> Option<String> {
 
 /// The testcase of one test; its failure message is the same text in every run (the run's
 /// names and ids out: [`stable_text`]).
-pub fn test_case(r: &ScenarioResult, run_id: &str) -> TestCase {
+pub fn test_case(r: &ScenarioResult, run_ids: &[String]) -> TestCase {
     let status = match Kind::of(&r.status) {
         Kind::Passed | Kind::Warned => TestCaseStatus::success(),
         kind @ (Kind::Failed | Kind::Error) => {
@@ -86,7 +86,7 @@ pub fn test_case(r: &ScenarioResult, run_id: &str) -> TestCase {
             } else {
                 NonSuccessKind::Error
             });
-            st.set_message(stable_text(&message(r), run_id));
+            st.set_message(stable_text(&message(r), run_ids));
             st.set_type(if failed { "contract" } else { "runner" });
             st.set_description(crate::http::cut(&failure_text(r, true), MAX_TEXT));
             st
@@ -275,7 +275,7 @@ pub fn rule_text(r: &RuleRow) -> String {
 
 /// The testcase of one rule of the conformance view; its failure message is the same text in
 /// every run.
-pub fn rule_case(r: &RuleRow, run_id: &str) -> TestCase {
+pub fn rule_case(r: &RuleRow, run_ids: &[String]) -> TestCase {
     let status = match r.verdict {
         RuleVerdict::Failed => {
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -290,7 +290,7 @@ pub fn rule_case(r: &RuleRow, run_id: &str) -> TestCase {
                         "{} ({}) failed in {} test(s), {} check(s){first}",
                         r.id, r.level, r.tests_failed, r.checks_failed
                     ),
-                    run_id,
+                    run_ids,
                 ),
                 400,
             ));
@@ -333,8 +333,8 @@ pub fn rule_case(r: &RuleRow, run_id: &str) -> TestCase {
 pub struct JunitWriter<W: Write> {
     out: W,
     suite: Option<TestSuite>,
-    /// Taken out of failure messages.
-    run_id: String,
+    /// Taken out of failure messages (every shard's, merged).
+    run_ids: Vec<String>,
 }
 
 impl<W: Write> JunitWriter<W> {
@@ -401,20 +401,20 @@ impl<W: Write> JunitWriter<W> {
             ("started_at", info.started_at.clone()),
             ("ended_at", info.ended_at.clone()),
             ("left_behind", info.left_behind.len().to_string()),
-            ("flaky", counts.flaky.to_string()),
+            ("flaky_tests", counts.flaky.to_string()),
         ];
         for (k, v) in props {
             s.add_property((k, v.as_str()));
         }
         for r in &conformance.rules {
-            s.add_test_case(rule_case(r, &info.run_id));
+            s.add_test_case(rule_case(r, &info.run_ids()));
         }
         out.write_all(&suite_xml(s)?)?;
         out.write_all(b"\n")?;
         Ok(JunitWriter {
             out,
             suite: None,
-            run_id: info.run_id.clone(),
+            run_ids: info.run_ids(),
         })
     }
 
@@ -440,7 +440,7 @@ impl<W: Write> JunitWriter<W> {
             s.extra.insert("file".into(), r.suite_file.clone().into());
             s
         });
-        suite.add_test_case(test_case(r, &self.run_id));
+        suite.add_test_case(test_case(r, &self.run_ids));
         Ok(())
     }
 

@@ -183,7 +183,7 @@ fn failure_messages_are_stable_and_a_spec_failure_points_at_the_spec() {
     r.verdicts[0].failures[0].seen =
         "202 on /subscriptions/s/resourceGroups/g-r1x/providers/Microsoft.Contoso/widgets/rpcr1x7 at #31"
             .into();
-    let tc = test_case(&r, "r1x");
+    let tc = test_case(&r, &["r1x".to_string()]);
     assert_eq!(
         tc.extra.get("file").map(|s| s.as_str()),
         Some("specs/w.json")

@@ -345,6 +345,24 @@ impl RunInfo {
         }
     }
 
+    /// The run's id, and every shard's of a merged report (`merged_from` names them as
+    /// `… run ID)`): names holding one are the run's own, taken out of stable text.
+    pub fn run_ids(&self) -> Vec<String> {
+        let mut ids = vec![self.run_id.clone()];
+        for m in &self.merged_from {
+            if let Some(id) = m
+                .strip_suffix(')')
+                .and_then(|x| x.rsplit_once(", run "))
+                .map(|(_, id)| id.to_string())
+                && !ids.contains(&id)
+            {
+                ids.push(id);
+            }
+        }
+        ids.retain(|id| !id.is_empty());
+        ids
+    }
+
     /// The declared profiles (all of them for a report that does not say).
     pub fn declared(&self) -> Vec<crate::rules::Profile> {
         let ps: Vec<crate::rules::Profile> = self

@@ -200,7 +200,8 @@ pub struct SarifWriter<W: Write> {
     out: W,
     head: String,
     index: HashMap<&'static str, usize>,
-    run_id: String,
+    /// The run's id (every shard's, merged): names holding one are the run's own.
+    run_ids: Vec<String>,
     sites: Vec<Site>,
     /// The target's own file (or the embedded target's, or the label), for places no site
     /// declares.
@@ -278,7 +279,7 @@ impl<W: Write> SarifWriter<W> {
             out,
             head,
             index,
-            run_id: info.run_id.clone(),
+            run_ids: info.run_ids(),
             sites: info.sites.clone(),
             target_artifact: target_artifact(info),
             defects: BTreeMap::new(),
@@ -305,7 +306,7 @@ impl<W: Write> SarifWriter<W> {
                 operation: o.step.map(|s| format!("step {s}")).unwrap_or_default(),
             }
         } else {
-            super::stable::place(method, url, &self.run_id, ty)
+            super::stable::place(method, url, &self.run_ids, ty)
         };
         // A SPEC finding names its spec operation's file and line itself.
         if crate::rules::family_of(rule) == "SPEC"
@@ -365,7 +366,7 @@ impl<W: Write> SarifWriter<W> {
 
     fn record(&mut self, v: &super::Verdict, r: &ScenarioResult, o: &Occurrence<'_>) {
         let (place, primary, declared) = self.locate(&v.rule, r, o);
-        let run_id = self.run_id.clone();
+        let run_ids = self.run_ids.clone();
         let d = self
             .defects
             .entry((
@@ -382,8 +383,8 @@ impl<W: Write> SarifWriter<W> {
                 place,
                 primary,
                 declared,
-                expected: stable_text(o.expected, &run_id),
-                seen: stable_text(o.seen, &run_id),
+                expected: stable_text(o.expected, &run_ids),
+                seen: stable_text(o.seen, &run_ids),
                 occurrences: 0,
                 tests: 0,
                 last_test: String::new(),

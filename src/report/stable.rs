@@ -79,13 +79,13 @@ fn arm_tail(path: &str) -> Option<(String, Vec<String>, String)> {
 
 /// A path with its random parts as placeholders: ARM names by their role, other segments that
 /// carry the run id, a GUID or a number.
-pub fn path_shape(path: &str, run_id: &str) -> String {
+pub fn path_shape(path: &str, run_ids: &[String]) -> String {
     let segs = segments(path);
     let mut out = Vec::with_capacity(segs.len());
     let mut k = 0;
     while k < segs.len() {
         let s = segs[k];
-        out.push(scrub_segment(s, run_id));
+        out.push(scrub_segment(s, run_ids));
         let low = s.to_ascii_lowercase();
         let name = match low.as_str() {
             "subscriptions" => Some("{subscriptionId}"),
@@ -121,8 +121,10 @@ pub fn path_shape(path: &str, run_id: &str) -> String {
 }
 
 /// One segment of a path outside ARM's name positions.
-fn scrub_segment(s: &str, run_id: &str) -> String {
-    let random = (run_id.len() >= 4 && s.contains(run_id))
+fn scrub_segment(s: &str, run_ids: &[String]) -> String {
+    let random = run_ids
+        .iter()
+        .any(|id| id.len() >= 4 && s.contains(id.as_str()))
         || GUID.is_match(s)
         || s.chars().filter(char::is_ascii_digit).count() >= 4;
     if random { "{id}".into() } else { s.to_string() }
@@ -130,7 +132,7 @@ fn scrub_segment(s: &str, run_id: &str) -> String {
 
 /// Where an exchange (`method`, `url`) lives in the RP; `fallback_type` names the type when
 /// the URL shows none (a data plane URL, no URL at all).
-pub fn place(method: &str, url: &str, run_id: &str, fallback_type: &str) -> Place {
+pub fn place(method: &str, url: &str, run_ids: &[String], fallback_type: &str) -> Place {
     let path = path_of(url);
     let method = method.to_ascii_uppercase();
     match arm_tail(&path) {
@@ -146,7 +148,7 @@ pub fn place(method: &str, url: &str, run_id: &str, fallback_type: &str) -> Plac
         None => Place {
             namespace: String::new(),
             resource_type: fallback_type.to_string(),
-            operation: format!("{method} {}", path_shape(&path, run_id)),
+            operation: format!("{method} {}", path_shape(&path, run_ids)),
         },
     }
 }
@@ -263,7 +265,7 @@ static EXCHANGE_NO: LazyLock<Regex> =
 
 /// Text with the run's random parts as placeholders: URLs as their path's shape (no origin, no
 /// query), GUIDs, timestamps, exchange numbers and any word holding the run id.
-pub fn stable_text(text: &str, run_id: &str) -> String {
+pub fn stable_text(text: &str, run_ids: &[String]) -> String {
     let s = URL.replace_all(text, |c: &regex::Captures<'_>| {
         let m = &c[0];
         let trail = m.len() - m.trim_end_matches(['.', ',', ';', ':']).len();
@@ -272,22 +274,27 @@ pub fn stable_text(text: &str, run_id: &str) -> String {
         let shown = if path.is_empty() || path == "/" {
             "{endpoint}".to_string()
         } else {
-            path_shape(&path, run_id)
+            path_shape(&path, run_ids)
         };
         format!("{shown}{rest}")
     });
     let s = GUID.replace_all(&s, "{guid}");
     let s = TIME.replace_all(&s, "{time}");
     let s = EXCHANGE_NO.replace_all(&s, "#…");
-    if run_id.len() < 4 {
+    let ids: Vec<String> = run_ids
+        .iter()
+        .filter(|id| id.len() >= 4)
+        .map(|id| regex::escape(id))
+        .collect();
+    if ids.is_empty() {
         return s.into_owned();
     }
-    // Words holding the run id: resource and group names.
+    // Words holding a run id: resource and group names.
     let word = Regex::new(&format!(
-        r"[A-Za-z0-9_\-]*{}[A-Za-z0-9_\-]*",
-        regex::escape(run_id)
+        r"[A-Za-z0-9_\-]*(?:{})[A-Za-z0-9_\-]*",
+        ids.join("|")
     ))
-    .expect("escaped run id");
+    .expect("escaped run ids");
     word.replace_all(&s, "{name}").into_owned()
 }
 
@@ -295,18 +302,22 @@ pub fn stable_text(text: &str, run_id: &str) -> String {
 mod tests {
     use super::*;
 
+    fn ids(id: &str) -> Vec<String> {
+        vec![id.to_string()]
+    }
+
     const URL1: &str = "http://127.0.0.1:46429/subscriptions/00000000-0000-0000-0000-00000000c0de/resourceGroups/rpconform-oebr49/providers/Microsoft.Contoso/widgets/rpcoebr49359/gadgets/rpcoebr49613?api-version=2024-05-01";
 
     #[test]
     fn places_are_namespace_type_and_the_operation_shape() {
-        let p = place("delete", URL1, "oebr49", "gadgets");
+        let p = place("delete", URL1, &ids("oebr49"), "gadgets");
         assert_eq!(p.namespace, "Microsoft.Contoso");
         assert_eq!(p.resource_type, "Microsoft.Contoso/widgets/gadgets");
         assert_eq!(p.operation, "DELETE widgets/{name}/gadgets/{name}");
         let action = place(
             "POST",
             "http://h/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/w1/restart",
-            "",
+            &[],
             "",
         );
         assert_eq!(action.resource_type, "Microsoft.Contoso/widgets/restart");
@@ -314,7 +325,7 @@ mod tests {
         let plane = place(
             "GET",
             "http://127.0.0.1:9/monitors/rpcabc12342/runs/7781",
-            "abc123",
+            &ids("abc123"),
             "monitors",
         );
         assert_eq!(plane.namespace, "");
@@ -337,13 +348,19 @@ mod tests {
         let seen = format!(
             "Location: /subscriptions/00000000-0000-0000-0000-00000000c0de/providers/Microsoft.Contoso/locations/eastus/operationResults/9a62a393-650d-489a-8877-b994a44b2bd2?api-version=2024-05-01 — #4104 202 DELETE {URL1}; at 2026-12-02T03:42:01.123Z, name rpcoebr49359."
         );
-        let s = stable_text(&seen, "oebr49");
+        let s = stable_text(&seen, &ids("oebr49"));
         assert_eq!(
             s,
             "Location: /subscriptions/{subscriptionId}/providers/Microsoft.Contoso/locations/{name}/operationResults/{name} — #… 202 DELETE /subscriptions/{subscriptionId}/resourceGroups/{resourceGroup}/providers/Microsoft.Contoso/widgets/{name}/gadgets/{name}; at {time}, name {name}."
         );
         assert!(!s.contains("oebr49") && !s.contains("46429"), "{s}");
-        assert_eq!(stable_text("a 4xx", "oebr49"), "a 4xx");
+        assert_eq!(stable_text("a 4xx", &ids("oebr49")), "a 4xx");
+        // A merged report: every shard's run id.
+        let two = vec!["aaaa11".to_string(), "bbbb22".to_string()];
+        assert_eq!(
+            stable_text("rpcaaaa113 and rpcbbbb227", &two),
+            "{name} and {name}"
+        );
     }
 
     fn site(method: Option<&str>, shape: &str, label: &str) -> Site {
