@@ -225,3 +225,175 @@ fn the_readme_counts_the_suites_and_schemas_there_are() {
         "README.md gives --test-threads a default; it has none"
     );
 }
+
+fn root_doc(path: &str) -> (String, Value) {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let value: Value = serde_yaml::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not valid YAML: {e}", p.display()));
+    (text, value)
+}
+
+/// The script both reusable pieces call exists, is executable and is valid bash.
+fn the_ci_script() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ci/rpconform-ci.sh");
+    let meta = std::fs::metadata(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    use std::os::unix::fs::PermissionsExt;
+    assert!(
+        meta.permissions().mode() & 0o111 != 0,
+        "ci/rpconform-ci.sh is not executable"
+    );
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&p)
+        .output()
+        .expect("bash runs");
+    assert!(
+        syntax.status.success(),
+        "ci/rpconform-ci.sh: {}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    p
+}
+
+/// action.yml: a composite action with the inputs a team sets (target, options, certification
+/// and subject, a pinned version), that installs rpconform, runs it through the one script,
+/// uploads the SARIF to code scanning and keeps the reports, whatever the run's verdict.
+#[test]
+fn the_github_action_installs_a_pinned_rpconform_and_publishes_what_the_script_writes() {
+    the_ci_script();
+    let (text, v) = root_doc("action.yml");
+    assert_eq!(v["runs"]["using"], Value::from("composite"));
+    for input in [
+        "target",
+        "args",
+        "certify",
+        "subject",
+        "version",
+        "ref",
+        "report-dir",
+        "upload-sarif",
+    ] {
+        assert!(
+            v["inputs"][input]["description"].is_string(),
+            "action.yml has no described input `{input}`"
+        );
+    }
+    assert_eq!(v["inputs"]["target"]["required"], Value::from(true));
+    for output in ["status", "exit-code", "junit", "sarif"] {
+        assert!(
+            v["outputs"][output]["value"].is_string(),
+            "no output `{output}`"
+        );
+    }
+    let steps = v["runs"]["steps"].as_sequence().expect("steps");
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert!(
+        uses.iter()
+            .any(|u| u.starts_with("github/codeql-action/upload-sarif@")),
+        "{uses:?}"
+    );
+    assert!(
+        uses.iter()
+            .any(|u| u.starts_with("actions/upload-artifact@")),
+        "{uses:?}"
+    );
+    for s in steps.iter().filter(|s| s["uses"].is_string()) {
+        let cond = s["if"].as_str().unwrap_or("");
+        assert!(
+            cond.starts_with("always()"),
+            "{:?} runs only when the run passed",
+            s["uses"]
+        );
+    }
+    for needle in [
+        "cargo install --locked --git",
+        "--rev \"$REF\"",
+        "--tag",
+        "ci/rpconform-ci.sh",
+        "--certify",
+        "--subject",
+        "results.sarif",
+    ] {
+        assert!(text.contains(needle), "action.yml lacks `{needle}`");
+    }
+}
+
+/// The Azure Pipelines template: parameters for the target, options, certification and
+/// subject; rpconform pinned by a repository resource; the one script run (inside AzureCLI@2
+/// when a service connection is named); JUnit and the reports published whatever the verdict.
+#[test]
+fn the_azure_pipelines_template_runs_the_script_and_publishes_its_reports() {
+    the_ci_script();
+    let (text, v) = doc("rpconform-steps.yml");
+    let params: Vec<&str> = v["parameters"]
+        .as_sequence()
+        .expect("parameters")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    for p in [
+        "target",
+        "args",
+        "certify",
+        "subject",
+        "azureSubscription",
+        "reportDir",
+    ] {
+        assert!(params.contains(&p), "no parameter `{p}`: {params:?}");
+    }
+    let steps = v["steps"].as_sequence().expect("steps");
+    assert_eq!(steps[0]["checkout"], Value::from("rpconform"));
+    let mut tasks = Vec::new();
+    strings(&v, &mut tasks);
+    for t in [
+        "AzureCLI@2",
+        "PublishTestResults@2",
+        "PublishPipelineArtifact@1",
+    ] {
+        assert!(tasks.iter().any(|x| x == t), "no {t} task");
+    }
+    for s in steps.iter().filter(|s| s["task"].is_string()) {
+        assert_eq!(
+            s["condition"],
+            Value::from("succeededOrFailed()"),
+            "{:?}",
+            s["task"]
+        );
+    }
+    for needle in [
+        "cargo install --locked --path",
+        "rpconform-src/ci/rpconform-ci.sh",
+        "opts+=(--certify)",
+        "opts+=(--subject",
+        "junit.xml",
+    ] {
+        assert!(
+            text.contains(needle),
+            "rpconform-steps.yml lacks `{needle}`"
+        );
+    }
+}
+
+/// The docs point at both reusable pieces and the script.
+#[test]
+fn the_ci_readme_names_the_action_the_template_and_the_script() {
+    let (text, _) = (
+        std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/ci/README.md"),
+        )
+        .unwrap(),
+        (),
+    );
+    for needle in [
+        "action.yml",
+        "rpconform-steps.yml",
+        "ci/rpconform-ci.sh",
+        "tests/ci_script.rs",
+    ] {
+        assert!(
+            text.contains(needle),
+            "docs/ci/README.md does not name {needle}"
+        );
+    }
+}

@@ -269,6 +269,22 @@ fn contoso_tracked_nested_actions_skus_examples() {
             .contains("TODO: references an existing Microsoft.Network/virtualNetworks/subnets")
     );
     assert!(line_of(&out.yaml, "depends_on:").contains("TODO"));
+    // The keys it writes are explained where the file points.
+    let types_line = line_of(&out.yaml, "types:");
+    assert!(types_line.contains("docs/target-file.md"), "{types_line}");
+    let reference = std::fs::read_to_string(common::root().join("docs/target-file.md")).unwrap();
+    for key in ["`lro`", "`scope`", "`provisioning_state`", "`tags_body`"] {
+        assert!(
+            reference.contains(&format!("| {key} |")),
+            "{key} is not documented"
+        );
+    }
+    // The example's identity ids are made up: the reviewer is told.
+    assert!(
+        line_of(&out.yaml, "userAssignedIdentities:").contains("TODO: made-up identity ids"),
+        "{}",
+        out.yaml
+    );
     // The PATCH example file is missing: a TODO and a body from the schema, not a failure.
     assert_eq!(l["update_body"], json!({"tags": {"rpconform": "updated"}}));
     assert!(
@@ -513,6 +529,15 @@ fn init_then_check_from_the_command_line() {
     assert_eq!(again.code(), 2);
     let check = run(&["check", "suites", "--target", out.to_str().unwrap()]);
     assert!(check.status.success(), "{}{}", check.stdout, check.stderr);
+    // The file names its `profiles:`; its `openapi:` adds one, and `check` says so truly.
+    assert!(
+        !check.stdout.contains("declares no `profiles:`")
+            && check
+                .stdout
+                .contains("besides its `profiles:`, what it declares implies openapi"),
+        "{}",
+        check.stdout
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Install anywhere: the binary carries its suites and schemas. Run from an empty directory
 //! (no `suites/`, no `schemas/`, a fresh `$HOME`), exactly as after `cargo install --path .`,
-//! `rpconform run --target embedded --time-scale 0.05` passes and writes its reports there;
+//! `rpconform run --target embedded --time-scale 0.05 --hold-reads 3` (README's line) passes and writes its reports there;
 //! the built-in set is written to `$HOME/.cache/rpconform/<suite-set id>/` (repaired when a
 //! file there is edited, removed or added); `--suites DIR` replaces the set and `--suites +DIR`
 //! adds to it, the same for `--schemas`; `--version` names the set. Nothing new is built: these
@@ -68,12 +68,16 @@ fn names_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn from_an_empty_directory_the_built_in_suites_run_and_write_reports() {
+    // README's "install anywhere" line, as a newcomer copies it.
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let line = "rpconform run --target embedded --time-scale 0.05 --hold-reads 3";
+    assert!(readme.contains(line), "README no longer says `{line}`");
     let c = Clean::new("install-run");
-    let out = c.run(
-        &["run", "--target", "embedded", "--time-scale", "0.05", "-q"],
-        RUN_TIMEOUT,
-    );
+    let mut args: Vec<&str> = line.split(' ').skip(1).collect();
+    args.push("-q");
+    let out = c.run(&args, RUN_TIMEOUT);
     assert_eq!(out.code(), 0, "a clean run exits 0\n{}", out.tail(3000));
+
     assert!(
         out.stderr
             .contains(&format!("built-in suite set {}", suiteset::ID)),
@@ -89,6 +93,12 @@ fn from_an_empty_directory_the_built_in_suites_run_and_write_reports() {
         );
     }
     let report = read_report(&reports);
+    assert_eq!(
+        report["status"]["state"],
+        "passed",
+        "the newcomer's first run is complete, not incomplete\n{}",
+        out.tail(2000)
+    );
     let passed = common::count(&report, "passed");
     assert!(
         passed > 100,

@@ -472,11 +472,14 @@ fn sarif_validator() -> jsonschema::Validator {
         .unwrap_or_else(|e| panic!("the SARIF schema: {e}"))
 }
 
-/// results.sarif is valid SARIF 2.1.0; every result names a rule of `tool.driver.rules` and a
-/// suite file and line that exist; the faulty run's broken rule is an `error` result, the clean
-/// run has none, and each run's invocation says it executed.
+/// results.sarif is valid SARIF 2.1.0; every result names a rule of `tool.driver.rules`, is
+/// located in the target's own file (the embedded target's, never a suite file) with the suite
+/// lines that checked it as related locations (files of the checkout), and carries a
+/// fingerprint; the faulty run's broken rule is an `error` result with a stable message (no
+/// exchange number, no run id), the clean run has none, and each run's invocation says it
+/// executed.
 #[test]
-fn results_sarif_is_valid_sarif_2_1_0_naming_the_broken_rule_at_its_suite_line() {
+fn results_sarif_is_valid_sarif_2_1_0_one_result_per_defect() {
     let validator = sarif_validator();
     for (run, broken) in [(faulty(), true), (clean(), false)] {
         let sarif: Value = serde_json::from_str(&text(run, "results.sarif"))
@@ -498,6 +501,11 @@ fn results_sarif_is_valid_sarif_2_1_0_naming_the_broken_rule_at_its_suite_line()
         );
         let r0 = &sarif["runs"][0];
         assert_eq!(r0["tool"]["driver"]["name"], "rpconform");
+        assert!(
+            r0["properties"]["flakyTests"].is_u64(),
+            "{}",
+            r0["properties"]
+        );
         let rules: Vec<&str> = r0["tool"]["driver"]["rules"]
             .as_array()
             .unwrap()
@@ -505,28 +513,41 @@ fn results_sarif_is_valid_sarif_2_1_0_naming_the_broken_rule_at_its_suite_line()
             .map(|r| r["id"].as_str().unwrap())
             .collect();
         assert!(rules.len() >= 132, "{} rules", rules.len());
+        let run_id = r0["invocations"][0]["properties"]["runId"]
+            .as_str()
+            .unwrap();
         let results = r0["results"].as_array().unwrap();
         for x in results {
             let id = x["ruleId"].as_str().unwrap();
             assert!(rules.contains(&id), "result on unknown rule {id}");
             let loc = &x["locations"][0]["physicalLocation"];
             let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+            assert_eq!(uri, "embedded-target.yaml", "{x}");
+            assert!(loc["region"]["startLine"].as_u64().unwrap() > 1, "{x}");
+            for r in x["relatedLocations"].as_array().unwrap() {
+                let uri = r["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap();
+                assert!(
+                    uri.starts_with("suites/") && common::root().join(uri).is_file(),
+                    "{uri} is not a suite file of the checkout"
+                );
+            }
             assert!(
-                uri.starts_with("suites/") && common::root().join(uri).is_file(),
-                "{uri} is not a suite file of the checkout"
+                x["partialFingerprints"]["rpconformDefect/v1"].is_string(),
+                "{x}"
             );
-            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1, "{x}");
+            let text = x["message"]["text"].as_str().unwrap();
+            assert!(!text.contains(run_id) && !text.contains('#'), "{text}");
         }
         let loc02: Vec<&Value> = results.iter().filter(|x| x["ruleId"] == "LOC-02").collect();
         if broken {
             assert!(!loc02.is_empty(), "no LOC-02 result in the faulty run");
+            assert!(results.len() <= 30, "{} results", results.len());
             assert!(loc02.iter().all(|x| x["level"] == "error"));
             let text = loc02[0]["message"]["text"].as_str().unwrap();
             assert!(text.contains("expected") && text.contains("seen"), "{text}");
-            assert!(
-                text.contains(" 202 ") || text.contains('#'),
-                "no exchange in {text}"
-            );
+            assert!(text.contains(" occurrence(s) in "), "{text}");
             assert_eq!(r0["invocations"][0]["exitCode"], 1);
         } else {
             assert!(results.is_empty(), "the clean run has results: {results:?}");

@@ -19,12 +19,8 @@ pub(super) fn check(a: CheckArgs) -> u8 {
     if let Some(t) = &a.target {
         match load_target(t) {
             Ok(target) => {
-                if !target.implied_profiles.is_empty() {
-                    outln!(
-                        "note: {} declares no `profiles:`; implied by what it declares: {}",
-                        t.display(),
-                        target.implied_profiles.join(", ")
-                    );
+                if let Some(note) = target.implied_note(&t.display().to_string()) {
+                    outln!("{note}");
                 }
                 let inst = expand(&suites, &target);
                 let na = inst.iter().filter(|i| i.not_applicable.is_some()).count();

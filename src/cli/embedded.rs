@@ -133,19 +133,43 @@ pub(super) fn serve(a: ServeArgs) -> u8 {
             outln!("variants: {}", label(&variants));
         }
         outln!("target file: {}", a.write_target.display());
-        outln!(
-            "try: rpconform run suites/ --target {} --time-scale 0.05",
-            a.write_target.display()
-        );
+        outln!("{}", try_line(&a.write_target, a.hold_reads));
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         EXIT_OK
     })
 }
 
+/// What to run next. An accelerated run against a server that holds no operation open may end
+/// before a read lands inside an operation (INCOMPLETE): the line says to start it with
+/// `--hold-reads 3`.
+fn try_line(target: &std::path::Path, hold_reads: u32) -> String {
+    let run = format!(
+        "rpconform run suites/ --target {} --time-scale 0.05",
+        target.display()
+    );
+    if hold_reads > 0 {
+        format!("try: {run}")
+    } else {
+        format!(
+            "try: rpconform serve --hold-reads 3 (this server holds no operation open, so an accelerated run may end incomplete), then {run}"
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_try_line_holds_operations_open() {
+        let t = std::path::Path::new("reports/embedded-target.yaml");
+        assert!(try_line(t, 0).contains("rpconform serve --hold-reads 3"));
+        assert_eq!(
+            try_line(t, 3),
+            "try: rpconform run suites/ --target reports/embedded-target.yaml --time-scale 0.05"
+        );
+    }
 
     #[test]
     fn variants_parse_and_conflicts_name_both() {

@@ -180,7 +180,10 @@ fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
         Ok(())
     });
     if let Err(e) = read {
-        found.broken = Some(format!("exit {:?}, no report: {e}", status.code()));
+        let exit = status
+            .code()
+            .map_or_else(|| "by a signal".into(), |c| c.to_string());
+        found.broken = Some(format!("exit {exit}, no report: {e}"));
     }
     found
 }

@@ -334,6 +334,42 @@ pub(crate) fn resource_ids(body: &Value) -> Vec<(String, String)> {
     out
 }
 
+/// Members holding an identity's ids, which a spec's example makes up.
+const IDENTITY_IDS: [&str; 4] = ["principalId", "tenantId", "clientId", "objectId"];
+
+/// Where an example body carries made-up identity ids (JSON Pointers): an `identity` object's
+/// `userAssignedIdentities` (its keys are resource ids of identities) and any principal,
+/// tenant, client or object id. No run can use them as they are.
+pub(crate) fn identity_ids(body: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_identity(body, String::new(), &mut out);
+    out
+}
+
+fn walk_identity(v: &Value, pointer: String, out: &mut Vec<String>) {
+    let child = |k: &str| format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let at = child(k);
+                let ids =
+                    k == "userAssignedIdentities" && x.as_object().is_some_and(|o| !o.is_empty());
+                if ids || (IDENTITY_IDS.contains(&k.as_str()) && x.is_string()) {
+                    out.push(at);
+                } else {
+                    walk_identity(x, at, out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                walk_identity(x, format!("{pointer}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn walk_ids(v: &Value, pointer: String, out: &mut Vec<(String, String)>) {
     match v {
         Value::String(s) if super::paths::id_types(s).is_some() => out.push((pointer, s.clone())),
@@ -358,6 +394,23 @@ fn walk_ids(v: &Value, pointer: String, out: &mut Vec<(String, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn made_up_identity_ids_are_found() {
+        let body = json!({"location": "x", "identity": {
+            "type": "SystemAssigned, UserAssigned",
+            "principalId": "00000000-0000-0000-0000-000000000001",
+            "userAssignedIdentities": {"/subscriptions/s/resourceGroups/g/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id1": {"clientId": "c"}}
+        }, "properties": {"owners": [{"tenantId": "t"}], "userAssignedIdentities": {}}});
+        assert_eq!(
+            identity_ids(&body),
+            [
+                "/identity/principalId",
+                "/identity/userAssignedIdentities",
+                "/properties/owners/0/tenantId"
+            ]
+        );
+    }
 
     #[test]
     fn minimal_from_required_fields() {

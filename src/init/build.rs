@@ -131,6 +131,7 @@ pub(crate) fn target(
         e.above = above;
     }
     let e = root.push("types", types);
+    e.comment(TYPES_REFERENCE);
     if !model.uncovered.is_empty() {
         e.above("Operations no type covers (not tested):");
         for u in &model.uncovered {
@@ -143,6 +144,10 @@ pub(crate) fn target(
         todos: cx.todos.0,
     })
 }
+
+/// Where every key `init` writes under a type (`scope`, `lro`, `provisioning_state`,
+/// `tags_body`...) is explained.
+pub(crate) const TYPES_REFERENCE: &str = "every key of a type (scope, lro, provisioning_state, tags_body...): docs/target-file.md in rpconform's repository";
 
 /// `info.version` of the spec, or a TODO when it is not an ARM api-version.
 fn api_version(specs: &[Spec], spec: Option<usize>) -> (String, Option<String>) {

@@ -264,6 +264,7 @@ pub(crate) fn body(
     let ex = bodies::example_body(cx.store, op)?;
     let mut notes: Vec<(String, String)> = Vec::new();
     let mut comments: Vec<String> = Vec::new();
+    let from_example = ex.body.is_some();
     let mut value = match ex.body {
         Some(b) => {
             comments.push(format!(
@@ -352,6 +353,14 @@ pub(crate) fn body(
                     segs.join("/")
                 ),
             )),
+        }
+    }
+    if from_example {
+        for ptr in bodies::identity_ids(&value) {
+            notes.push((
+                ptr,
+                "TODO: made-up identity ids from the spec's example; put ones the RP may use, or leave `identity` out".into(),
+            ));
         }
     }
     let mut node = Node::from_json(&value);

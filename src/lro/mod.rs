@@ -97,6 +97,21 @@ pub enum State {
     Unreadable(String),
 }
 
+/// As a reader reads it: the status value the answer gave (`InProgress`, `Succeeded`), or why
+/// it showed none (`no answer`, `HTTP 500`).
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            State::Running(Some(s)) => f.write_str(s),
+            State::Running(None) => f.write_str("running (no status value)"),
+            State::Done(o, s) if s.is_empty() => write!(f, "{} (no status value)", o.as_str()),
+            State::Done(_, s) => f.write_str(s),
+            State::Unreadable(why) if why == "no response" => f.write_str("no answer"),
+            State::Unreadable(why) => write!(f, "unreadable ({why})"),
+        }
+    }
+}
+
 impl State {
     pub fn is_running(&self) -> bool {
         matches!(self, State::Running(_))

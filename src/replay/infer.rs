@@ -445,6 +445,7 @@ impl Inference {
                     echoes: None,
                     actions: Vec::new(),
                     cost: Default::default(),
+                    line: 0,
                 }
             })
             .collect();
@@ -473,6 +474,7 @@ impl Inference {
             },
             profiles: vec![Profile::Arm],
             implied_profiles: Vec::new(),
+            profiles_declared: false,
             namespace: default.name.clone(),
             api_version: default.api_version.clone(),
             namespaces,

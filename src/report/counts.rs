@@ -86,6 +86,10 @@ pub struct Counts {
     /// Tests the run's interruption cut short (not counted in `skipped`).
     #[serde(default)]
     pub interrupted: usize,
+    /// Tests that needed `--retries` (a request got no answer of the RP's, then one), whatever
+    /// their verdict.
+    #[serde(default)]
+    pub flaky: usize,
     #[serde(default)]
     pub rules: RuleCounts,
 }
@@ -93,6 +97,9 @@ pub struct Counts {
 impl Counts {
     /// Count one test.
     pub fn add(&mut self, r: &ScenarioResult) {
+        if r.flaky() {
+            self.flaky += 1;
+        }
         match Kind::of(&r.status) {
             Kind::Passed => self.passed += 1,
             Kind::Warned => self.warned += 1,
@@ -225,6 +232,7 @@ pub fn console_summary(
     if info.selected_out > 0 {
         tests.push_str(&format!(", {} selected out", info.selected_out));
     }
+    tests.push_str(&format!(", {} flaky", c.flaky));
     let r = &c.rules;
     let mut rules = String::new();
     if r.failed > 0 {

@@ -3,6 +3,14 @@
 //! failed first, with why and the first evidence; the families), then every test with its
 //! verdicts and its transcript, collapsed. Filters by rule, family and status hide what does not
 //! match (`report.html?rule=LOC-02&status=failed` works too). Written one test at a time.
+//!
+//! **Bounded for large runs.** A test shows its failed and not-judged rules as chips, the
+//! rules it passed as one; its transcript (and timeline) only when it is among the first
+//! [`TRANSCRIPTS_PER_RULE`] tests, in report order, to break one of its failed rules (or among
+//! the first [`TRANSCRIPTS_OF_ERRORS`] that could not check): one defect met by hundreds of
+//! tests is shown a few times, not hundreds. Every other test says how many exchanges it made
+//! and that they are in report.json and results.jsonl; the page ends with how many tests'
+//! transcripts it left out. A one-fault run of every suite stays well under 5 MiB.
 
 use std::io::{self, Write};
 
@@ -127,10 +135,16 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus)
     if info.interrupted {
         settings.push("<strong>interrupted: not every test ran</strong>".into());
     }
-    for l in &info.left_behind {
+    for l in info.left_behind.iter().take(LEFT_BEHIND_SHOWN) {
         settings.push(format!(
             "<strong>left behind</strong> (could not delete): {}",
             esc(l)
+        ));
+    }
+    if info.left_behind.len() > LEFT_BEHIND_SHOWN {
+        settings.push(format!(
+            "<strong>…and {} more left behind</strong>: every one in report.json (<code>run.left_behind</code>) and the run's journal",
+            info.left_behind.len() - LEFT_BEHIND_SHOWN
         ));
     }
     let r = &counts.rules;
@@ -138,7 +152,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus)
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>rpconform — {title}</title><style>{CSS}</style></head>\n<body>\n<header><h1>rpconform: {verdict}</h1><ul class=\"settings\">{settings}</ul>\
          <p class=\"totals\">Rules: {rf} failed · {rw} warned · {rp} passed · {rn} not judged · {rna} not applicable</p>\
-         <p class=\"totals\">Tests: {tp} passed · {tw} warned · {tf} failed · {te} errors · {tna} not applicable · {ti} ignored (of {tt})</p>{bars}</header>\n",
+         <p class=\"totals\">Tests: {tp} passed · {tw} warned · {tf} failed · {te} errors · {tna} not applicable · {ti} ignored (of {tt}) · {tfl} flaky</p>{bars}</header>\n",
         title = esc(&info.target),
         settings = settings
             .iter()
@@ -156,6 +170,7 @@ fn head(info: &RunInfo, counts: &Counts, conf: &Conformance, status: &RunStatus)
         tna = counts.not_applicable,
         ti = counts.ignored,
         tt = counts.tests(),
+        tfl = counts.flaky,
         bars = super::timeline::families_svg(conf),
     )
 }
@@ -186,9 +201,22 @@ fn filters(conf: &Conformance) -> String {
     )
 }
 
+/// Resources left behind named in the page's head (the rest are counted).
+const LEFT_BEHIND_SHOWN: usize = 20;
+
+/// Tests per failed rule whose transcripts the page keeps.
+pub const TRANSCRIPTS_PER_RULE: usize = 3;
+/// Tests that could not check (runner errors) whose transcripts the page keeps.
+pub const TRANSCRIPTS_OF_ERRORS: usize = 20;
+
 /// Writes report.html: the head and conformance view, each test, the script.
 pub struct HtmlWriter<W: Write> {
     out: W,
+    /// Tests whose transcripts were kept, per failed rule.
+    shown: std::collections::HashMap<String, usize>,
+    errors_shown: usize,
+    /// Tests with exchanges whose transcripts were left out.
+    left_out: usize,
 }
 
 impl<W: Write> HtmlWriter<W> {
@@ -225,7 +253,30 @@ impl<W: Write> HtmlWriter<W> {
             )?;
         }
         out.write_all(b"</tbody></table></section>\n<section id=\"tests\"><h2>Tests</h2>\n")?;
-        Ok(HtmlWriter { out })
+        Ok(HtmlWriter {
+            out,
+            shown: std::collections::HashMap::new(),
+            errors_shown: 0,
+            left_out: 0,
+        })
+    }
+
+    /// Does the page keep this test's transcript? The first few tests to break each failed
+    /// rule, and the first few that could not check.
+    fn keeps_transcript(&mut self, r: &ScenarioResult, kind: Kind) -> bool {
+        let mut keep = false;
+        for v in r.verdicts.iter().filter(|v| v.failed_outcome()) {
+            let n = self.shown.entry(v.rule.clone()).or_default();
+            if *n < TRANSCRIPTS_PER_RULE {
+                *n += 1;
+                keep = true;
+            }
+        }
+        if kind == Kind::Error && self.errors_shown < TRANSCRIPTS_OF_ERRORS {
+            self.errors_shown += 1;
+            keep = true;
+        }
+        keep
     }
 
     /// One test, collapsed: its verdicts as chips, its failure text, its transcript.
@@ -254,36 +305,26 @@ impl<W: Write> HtmlWriter<W> {
         if let super::Status::Skipped(why) = &r.status {
             s.push_str(&format!("<p>{}</p>\n", esc(why)));
         }
-        s.push_str("<div class=\"chips\">");
-        for v in &r.verdicts {
-            let stated = if r.stated.contains(&v.rule) {
-                ""
-            } else {
-                " ·"
-            };
-            s.push_str(&format!(
-                "<span class=\"chip {}\" title=\"{}{}\">{}{} {}/{}</span>",
-                esc(&v.outcome),
-                esc(&v.level),
-                if stated.is_empty() {
-                    ", stated by the test"
-                } else {
-                    ", judged by the engine"
-                },
-                esc(&v.rule),
-                stated,
-                v.passed,
-                v.failed
-            ));
-        }
-        s.push_str("</div>\n");
-        if let Some(svg) = super::timeline::test_svg(r) {
+        s.push_str(&chips(r));
+        let keep = self.keeps_transcript(r, kind);
+        if keep && let Some(svg) = super::timeline::test_svg(r) {
             s.push_str(&svg);
             s.push('\n');
         }
         let text = failure_text(r, false);
         if !text.is_empty() {
             s.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
+        }
+        if !keep {
+            if !r.exchanges.is_empty() {
+                self.left_out += 1;
+                s.push_str(&format!(
+                    "<p class=\"muted\">{} exchange(s): their transcripts are in report.json and results.jsonl (this page keeps those of the first {TRANSCRIPTS_PER_RULE} tests to break each rule)</p>\n",
+                    r.exchanges.len()
+                ));
+            }
+            self.out.write_all(s.as_bytes())?;
+            return self.out.write_all(b"</details>\n");
         }
         if let Some(t) = &r.transcript
             && t.kept != "full"
@@ -308,6 +349,13 @@ impl<W: Write> HtmlWriter<W> {
     }
 
     pub fn end(mut self) -> io::Result<W> {
+        if self.left_out > 0 {
+            writeln!(
+                self.out,
+                "<p id=\"left-out\" class=\"muted\">The transcripts of {} test(s) are left out of this page (it keeps those of the first {TRANSCRIPTS_PER_RULE} tests to break each rule, and of the first {TRANSCRIPTS_OF_ERRORS} that could not check): every kept exchange is in report.json and results.jsonl.</p>",
+                self.left_out
+            )?;
+        }
         write!(
             self.out,
             "</section>\n<script>{JS}</script>\n</body></html>\n"
@@ -315,6 +363,43 @@ impl<W: Write> HtmlWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// A test's verdicts as chips: each rule not passed on its own, the passed ones as one.
+fn chips(r: &ScenarioResult) -> String {
+    let mut s = String::from("<div class=\"chips\">");
+    let passed: Vec<&str> = r
+        .verdicts
+        .iter()
+        .filter(|v| v.outcome == "passed")
+        .map(|v| v.rule.as_str())
+        .collect();
+    for v in r.verdicts.iter().filter(|v| v.outcome != "passed") {
+        let stated = r.stated.contains(&v.rule);
+        s.push_str(&format!(
+            "<span class=\"chip {}\" title=\"{}{}\">{}{} {}/{}</span>",
+            esc(&v.outcome),
+            esc(&v.level),
+            if stated {
+                ", stated by the test"
+            } else {
+                ", judged by the engine"
+            },
+            esc(&v.rule),
+            if stated { "" } else { " ·" },
+            v.passed,
+            v.failed
+        ));
+    }
+    if !passed.is_empty() {
+        s.push_str(&format!(
+            "<span class=\"chip passed\" title=\"{}\">✓ {} rule(s) passed</span>",
+            esc(&passed.join(" ")),
+            passed.len()
+        ));
+    }
+    s.push_str("</div>\n");
+    s
 }
 
 #[cfg(test)]

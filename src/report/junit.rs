@@ -9,8 +9,11 @@
 //!   ignored are `<skipped>` with the reason.
 //!
 //! Every testcase carries `file` and `line` attributes (the suite file and the scenario's line;
-//! for a failed rule, the line of its first evidence) for CI annotations, and its failed rules in
-//! properties. Exchanges are one line each, the status before the URL.
+//! for a failed rule, the line of its first evidence; for a test whose first failed rule is a
+//! SPEC rule, the spec operation's file and line) for CI annotations, and its failed rules in
+//! properties. Failure messages are the same text in every run (no resource name, run id,
+//! GUID or exchange number: [`stable_text`]); the details below them keep the exchanges.
+//! Exchanges are one line each, the status before the URL.
 
 use std::io::{self, Write};
 use std::time::Duration;
@@ -20,6 +23,7 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use super::conformance::{Conformance, RuleRow, RuleVerdict, line_of};
 use super::counts::{Kind, unstated_failures};
 use super::render::{failed_rules, failure_text, message};
+use super::stable::stable_text;
 use super::{Counts, RunInfo, RunState, RunStatus, ScenarioResult, Status};
 
 /// The longest failure text kept in a testcase (the rest is in report.json and report.html).
@@ -51,8 +55,28 @@ fn file_line(tc: &mut TestCase, at: &str) {
     }
 }
 
-/// The testcase of one test.
-pub fn test_case(r: &ScenarioResult) -> TestCase {
+/// A SPEC failure's position in the RP's own spec (its operation's file and line), when the
+/// first rule the test failed is a SPEC rule: CI annotates the spec, where the fix may be.
+fn spec_position(r: &ScenarioResult, failed: &[String]) -> Option<String> {
+    let first = failed.first()?;
+    if crate::rules::family_of(first) != "SPEC" {
+        return None;
+    }
+    let at = r
+        .verdicts
+        .iter()
+        .find(|v| &v.rule == first)?
+        .failures
+        .first()?
+        .at
+        .clone()?;
+    let file = at.rsplitn(3, ':').nth(2)?;
+    (file != r.suite_file).then_some(at)
+}
+
+/// The testcase of one test; its failure message is the same text in every run (the run's
+/// names and ids out: [`stable_text`]).
+pub fn test_case(r: &ScenarioResult, run_ids: &[String]) -> TestCase {
     let status = match Kind::of(&r.status) {
         Kind::Passed | Kind::Warned => TestCaseStatus::success(),
         kind @ (Kind::Failed | Kind::Error) => {
@@ -62,7 +86,7 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
             } else {
                 NonSuccessKind::Error
             });
-            st.set_message(message(r));
+            st.set_message(stable_text(&message(r), run_ids));
             st.set_type(if failed { "contract" } else { "runner" });
             st.set_description(crate::http::cut(&failure_text(r, true), MAX_TEXT));
             st
@@ -104,6 +128,9 @@ pub fn test_case(r: &ScenarioResult) -> TestCase {
     let failed = failed_rules(r);
     if !failed.is_empty() {
         tc.add_property(("failed_rules", failed.join(",").as_str()));
+    }
+    if let Some(at) = spec_position(r, &failed) {
+        file_line(&mut tc, &at);
     }
     let unstated = unstated_failures(r);
     if !unstated.is_empty() {
@@ -246,8 +273,9 @@ pub fn rule_text(r: &RuleRow) -> String {
     out
 }
 
-/// The testcase of one rule of the conformance view.
-pub fn rule_case(r: &RuleRow) -> TestCase {
+/// The testcase of one rule of the conformance view; its failure message is the same text in
+/// every run.
+pub fn rule_case(r: &RuleRow, run_ids: &[String]) -> TestCase {
     let status = match r.verdict {
         RuleVerdict::Failed => {
             let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
@@ -257,9 +285,12 @@ pub fn rule_case(r: &RuleRow) -> TestCase {
                 .map(|e| format!(": expected {}; seen {}", e.expected, e.seen))
                 .unwrap_or_default();
             st.set_message(crate::http::cut(
-                &format!(
-                    "{} ({}) failed in {} test(s), {} check(s){first}",
-                    r.id, r.level, r.tests_failed, r.checks_failed
+                &stable_text(
+                    &format!(
+                        "{} ({}) failed in {} test(s), {} check(s){first}",
+                        r.id, r.level, r.tests_failed, r.checks_failed
+                    ),
+                    run_ids,
                 ),
                 400,
             ));
@@ -302,6 +333,8 @@ pub fn rule_case(r: &RuleRow) -> TestCase {
 pub struct JunitWriter<W: Write> {
     out: W,
     suite: Option<TestSuite>,
+    /// Taken out of failure messages (every shard's, merged).
+    run_ids: Vec<String>,
 }
 
 impl<W: Write> JunitWriter<W> {
@@ -368,16 +401,21 @@ impl<W: Write> JunitWriter<W> {
             ("started_at", info.started_at.clone()),
             ("ended_at", info.ended_at.clone()),
             ("left_behind", info.left_behind.len().to_string()),
+            ("flaky_tests", counts.flaky.to_string()),
         ];
         for (k, v) in props {
             s.add_property((k, v.as_str()));
         }
         for r in &conformance.rules {
-            s.add_test_case(rule_case(r));
+            s.add_test_case(rule_case(r, &info.run_ids()));
         }
         out.write_all(&suite_xml(s)?)?;
         out.write_all(b"\n")?;
-        Ok(JunitWriter { out, suite: None })
+        Ok(JunitWriter {
+            out,
+            suite: None,
+            run_ids: info.run_ids(),
+        })
     }
 
     fn flush_suite(&mut self) -> io::Result<()> {
@@ -402,7 +440,7 @@ impl<W: Write> JunitWriter<W> {
             s.extra.insert("file".into(), r.suite_file.clone().into());
             s
         });
-        suite.add_test_case(test_case(r));
+        suite.add_test_case(test_case(r, &self.run_ids));
         Ok(())
     }
 

@@ -176,3 +176,33 @@ fn a_flaky_test_has_a_flaky_property() {
         .unwrap();
     assert!(matches!(case.status, TestCaseStatus::Success { .. }));
 }
+
+#[test]
+fn failure_messages_are_stable_and_a_spec_failure_points_at_the_spec() {
+    let mut r = faulty_run().remove(0);
+    r.verdicts[0] = crate::report::fixtures::fail("SPEC-01", "MUST", 1, Some("specs/w.json:40:7"));
+    r.verdicts[0].failures[0].seen =
+        "202 on /subscriptions/s/resourceGroups/g-r1x/providers/Microsoft.Contoso/widgets/rpcr1x7 at #31"
+            .into();
+    let tc = test_case(&r, &["r1x".to_string()]);
+    assert_eq!(
+        tc.extra.get("file").map(|s| s.as_str()),
+        Some("specs/w.json")
+    );
+    assert_eq!(tc.extra.get("line").map(|s| s.as_str()), Some("40"));
+    let TestCaseStatus::NonSuccess {
+        message: Some(m), ..
+    } = &tc.status
+    else {
+        panic!("{:?}", tc.status)
+    };
+    let m = m.as_str();
+    assert!(m.starts_with("SPEC-01"), "{m}");
+    assert!(
+        m.contains(
+            "/resourceGroups/{resourceGroup}/providers/Microsoft.Contoso/widgets/{name} at #…"
+        ),
+        "{m}"
+    );
+    assert!(!m.contains("r1x"), "{m}");
+}

@@ -143,8 +143,22 @@ fn verdict_line(c: &Counts, status: &RunStatus) -> String {
     s
 }
 
-/// Certification, incompleteness and leftovers, right under the headline.
-fn status_block(out: &mut String, info: &RunInfo, status: &RunStatus) {
+/// Items of a list a Markdown report shows before it cuts the list with a count and where the
+/// rest is.
+const MAX_LISTED: usize = 20;
+
+/// At most [`MAX_LISTED`] items as `- item` lines, then how many more and where they are.
+fn capped(out: &mut String, items: &[String], rest: &str) {
+    for w in items.iter().take(MAX_LISTED) {
+        let _ = writeln!(out, "- {w}");
+    }
+    if items.len() > MAX_LISTED {
+        let _ = writeln!(out, "- …and {} more: {rest}", items.len() - MAX_LISTED);
+    }
+}
+
+/// Certification and incompleteness, right under the headline.
+fn status_block(out: &mut String, status: &RunStatus) {
     if let Some(c) = &status.certification {
         if c.certified {
             let _ = writeln!(
@@ -153,30 +167,43 @@ fn status_block(out: &mut String, info: &RunInfo, status: &RunStatus) {
             );
         } else {
             let _ = writeln!(out, "**Not certified**:\n");
-            for w in &c.why_not {
-                let _ = writeln!(out, "- {}", esc(w));
-            }
+            let why: Vec<String> = c.why_not.iter().map(|w| esc(w)).collect();
+            capped(out, &why, "every one in report.json (`run_status`)");
             out.push('\n');
         }
     }
     if !status.incomplete.is_empty() && status.certification.is_none() {
         let _ = writeln!(out, "**Incomplete**:\n");
-        for w in &status.incomplete {
-            let _ = writeln!(out, "- {}", esc(w));
-        }
+        let why: Vec<String> = status.incomplete.iter().map(|w| esc(w)).collect();
+        capped(out, &why, "every one in report.json (`run_status`)");
         out.push('\n');
     }
-    if !info.left_behind.is_empty() {
-        let _ = writeln!(
-            out,
-            "**Left behind** ({}): resources the run created and could not confirm deleted (`rpconform cleanup --journal` deletes them):\n",
-            info.left_behind.len()
-        );
-        for l in &info.left_behind {
-            let _ = writeln!(out, "- `{}`", l.replace('`', "'"));
-        }
-        out.push('\n');
+}
+
+/// What the run created and could not confirm deleted: the first few, then how many more and
+/// where every one is (the journal, report.json).
+fn left_behind(out: &mut String, info: &RunInfo) {
+    if info.left_behind.is_empty() {
+        return;
     }
+    let _ = writeln!(
+        out,
+        "\n**Left behind** ({}): resources the run created and could not confirm deleted (`rpconform cleanup --journal` deletes them):\n",
+        info.left_behind.len()
+    );
+    let items: Vec<String> = info
+        .left_behind
+        .iter()
+        .map(|l| format!("`{}`", l.replace('`', "'")))
+        .collect();
+    let rest = match &info.journal {
+        Some(j) => format!(
+            "every one in the journal `{}` and in report.json (`run.left_behind`)",
+            j.replace('`', "'")
+        ),
+        None => "every one in report.json (`run.left_behind`)".into(),
+    };
+    capped(out, &items, &rest);
 }
 
 fn totals(out: &mut String, c: &Counts, conf: &Conformance) {
@@ -205,14 +232,15 @@ fn totals(out: &mut String, c: &Counts, conf: &Conformance) {
     );
     let _ = writeln!(
         out,
-        "\n**Tests: {} passed · {} warned · {} failed · {} errors · {} not applicable · {} ignored** (of {})",
+        "\n**Tests: {} passed · {} warned · {} failed · {} errors · {} not applicable · {} ignored** (of {}) · {} flaky (needed `--retries`)",
         c.passed,
         c.warned,
         c.failed,
         c.errors,
         c.not_applicable,
         c.ignored,
-        c.tests()
+        c.tests(),
+        c.flaky
     );
 }
 
@@ -404,7 +432,8 @@ pub fn conformance_md(
         info.subject.as_deref().unwrap_or(&info.target),
         verdict_line(counts, status)
     );
-    status_block(&mut out, info, status);
+    status_block(&mut out, status);
+    left_behind(&mut out, info);
     settings(&mut out, info, conf);
     totals(&mut out, counts, conf);
     broken(&mut out, conf);
@@ -462,11 +491,15 @@ pub fn summary_md(
     status: &RunStatus,
     tests: &[TestLine],
 ) -> String {
-    let mut out = format!("# rpconform: {}\n\n", verdict_line(counts, status));
-    status_block(&mut out, info, status);
-    settings(&mut out, info, conf);
+    // Totals and broken rules first: CI shows the top of it (a step summary is cut at 1 MiB).
+    let mut out = format!("# rpconform: {}\n", verdict_line(counts, status));
     totals(&mut out, counts, conf);
+    out.push('\n');
+    status_block(&mut out, status);
     broken(&mut out, conf);
+    left_behind(&mut out, info);
+    out.push('\n');
+    settings(&mut out, info, conf);
     super::markdown_views::spec_drift(&mut out, conf);
     super::markdown_views::by_namespace(&mut out, conf);
     families(&mut out, conf);
@@ -525,9 +558,32 @@ pub fn summary_md(
             n[0], n[1], n[2], n[3], n[4], n[5]
         );
     }
-    out.push_str(
-        "\nEvery rule with why it was or was not judged: `conformance.md`. Every test with its transcript: `report.html`, `report.json`.\n",
+    out.push_str(FOOTER);
+    bounded(out)
+}
+
+const FOOTER: &str = "\nEvery rule with why it was or was not judged: `conformance.md`. Every test with its transcript: `report.html`, `report.json`.\n";
+
+/// The most summary.md holds: CI appends it to a step summary (GitHub's holds 1 MiB for a
+/// whole job) and shows it in a pull request.
+pub const SUMMARY_MAX: usize = 64 * 1024;
+
+/// summary.md within [`SUMMARY_MAX`]: cut at a line, saying so and where the rest is.
+fn bounded(mut out: String) -> String {
+    if out.len() <= SUMMARY_MAX {
+        return out;
+    }
+    let note = format!(
+        "\n**summary.md is cut here at {} KiB**: the whole of it is in conformance.md (every rule), junit.xml and report.html (every test).\n{FOOTER}",
+        SUMMARY_MAX / 1024
     );
+    let mut end = SUMMARY_MAX - note.len();
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = out[..end].rfind('\n').map_or(0, |i| i + 1);
+    out.truncate(end);
+    out.push_str(&note);
     out
 }
 
@@ -599,7 +655,7 @@ mod tests {
             "{md}"
         );
         assert_eq!(first_rule_id(&md).1, "ETAG-07");
-        assert!(md.contains("**Tests: 1 passed · 0 warned · 2 failed · 0 errors · 1 not applicable · 0 ignored** (of 4)"), "{md}");
+        assert!(md.contains("**Tests: 1 passed · 0 warned · 2 failed · 0 errors · 1 not applicable · 0 ignored** (of 4) · 0 flaky"), "{md}");
         let tests = md
             .split("## Tests that failed on what they state")
             .nth(1)
@@ -616,5 +672,45 @@ mod tests {
             md.contains("- **timing: the operations ended before a read could be placed inside them** (1):\n  - `PUT-03` not judged: not judged (timing) in 2 test(s)"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn a_run_that_leaves_thousands_behind_keeps_summary_md_small_totals_first() {
+        let (mut info, c, conf, status, mut tests) = parts();
+        info.journal = Some("reports/journal-r1.jsonl".into());
+        info.left_behind = (0..5000)
+            .map(|i| {
+                format!(
+                    "/subscriptions/s/resourceGroups/g/providers/Microsoft.Contoso/widgets/rpcr1{i}"
+                )
+            })
+            .collect();
+        let failed = tests
+            .iter()
+            .find(|t| t.kind == Kind::Failed)
+            .unwrap()
+            .clone();
+        tests.extend((0..3000).map(|i| TestLine {
+            name: format!("many::t{i}"),
+            suite: format!("suite{i}"),
+            detail: "x".repeat(300),
+            ..failed.clone()
+        }));
+        let md = summary_md(&info, &c, &conf, &status, &tests);
+        assert!(md.len() <= SUMMARY_MAX, "{} bytes", md.len());
+        let head: Vec<&str> = md.lines().take(6).collect();
+        assert!(head.iter().any(|l| l.starts_with("**Rules: ")), "{head:?}");
+        assert!(head.iter().any(|l| l.starts_with("**Tests: ")), "{head:?}");
+        assert!(
+            md.contains("- …and 4980 more: every one in the journal `reports/journal-r1.jsonl`"),
+            "{md}"
+        );
+        let rules = md.find("## ❌ Failed rules").unwrap();
+        assert!(rules < md.find("**Left behind**").unwrap());
+        assert!(
+            md.contains("summary.md is cut here at 64 KiB"),
+            "the suites table is cut"
+        );
+        assert!(md.ends_with(FOOTER));
     }
 }

@@ -9,8 +9,9 @@
 //! - `report.json`: settings, counts, the conformance view, every test (input of `report merge`
 //!   and `report diff`);
 //! - `report.html`: one self-contained page with all of it and the transcripts;
-//! - `results.sarif`: SARIF 2.1.0, the catalogue as its rules and each failed check of a rule
-//!   as a result at its suite line ([`sarif`]).
+//! - `results.sarif`: SARIF 2.1.0, the catalogue as its rules and one result per defect (a rule
+//!   broken at one operation of the RP), located in the user's target file or spec ([`sarif`],
+//!   [`stable`]).
 //!
 //! [`Counts`] are the one set of counts all of them, and the console ([`console_summary`]),
 //! show. `render` writes a failure once as text; `merge` joins partitioned runs; `diff`
@@ -29,6 +30,7 @@ mod model;
 pub mod namespaces;
 pub mod render;
 mod sarif;
+pub mod stable;
 mod status;
 mod stream;
 mod timeline;
@@ -42,7 +44,7 @@ pub use counts::{Counts, Kind, RuleCounts, console_summary, test_status, unstate
 pub use json::{ReportHead, read_report, report_path};
 pub use merge::{MergeError, MergeOptions, merge};
 pub use model::*;
-pub use sarif::{SARIF_FILE, SARIF_SCHEMA};
+pub use sarif::{EMBEDDED_TARGET, SARIF_FILE, SARIF_SCHEMA};
 pub use status::{
     Certification, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RunState, RunStatus,
 };

@@ -259,6 +259,10 @@ pub struct RunInfo {
     /// `--coverage min`: what it kept and which tests stood in for which.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<crate::plan::Coverage>,
+    /// Where the target's declarations are in the user's files (each type's key in the target
+    /// file, each operation of its `openapi:` spec): SARIF places each defect there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<super::stable::Site>,
 }
 
 /// A run's plan, as its reports set it against what the run sent.
@@ -339,6 +343,24 @@ impl RunInfo {
         } else {
             parts.join(" · ")
         }
+    }
+
+    /// The run's id, and every shard's of a merged report (`merged_from` names them as
+    /// `… run ID)`): names holding one are the run's own, taken out of stable text.
+    pub fn run_ids(&self) -> Vec<String> {
+        let mut ids = vec![self.run_id.clone()];
+        for m in &self.merged_from {
+            if let Some(id) = m
+                .strip_suffix(')')
+                .and_then(|x| x.rsplit_once(", run "))
+                .map(|(_, id)| id.to_string())
+                && !ids.contains(&id)
+            {
+                ids.push(id);
+            }
+        }
+        ids.retain(|id| !id.is_empty());
+        ids
     }
 
     /// The declared profiles (all of them for a report that does not say).

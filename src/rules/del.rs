@@ -204,7 +204,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 .check("DEL-04", x.status() == Some(404), Some(x.seq), || {
                     (
                         "404 from the resource once its delete succeeded (its Location URL is the resource itself)".into(),
-                        format!("{:?}: the resource still answers", x.status()),
+                        format!("{}: the resource still answers", super::words::status(x.status())),
                     )
                 });
             return;
@@ -216,7 +216,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
             || {
                 (
                     "200 or 204 from the Location URL once the delete succeeded".into(),
-                    format!("{:?}", x.status()),
+                    super::words::status(x.status()),
                 )
             },
         );

@@ -111,11 +111,7 @@ fn rendered(text: &str, scope: &Scope) -> Result<String, Miss> {
 
 /// `status`: one of the codes.
 fn status(codes: &[u16], subject: &Subject<'_>) -> Result<(), Miss> {
-    let want = codes
-        .iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(" or ");
+    let want = super::words::statuses(codes);
     match response(subject) {
         Some(r) if codes.contains(&r.status) => Ok(()),
         Some(r) => Err(Miss::Failed(
@@ -472,7 +468,10 @@ fn test(p: &Predicate, v: Option<&Value>, scope: &Scope, ignore_case: bool) -> R
                     if found {
                         Ok(())
                     } else {
-                        Err(Miss::Failed(format!("containing {w:?}"), show(v)))
+                        Err(Miss::Failed(
+                            format!("containing {}", Value::from(w.as_str())),
+                            show(v),
+                        ))
                     }
                 }
                 Some(x) if contains(x, &want, ignore_case) => Ok(()),

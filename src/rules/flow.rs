@@ -237,9 +237,9 @@ pub(crate) fn judge_during(
         } else if during.contains(i) {
             let seen = match &x.response {
                 Some(r) => format!(
-                    "{} with provisioningState {:?}",
+                    "{} with provisioningState {}",
                     r.status,
-                    crate::lro::provisioning_state(r.json.as_ref())
+                    super::words::text(crate::lro::provisioning_state(r.json.as_ref()))
                 ),
                 None => format!("no answer ({})", x.error.clone().unwrap_or_default()),
             };

@@ -457,7 +457,8 @@ fn final_answer_is_resource(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange], x:
         (
             format!("200/201 with the resource (id {want})"),
             format!(
-                "{st} with id {body_id:?}: {}",
+                "{st} with id {}: {}",
+                super::words::text(body_id.as_deref()),
                 x.response
                     .as_ref()
                     .map(|r| cut(&r.body, 200))

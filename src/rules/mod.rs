@@ -61,6 +61,7 @@ mod stated_rpc;
 mod task;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod words;
 
 pub use catalogue::{
     Level, Profile, Rule, all, catalogue_id, families, family_of, get, ids, lookup,

@@ -34,7 +34,7 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
             .check("MON-01", link.is_some_and(is_absolute_uri), seq, || {
                 (
                     "an absolute Operation-Location on the initial answer".into(),
-                    format!("Operation-Location: {link:?}"),
+                    format!("Operation-Location: {}", super::words::text(link)),
                 )
             });
     }
@@ -76,7 +76,7 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
                     .map(|s| format!(" equal to the one sent ({s})"))
                     .unwrap_or_default()
             ),
-            format!("{got:?}"),
+            super::words::text(got),
         )
     });
 }
@@ -149,7 +149,7 @@ pub(super) fn read(j: &mut Judge<'_>, mon: &Monitor, x: &Exchange) {
                     "`{}` with a non-empty code and message when {st}",
                     mon.error_field
                 ),
-                format!("{e:?}"),
+                super::words::json(e),
             )
         });
     }
@@ -242,8 +242,7 @@ pub(super) fn flow(j: &mut Judge<'_>, mon: &Monitor, rec: &MonitorRecord, exs: &
                 ),
                 format!(
                     "still {} after {} polls",
-                    last.map(|(_, s)| format!("{s:?}"))
-                        .unwrap_or("unread".into()),
+                    last.map(|(_, s)| s.to_string()).unwrap_or("unread".into()),
                     flow.polls().count()
                 ),
                 last.map(|(i, _)| exs[i].seq),

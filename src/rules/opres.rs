@@ -37,7 +37,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         .check("OPRES-02", status.is_some(), Some(ex.seq), || {
             (
                 "a string `status`".into(),
-                format!("status = {:?}", b.get("status")),
+                format!("status = {}", super::words::json(b.get("status"))),
             )
         });
     identity(j, ex, b);
@@ -116,7 +116,9 @@ fn identity(j: &mut Judge<'_>, ex: &Exchange, b: &Value) {
                 (
                     "`id` and `name` present, the path of `id` equal to the URL path read (optional but recommended)".into(),
                     format!(
-                        "id = {id:?}, name = {name:?}, URL path {}",
+                        "id = {}, name = {}, URL path {}",
+                        super::words::text(id),
+                        super::words::text(name),
                         crate::lro::url_path(&ex.url)
                     ),
                 )
@@ -284,7 +286,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                     "after {} polls over {} ms the status was still {}",
                     flow.polls().count(),
                     flow.elapsed_ms,
-                    last.map(|(_, s)| format!("{s:?}")).unwrap_or("unread".into())
+                    last.map(|(_, s)| s.to_string()).unwrap_or("unread".into())
                 ),
                 last.map(|(i, _)| exs[i].seq),
                 None,

@@ -98,7 +98,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 ),
                 format!(
                     "still {} after {} ms",
-                    last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(),
+                    last.map(|(_, s)| s.to_string()).unwrap_or("unread".into()),
                     flow.elapsed_ms
                 ),
                 last.map(|(i, _)| exs[i].seq),

@@ -74,8 +74,8 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 (
                     "a terminal (or absent) provisioningState once the operation ended".into(),
                     format!(
-                        "provisioningState {:?}",
-                        provisioning_state(r.json.as_ref())
+                        "provisioningState {}",
+                        super::words::text(provisioning_state(r.json.as_ref()))
                     ),
                 )
             },

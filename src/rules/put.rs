@@ -176,7 +176,7 @@ pub(super) fn flow(j: &mut Judge<'_>, flow: &Flow, exs: &[Exchange]) {
                 ),
                 format!(
                     "still {} after {} reads over {} ms",
-                    last.map(|(_, s)| format!("{s:?}")).unwrap_or_default(),
+                    last.map(|(_, s)| s.to_string()).unwrap_or("unread".into()),
                     flow.polls().count(),
                     flow.elapsed_ms
                 ),

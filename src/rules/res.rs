@@ -86,7 +86,11 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 || {
                     (
                         format!("id = {path}, type = {want_type} (any case)"),
-                        format!("id = {id:?}, type = {ty_s:?}"),
+                        format!(
+                            "id = {}, type = {}",
+                            super::words::text(id),
+                            super::words::text(ty_s)
+                        ),
                     )
                 },
             );
@@ -129,11 +133,11 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                     (
                         "`value` array; nextLink absent, null or an absolute URI".into(),
                         format!(
-                            "value: {}, nextLink: {:?}",
+                            "value: {}, nextLink: {}",
                             value
                                 .map(|v| format!("{} items", v.len()))
                                 .unwrap_or("missing".into()),
-                            next
+                            super::words::json(next)
                         ),
                     )
                 });
@@ -254,7 +258,10 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
             (
                 "string id, name and type; name = last segment of id; properties an object".into(),
                 format!(
-                    "id = {id:?}, name = {name:?}, type = {ty:?}, properties object: {props_ok}"
+                    "id = {}, name = {}, type = {}, properties object: {props_ok}",
+                    super::words::text(id),
+                    super::words::text(name),
+                    super::words::text(ty)
                 ),
             )
         },
@@ -271,9 +278,9 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
                 (
                     "a non-empty string location; tags an object of strings".into(),
                     format!(
-                        "location = {:?}, tags = {:?}",
-                        body.get("location"),
-                        body.get("tags")
+                        "location = {}, tags = {}",
+                        super::words::json(body.get("location")),
+                        super::words::json(body.get("tags"))
                     ),
                 )
             });
@@ -286,9 +293,9 @@ fn envelope(j: &mut Judge<'_>, ex: &Exchange, body: &Value, kind: Kind) {
                 (
                     "no tags and no location on a proxy resource".into(),
                     format!(
-                        "location = {:?}, tags = {:?}",
-                        body.get("location"),
-                        body.get("tags")
+                        "location = {}, tags = {}",
+                        super::words::json(body.get("location")),
+                        super::words::json(body.get("tags"))
                     ),
                 )
             });

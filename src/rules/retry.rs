@@ -23,7 +23,14 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
         || {
             (
                 "Retry-After in whole seconds on a 408/429/5xx".into(),
-                format!("{} with Retry-After {:?}", resp.status, ra),
+                match ra {
+                    Some(v) => format!(
+                        "{} with Retry-After {}",
+                        resp.status,
+                        serde_json::Value::from(v)
+                    ),
+                    None => format!("{} with no Retry-After", resp.status),
+                },
             )
         },
     );

@@ -135,7 +135,7 @@ fn task_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchange])
             l.fail(
                 "TASK-02",
                 format!("200 with a status among {}", api.task_states.join(", ")),
-                format!("{} {st:?}", x.status().unwrap_or(0)),
+                format!("{} {}", x.status().unwrap_or(0), super::words::text(st)),
                 seq,
                 None,
             );
@@ -231,7 +231,7 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
                 l.check("TASK-08", st == deleting, seq, || {
                     (
                         format!("{deleting}, or 404, after the DELETE task completed"),
-                        format!("{st:?}"),
+                        Value::from(st).to_string(),
                     )
                 });
             }
@@ -241,7 +241,7 @@ fn resource_reads(l: &mut Ledger, api: &TaskApi, rec: &TaskRecord, exs: &[Exchan
         l.check("TASK-06", code == 200 && known, seq, || {
             (
                 format!("200 with a status among {pending}, {active}, {deleting}, {error}"),
-                format!("{code} {st:?}"),
+                format!("{code} {}", Value::from(st)),
             )
         });
         if st == pending {

@@ -28,7 +28,7 @@ struct Placed<'u> {
 impl<'a> Exec<'a> {
     pub(super) fn resolve_type(&self, r: &TypeRef) -> StepResult<&'a ResourceType> {
         let found = r.resolve(&self.ctx.target, self.ty);
-        found.ok_or_else(|| format!("the target has no {r:?} type for this scenario"))
+        found.ok_or_else(|| format!("the target has no {} type for this scenario", r.label()))
     }
 
     /// The resource a new one of `ty` lives under: its parent, or the resource it extends.

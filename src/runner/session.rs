@@ -211,6 +211,8 @@ struct Provenance {
     not_applicable: std::collections::BTreeMap<String, String>,
     file: Option<(String, String)>,
     variants: Vec<String>,
+    /// Where the target's declarations are, for SARIF.
+    sites: Vec<crate::report::stable::Site>,
 }
 
 impl Provenance {
@@ -242,6 +244,7 @@ impl Provenance {
             target_file: self.file.as_ref().map(|f| f.0.clone()),
             target_hash: self.file.as_ref().map(|f| f.1.clone()),
             variants: self.variants.clone(),
+            sites: self.sites.clone(),
             ..Default::default()
         }
     }
@@ -306,11 +309,8 @@ pub fn run(
     if let Some(d) = s.deadline {
         target.deadline = Duration::from_secs(d.max(1));
     }
-    if !target.implied_profiles.is_empty() {
-        console.note(&format!(
-            "note: the target declares no `profiles:`; implied by what it declares: {}",
-            target.implied_profiles.join(", ")
-        ));
+    if let Some(note) = target.implied_note("the target") {
+        console.note(&note);
     }
     // Every path the rules compare is read after the base URL's prefix (a gateway's).
     crate::lro::set_base_path(target.base_path());
@@ -366,6 +366,10 @@ pub fn run(
             .map(|p| p.name().to_string())
             .collect(),
         not_applicable: crate::rules::undeclared_subjects(&target),
+        sites: match &file {
+            Some((f, _)) => crate::report::stable::sites_of(&target, f, true),
+            None => crate::report::stable::sites_of(&target, crate::report::EMBEDDED_TARGET, false),
+        },
         file,
         variants,
     };

@@ -204,6 +204,19 @@ pub enum TypeRef {
 }
 
 impl TypeRef {
+    /// As a scenario writes it: `self`, `parent`, `child`, `grandchild`, `dependency` or the
+    /// type's name.
+    pub fn label(&self) -> &str {
+        match self {
+            TypeRef::SelfType => "self",
+            TypeRef::Parent => "parent",
+            TypeRef::Child => "child",
+            TypeRef::Grandchild => "grandchild",
+            TypeRef::Dependency => "dependency",
+            TypeRef::Named(n) => n,
+        }
+    }
+
     /// The type this names, relative to the scenario's type `me`, on this target.
     pub fn resolve<'t>(
         &self,

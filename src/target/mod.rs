@@ -268,6 +268,8 @@ pub struct ResourceType {
     pub echoes: Option<Vec<String>>,
     pub actions: Vec<Action>,
     pub cost: TypeCost,
+    /// The line of its key in the target file (0: not from a file), where reports point.
+    pub line: usize,
 }
 
 /// What a run's plan assumes of a type (`cost:` in the target file).
@@ -308,6 +310,8 @@ pub struct Target {
     /// Profiles implied by what the target declares (`monitors:` → azure-core-lro, `tasks:` →
     /// task-api) when it names none, with why, for the run and `check` to say.
     pub implied_profiles: Vec<String>,
+    /// The file names its `profiles:` (the implied ones are then added to them).
+    pub profiles_declared: bool,
     /// The default namespace.
     pub namespace: String,
     /// The default api-version.
@@ -609,6 +613,20 @@ impl Target {
             .as_ref()
             .and_then(|s| s.read_only_probe("PUT", url, body))
             .unwrap_or(Value::Null)
+    }
+
+    /// What `check` and `run` say of the profiles the target implies, naming it `what` (a file
+    /// or "the target"): added to its `profiles:`, or standing for them when it names none.
+    pub fn implied_note(&self, what: &str) -> Option<String> {
+        if self.implied_profiles.is_empty() {
+            return None;
+        }
+        let implied = self.implied_profiles.join(", ");
+        Some(if self.profiles_declared {
+            format!("note: {what}: besides its `profiles:`, what it declares implies {implied}")
+        } else {
+            format!("note: {what} declares no `profiles:`; implied by what it declares: {implied}")
+        })
     }
 
     pub fn attach_specs(&mut self, specs: std::sync::Arc<crate::spec::Specs>, from: &str) {

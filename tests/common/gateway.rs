@@ -31,6 +31,8 @@ struct Gw {
     upstream: String,
     client: reqwest::Client,
     log: Arc<Mutex<Vec<String>>>,
+    /// A method the gateway answers itself with a 500 (an ARM error body), never passing it on.
+    refuse: Option<String>,
 }
 
 async fn pass(
@@ -57,6 +59,15 @@ async fn pass(
         .lock()
         .unwrap()
         .push(format!("{method} {pq} referer={referer}"));
+    if gw.refuse.as_deref() == Some(method.as_str()) {
+        let body = r#"{"error":{"code":"InternalServerError","message":"the gateway refuses this method"}}"#;
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            [("content-type", "application/json")],
+            body,
+        )
+            .into_response();
+    }
     let rest = if rest.starts_with('/') {
         rest.to_string()
     } else {
@@ -91,6 +102,11 @@ async fn pass(
 /// Serve `upstream` (`http://127.0.0.1:PORT`) under `prefix` (`/rp/v1`, matched without
 /// letter case) on a port of 127.0.0.1.
 pub fn start(upstream: &str, prefix: &str) -> Gateway {
+    start_refusing(upstream, prefix, None)
+}
+
+/// [`start`], answering every request of `refuse` (`DELETE`) with a 500 itself.
+pub fn start_refusing(upstream: &str, prefix: &str, refuse: Option<&str>) -> Gateway {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -105,6 +121,7 @@ pub fn start(upstream: &str, prefix: &str) -> Gateway {
             .build()
             .unwrap(),
         log: log.clone(),
+        refuse: refuse.map(str::to_string),
     };
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

@@ -500,6 +500,7 @@ fn read_target(r: &mut Reader, root: &Node, label: &str) -> Option<Target> {
         resource_group: resource_group?,
         profiles,
         implied_profiles: implied,
+        profiles_declared: m.has("profiles"),
         namespace: ns.unwrap_or_default(),
         api_version: api.unwrap_or_default(),
         namespaces,

@@ -59,7 +59,8 @@ pub(super) fn read_types(r: &mut Reader, n: &Node, d: &Defaults) -> Vec<Resource
             .as_scalar()
             .map(|s| s.as_str().to_string())
             .unwrap_or_default();
-        if let Some(t) = read_type(r, &name, v, d) {
+        if let Some(mut t) = read_type(r, &name, v, d) {
+            t.line = r.pos(&k).line;
             types.push((t, v.clone()));
         }
     }
@@ -237,6 +238,7 @@ fn read_type(r: &mut Reader, name: &str, n: &Node, d: &Defaults) -> Option<Resou
         echoes,
         actions,
         cost,
+        line: 0,
     })
 }
 
