@@ -213,10 +213,14 @@ fn suites_pass_unchanged_against_a_differently_named_rp() {
     // what Fabrikam declares beyond it (invalid bodies of pistons).
     let ours = list(&target);
     let embedded = list("embedded");
-    // The spec suite needs a spec: the embedded RP has one, Fabrikam's rig names none.
+    // The spec suite needs a spec: the embedded RP has one, Fabrikam's rig names none. The
+    // front-door suite is ARM's part, played only in front of an RP's own endpoint: Fabrikam's
+    // rewriting proxy stands where ARM would (`front_door: none`).
     let theirs: BTreeSet<String> = embedded
         .iter()
-        .filter(|n| !shape_type_test(n) && !n.starts_with("spec::"))
+        .filter(|n| {
+            !shape_type_test(n) && !n.starts_with("spec::") && !n.starts_with("front-door::")
+        })
         .cloned()
         .map(|n| RENAMES.iter().fold(n, |n, (a, b)| n.replace(a, b)))
         .collect();
@@ -398,7 +402,8 @@ fn run_fault(dir: &Scratch, fault: Fault) -> Result<(), String> {
     let rig = Rig::start(&[fault]);
     let target = rig.target_file(dir, &format!("fabrikam-{fault}.yaml"));
     let report_dir = dir.join(fault.name());
-    let (out, report) = run_suites(&target, &report_dir, &["--strict", "--deadline", "5"]);
+    // The target file's own deadline: the runs of every fault go side by side on a busy machine.
+    let (out, report) = run_suites(&target, &report_dir, &["--strict"]);
     rig.stop();
     let report = report.ok_or_else(|| format!("no report.json\n{}", out.tail(3000)))?;
     let failed = failed_rules(&report);

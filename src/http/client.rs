@@ -571,7 +571,16 @@ impl Http {
         let method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| format!("invalid method `{}`", req.method))?;
         let hm = self.header_map(&headers, own, ex)?;
-        let mut builder = self.client.request(method, url).headers(hm);
+        // Behind the played front door ARM's 60 s come first: our own timeout must not race
+        // them (FD-08 judges an RP that is slower than ARM waits).
+        let limit = if self.fronted(req).is_some() {
+            self.options
+                .request_timeout
+                .max(super::front_door::ANSWER_DEADLINE + Duration::from_secs(5))
+        } else {
+            self.options.request_timeout
+        };
+        let mut builder = self.client.request(method, url).headers(hm).timeout(limit);
         if let Some(body) = &req.body {
             if !headers
                 .iter()
@@ -584,7 +593,7 @@ impl Http {
             builder = builder.body(body.clone());
         }
         // Belt and braces: reqwest's timeout covers the body too, this also bounds our reads.
-        let overall = self.options.request_timeout + Duration::from_secs(1);
+        let overall = limit + Duration::from_secs(1);
         // From here on, a failure is the transport's (until the body is read).
         *transport = true;
         let received = tokio::time::timeout(

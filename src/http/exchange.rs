@@ -45,6 +45,23 @@ pub enum Role {
     Cleanup,
 }
 
+impl std::fmt::Display for Role {
+    /// The role as reports name it (`operation-status`), the same word report.json uses.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Step => "step",
+            Role::Setup => "setup",
+            Role::OperationStatus => "operation-status",
+            Role::LocationPoll => "location-poll",
+            Role::ResourcePoll => "resource-poll",
+            Role::NextPage => "next-page",
+            Role::MonitorPoll => "monitor-poll",
+            Role::TaskPoll => "task-poll",
+            Role::Cleanup => "cleanup",
+        })
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {
     pub status: u16,
@@ -229,7 +246,7 @@ impl Exchange {
     /// A curl-like transcript (already redacted), bodies cut to `max_body` characters.
     pub fn transcript(&self, max_body: usize) -> String {
         let mut out = format!(
-            "> {} {}  (#{}, {:?}, {} ms)\n",
+            "> {} {}  (#{}, {}, {} ms)\n",
             self.method, self.url, self.seq, self.role, self.elapsed_ms
         );
         if self.foreign {
@@ -319,6 +336,23 @@ const URL_SLACK: usize = 2048;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_role_reads_as_report_json_names_it() {
+        for role in [
+            Role::Step,
+            Role::Setup,
+            Role::OperationStatus,
+            Role::LocationPoll,
+            Role::ResourcePoll,
+            Role::NextPage,
+            Role::MonitorPoll,
+            Role::TaskPoll,
+            Role::Cleanup,
+        ] {
+            assert_eq!(serde_json::to_value(role).unwrap(), role.to_string());
+        }
+    }
 
     #[test]
     fn a_cut_never_splits_a_url() {

@@ -1441,16 +1441,7 @@ pub(crate) const OPERATIONS: &[Case] = &[
         )
     }),
     failing("OPS-13", "id in the casing of the latest request", || {
-        // Created as `W`, read as `w`: the answer took the read's casing.
-        body(
-            "OPS-13",
-            (LIFE, "id-keeps-creation-casing", "#1"),
-            json!({"r": {"path": super::testing::WIDGET_ID, "name": "w"}}),
-            200,
-            widget("Succeeded"),
-        )
-    }),
-    passing("OPS-13", "id in the casing it was created with", || {
+        // Created as `w`, read as `W`: the answer took the read's casing.
         let mut b = widget("Succeeded");
         b["id"] = json!(super::testing::WIDGET_ID.replace("widgets/w", "widgets/W"));
         b["name"] = json!("W");
@@ -1460,6 +1451,15 @@ pub(crate) const OPERATIONS: &[Case] = &[
             json!({"r": {"path": super::testing::WIDGET_ID, "name": "w"}}),
             200,
             b,
+        )
+    }),
+    passing("OPS-13", "id in the casing it was created with", || {
+        body(
+            "OPS-13",
+            (LIFE, "id-keeps-creation-casing", "#1"),
+            json!({"r": {"path": super::testing::WIDGET_ID, "name": "w"}}),
+            200,
+            widget("Succeeded"),
         )
     }),
 ];

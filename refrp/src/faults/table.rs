@@ -83,7 +83,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::PercentOutOfRange,
         "percent-out-of-range",
-        &["OPRES-06"],
+        &["OPRES-06", "SPEC-04"],
         "percentComplete is 150",
     ),
     (
@@ -198,7 +198,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::CaseSensitiveIds,
         "case-sensitive-ids",
-        &["OPS-12"],
+        &["OPS-12", "FD-05"],
         "resource names are matched case-sensitively",
     ),
     (
@@ -377,7 +377,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::NestedStatusAnyTenant,
         "nested-status-any-tenant",
-        &["OPS-05"],
+        &["OPS-05", "FD-06", "FD-07"],
         "operation reads ignore the identity headers for operations on nested types only",
     ),
     (
