@@ -58,17 +58,30 @@ fn under_the_combined_variants_their_departures_are_no_extra_and_others_are_show
 #[test]
 fn a_variant_row_allows_only_documented_should_failures() {
     let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
-    assert!(variant_row("no-retry-after", &departs, &found(&[], &["DEL-02"])).1);
-    let (row, ok) = variant_row("x", &departs, &found(&[], &["OPRES-04"]));
+    let job = |key: &str, minimal: bool| Job {
+        key: key.into(),
+        faults: Vec::new(),
+        variants: Vec::new(),
+        minimal,
+        dir: "x".into(),
+    };
+    let (row, ok) = variant_row(
+        &job("no-retry-after", true),
+        &departs,
+        &found(&[], &["DEL-02"]),
+    );
+    assert!(ok && row.contains("✅ (--coverage min)"), "{row}");
+    let x = job("x", false);
+    let (row, ok) = variant_row(&x, &departs, &found(&[], &["OPRES-04"]));
     assert!(
         !ok && row.contains("undocumented SHOULD failures: OPRES-04"),
         "{row}"
     );
-    let (row, ok) = variant_row("x", &departs, &found(&["PUT-03"], &[]));
+    let (row, ok) = variant_row(&x, &departs, &found(&["PUT-03"], &[]));
     assert!(!ok && row.contains("MUST failed: PUT-03"), "{row}");
     let mut broken = found(&[], &[]);
     broken.errors.push("t: deadline".into());
-    assert!(!variant_row("x", &departs, &broken).1);
+    assert!(!variant_row(&x, &departs, &broken).1);
 }
 
 #[test]

@@ -158,9 +158,16 @@ pub fn minimal(
                 .collect()
         })
         .collect();
+    // Pairs as bits (a run plans ~800 tests over ~2,000 pairs: set operations on strings
+    // were a fifth of a `--coverage min` run's CPU).
     let universe: BTreeSet<Pair> = covers.iter().flatten().cloned().collect();
+    let index: BTreeMap<&Pair, usize> = universe.iter().enumerate().map(|(n, p)| (p, n)).collect();
+    let covers: Vec<Bits> = covers
+        .iter()
+        .map(|c| Bits::of(universe.len(), c.iter().map(|p| index[p])))
+        .collect();
     let weights: Vec<u64> = costs.iter().map(|c| c.unwrap_or(0).max(1)).collect();
-    let mut left = universe.clone();
+    let mut left = Bits::of(universe.len(), 0..universe.len());
     let mut keep: BTreeSet<usize> = instances
         .iter()
         .enumerate()
@@ -170,7 +177,7 @@ pub fn minimal(
     while !left.is_empty() {
         let best = (0..instances.len())
             .filter(|i| !keep.contains(i))
-            .map(|i| (i, covers[i].intersection(&left).count()))
+            .map(|i| (i, covers[i].common(&left)))
             .filter(|(_, n)| *n > 0)
             // Most new pairs per unit of cost; ties to the earlier test (a stable choice).
             .max_by(|(a, na), (b, nb)| {
@@ -179,12 +186,14 @@ pub fn minimal(
                 x.cmp(&y).then(b.cmp(a))
             });
         let Some((i, _)) = best else { break };
-        for p in &covers[i] {
-            left.remove(p);
-        }
+        left.remove_all(&covers[i]);
         keep.insert(i);
     }
     // Greedy keeps some tests whose pairs later picks cover too: drop them, costliest first.
+    let mut held = vec![0u32; universe.len()];
+    for k in &keep {
+        covers[*k].ones().for_each(|p| held[p] += 1);
+    }
     let mut picked: Vec<usize> = keep
         .iter()
         .copied()
@@ -192,12 +201,8 @@ pub fn minimal(
         .collect();
     picked.sort_by_key(|i| (std::cmp::Reverse(weights[*i]), *i));
     for i in picked {
-        let others = keep.iter().filter(|k| **k != i);
-        let mut covered: BTreeSet<&Pair> = BTreeSet::new();
-        for k in others {
-            covered.extend(covers[*k].iter());
-        }
-        if covers[i].iter().all(|p| covered.contains(p)) {
+        if covers[i].ones().all(|p| held[p] >= 2) {
+            covers[i].ones().for_each(|p| held[p] -= 1);
             keep.remove(&i);
         }
     }
@@ -211,12 +216,11 @@ pub fn minimal(
         if keep.contains(&i) || covers[i].is_empty() {
             continue;
         }
-        if let Some(k) = stand.keys().copied().max_by_key(|k| {
-            (
-                covers[*k].intersection(&covers[i]).count(),
-                std::cmp::Reverse(*k),
-            )
-        }) {
+        if let Some(k) = stand
+            .keys()
+            .copied()
+            .max_by_key(|k| (covers[*k].common(&covers[i]), std::cmp::Reverse(*k)))
+        {
             stand.entry(k).or_default().push(inst.name.clone());
         }
     }
@@ -240,4 +244,42 @@ pub fn minimal(
         stand_ins,
     };
     (kept, coverage)
+}
+
+/// A set of pair indices, one bit each.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn of(len: usize, ones: impl Iterator<Item = usize>) -> Bits {
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for n in ones {
+            words[n / 64] |= 1 << (n % 64);
+        }
+        Bits(words)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+
+    /// How many indices both hold.
+    fn common(&self, other: &Bits) -> usize {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
+    }
+
+    fn remove_all(&mut self, other: &Bits) {
+        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= !b);
+    }
+
+    fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(n, w)| {
+            (0..64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| n * 64 + b)
+        })
+    }
 }

@@ -492,4 +492,38 @@ mod causal_tests {
         let t = run(&[put, theirs]);
         assert!(get(&t, "OPRES-01").is_none());
     }
+
+    #[test]
+    fn behind_the_played_front_door_a_read_of_the_public_status_url_is_a_status_read() {
+        // The RP hands out the public URL; the read reaches its endpoint, the public URL in
+        // the Referer the front door added.
+        let public = OP.replacen("http://h/", "https://management.rpconform.invalid/", 1);
+        assert_ne!(public, OP);
+        let put = with_seq(
+            exchange(
+                "PUT",
+                R,
+                201,
+                &[("Azure-AsyncOperation", public.as_str())],
+                json!({"properties": {"provisioningState": "Accepted"}}),
+            ),
+            1,
+        );
+        let mut mine = read(Role::Step, 404, json!({"error": {"code": "NotFound"}}), 2);
+        mine.request_headers
+            .push(("Referer".into(), public.clone()));
+        let mut t = target();
+        let reg = Registry::default();
+        let judged = |t: &crate::target::Target| {
+            let mut j = Judge::new(t, &reg);
+            j.exchange(&put);
+            j.exchange(&mine);
+            get(&j.ledger.tallies(), "OPRES-01").map(|r| r.outcome)
+        };
+        // Without a played front door a Referer is the client's, not an address to trust.
+        t.front_door = None;
+        assert_eq!(judged(&t), None);
+        t.front_door = Some("management.rpconform.invalid".into());
+        assert_eq!(judged(&t), Some(Outcome::Failed));
+    }
 }

@@ -253,8 +253,19 @@ impl<'r> Judge<'r> {
         if ex.role != Role::Step || ex.method != "GET" {
             return None;
         }
-        // The whole URL: a query may decide which endpoint answers (`?monitor=true`).
-        let caller = self.history.status_urls.get(&ex.url)?;
+        // The whole URL: a query may decide which endpoint answers (`?monitor=true`). Behind
+        // the played front door the RP handed out the public URL and the read reached the RP's
+        // endpoint: the public URL called is the Referer the front door added.
+        let called = self
+            .target
+            .front_door
+            .as_ref()
+            .and(ex.request_header("referer"));
+        let caller = self
+            .history
+            .status_urls
+            .get(&ex.url)
+            .or_else(|| called.and_then(|u| self.history.status_urls.get(u)))?;
         (*caller == identity(ex)).then(|| Exchange {
             role: Role::OperationStatus,
             ..ex.clone()
