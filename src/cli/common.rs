@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::EXIT_USAGE;
+use crate::report::EXIT_USAGE;
 use crate::scenario::{LoadOptions, Suite, load_suites};
 
 /// Print a usage error; the exit code for it.

@@ -27,53 +27,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::counts::Kind;
+pub use super::kinds::{Kind, RuleVerdict};
 use super::{RunInfo, ScenarioResult, render};
 use crate::rules::{self, Level, Profile};
-
-/// A rule's verdict for the RP; the order is the order reports list them in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RuleVerdict {
-    Failed,
-    Warned,
-    Passed,
-    NotJudged,
-    NotApplicable,
-}
-
-impl RuleVerdict {
-    pub fn label(self) -> &'static str {
-        match self {
-            RuleVerdict::Failed => "failed",
-            RuleVerdict::Warned => "warned",
-            RuleVerdict::Passed => "passed",
-            RuleVerdict::NotJudged => "not judged",
-            RuleVerdict::NotApplicable => "not applicable",
-        }
-    }
-
-    /// A mark any font has (for HTML): ✗ ! ✓ – ∅.
-    pub fn mark(self) -> &'static str {
-        match self {
-            RuleVerdict::Failed => "✗",
-            RuleVerdict::Warned => "!",
-            RuleVerdict::Passed => "✓",
-            RuleVerdict::NotJudged => "–",
-            RuleVerdict::NotApplicable => "∅",
-        }
-    }
-
-    pub fn icon(self) -> &'static str {
-        match self {
-            RuleVerdict::Failed => "❌",
-            RuleVerdict::Warned => "⚠️",
-            RuleVerdict::Passed => "✅",
-            RuleVerdict::NotJudged => "➖",
-            RuleVerdict::NotApplicable => "⏭️",
-        }
-    }
-}
 
 /// The first failure of a rule: what was expected, what was seen, where.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,54 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::conformance::{Conformance, RuleVerdict};
+use super::conformance::Conformance;
+pub use super::kinds::{Kind, RuleVerdict};
 use super::{RunInfo, ScenarioResult, Status, Verdict};
-
-/// How a test ended, as counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Passed,
-    Warned,
-    Failed,
-    Error,
-    /// The target cannot run it (a feature, a profile, a requirement it lacks), or nothing in
-    /// it could be judged.
-    NotApplicable,
-    /// `ignore:` in the suite.
-    Ignored,
-    /// Skipped for another reason.
-    Skipped,
-    /// Cut short by the run's interruption (Ctrl-C, SIGTERM, SIGHUP).
-    Interrupted,
-}
-
-impl Kind {
-    pub fn of(s: &Status) -> Kind {
-        match s {
-            Status::Passed => Kind::Passed,
-            Status::Warned => Kind::Warned,
-            Status::Failed => Kind::Failed,
-            Status::Error(_) => Kind::Error,
-            Status::Skipped(r) if r.starts_with("not applicable") => Kind::NotApplicable,
-            Status::Skipped(r) if r.starts_with("ignored") => Kind::Ignored,
-            Status::Skipped(_) => Kind::Skipped,
-            Status::Interrupted(_) => Kind::Interrupted,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Kind::Passed => "passed",
-            Kind::Warned => "warned",
-            Kind::Failed => "failed",
-            Kind::Error => "error",
-            Kind::NotApplicable => "not applicable",
-            Kind::Ignored => "ignored",
-            Kind::Skipped => "skipped",
-            Kind::Interrupted => "interrupted",
-        }
-    }
-}
 
 /// Rules of the conformance view by verdict.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]

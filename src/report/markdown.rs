@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::cells::{esc, evidence};
 use super::conformance::{Conformance, RuleRow, RuleVerdict};
 use super::counts::{Counts, Kind};
 use super::{RunInfo, RunStatus, ScenarioResult, Status, render};
@@ -34,10 +35,6 @@ impl TestLine {
             detail: crate::http::cut(&detail, 300),
         }
     }
-}
-
-pub(super) fn esc(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// Show at most this many failed tests in summary.md.
@@ -242,25 +239,6 @@ fn totals(out: &mut String, c: &Counts, conf: &Conformance) {
         c.tests(),
         c.flaky
     );
-}
-
-pub(super) fn evidence(r: &RuleRow) -> String {
-    match &r.evidence {
-        Some(e) => {
-            let mut s = format!(
-                "expected {}; seen {} — in `{}` ({})",
-                crate::http::cut(&e.expected, 160),
-                crate::http::cut(&e.seen, 200),
-                e.test,
-                e.at
-            );
-            if let Some(q) = &e.request {
-                s.push_str(&format!(" · `{}`", crate::http::cut(q, 200)));
-            }
-            esc(&s)
-        }
-        None => String::new(),
-    }
 }
 
 fn broken(out: &mut String, conf: &Conformance) {

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
+use super::cells::{esc, evidence};
 use super::conformance::{Conformance, RuleRow, RuleVerdict};
-use super::markdown::{esc, evidence};
 
 /// The SPEC rules the RP broke: where it does not do what its own OpenAPI spec says, with the
 /// spec file and line of the operation (the fix may be the spec's).

@@ -17,12 +17,14 @@
 //! show. `render` writes a failure once as text; `merge` joins partitioned runs; `diff`
 //! compares two runs.
 
+mod cells;
 pub mod conformance;
 mod counts;
 pub mod diff;
 mod html;
 mod json;
 mod junit;
+mod kinds;
 mod markdown;
 mod markdown_views;
 mod merge;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::ScenarioResult;
-use super::conformance::RuleVerdict;
+use super::kinds::RuleVerdict;
 use crate::rules::{self, Level};
 
 /// The label of findings that name no namespace (resource groups, subscriptions).

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::harness;
-use super::session::{Settings, TargetSpec};
+use super::settings::{Settings, TargetSpec};
 use crate::plan::Coverage;
 use crate::scenario::{Instance, Suite, expand, select};
 use crate::target::Target;

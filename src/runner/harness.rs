@@ -265,13 +265,13 @@ pub async fn run(
     console: Arc<Console>,
     sink: &mut ResultsWriter,
 ) -> Outcome {
-    let mut outcome = Outcome::default();
+    let mut out = Collect::new(sink, &console);
     let mut ignored = Vec::new();
     let mut runnable = Vec::new();
     for inst in instances {
         let t = trial(&inst);
         if args.is_filtered_out(&t) {
-            outcome.filtered_out += 1;
+            out.outcome.filtered_out += 1;
         } else if args.is_ignored(&t) {
             ignored.push(inst);
         } else {
@@ -280,18 +280,9 @@ pub async fn run(
     }
     let slots = limits.in_flight.max(1);
     console.title(ignored.len() + runnable.len(), slots);
-    let mut push = |r: &ScenarioResult, outcome: &mut Outcome| {
-        if let Err(e) = sink.push(r)
-            && outcome.write_error.is_none()
-        {
-            outcome.write_error = Some(e.to_string());
-        }
-    };
     for inst in &ignored {
         let r = render::skipped_result(inst, ignored_reason(inst).unwrap_or_default());
-        console.finished(&r);
-        outcome.counts.add(&r);
-        push(&r, &mut outcome);
+        out.over(&r);
     }
     console.skipped_summary();
     // Longest first (stable: declaration order among equals).
@@ -301,194 +292,294 @@ pub async fn run(
         .collect();
     order.sort_by_key(|o| std::cmp::Reverse(o.0));
     console.queued(order.iter().map(|(d, _)| *d).sum());
-
-    // The tests not over yet, to report them interrupted should the run be forced to stop.
-    let mut pending: HashMap<String, Instance> = order
+    out.pending = order
         .iter()
         .map(|(_, i)| (i.name.clone(), i.clone()))
         .collect();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     // `--fail-fast`: the first test that failed; once set, nothing more starts.
     let stop: Arc<std::sync::OnceLock<String>> = Arc::default();
-    let sem = Arc::new(tokio::sync::Semaphore::new(slots));
     let lag = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let lag_watch = watch_lag(lag.clone());
-    let feeder = {
-        let lag = lag.clone();
-        let ctx = ctx.clone();
-        let console = console.clone();
-        let tx = tx.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            let mut left: Duration = order.iter().map(|(d, _)| *d).sum();
-            let mut queue = order.into_iter();
-            let mut tick = std::time::Instant::now();
-            let mut this_tick = 0;
-            for (est, inst) in queue.by_ref() {
-                // Ramp up, and hold off while the runtime is busy.
-                loop {
-                    if tick.elapsed() >= Duration::from_millis(10) {
-                        tick = std::time::Instant::now();
-                        this_tick = 0;
-                    }
-                    let running = slots - sem.available_permits();
-                    let busy =
-                        Duration::from_micros(lag.load(std::sync::atomic::Ordering::Relaxed))
-                            > LAG_LIMIT
-                            && running >= MIN_RUNNING;
-                    if this_tick < RAMP && !busy {
-                        break;
-                    }
-                    if !ctx.cancel.sleep(Duration::from_millis(5)).await {
-                        break;
-                    }
-                }
-                this_tick += 1;
-                let permit = tokio::select! {
-                    p = sem.clone().acquire_owned() => p,
-                    _ = ctx.cancel.cancelled() => {
-                        let _ = tx.send(Msg::over(interrupted_result(&inst, "not started: the run was interrupted")));
-                        break;
-                    }
-                };
-                let Ok(permit) = permit else { break };
-                if let Some(failed) = stop.get() {
-                    let why = not_run_reason(failed);
-                    let _ = tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
-                    for (_, inst) in queue.by_ref() {
-                        let _ = tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
-                    }
-                    break;
-                }
-                if ctx.cancel.is_cancelled() {
-                    let _ = tx.send(Msg::over(interrupted_result(
-                        &inst,
-                        "not started: the run was interrupted",
-                    )));
-                    break;
-                }
-                left = left.saturating_sub(est);
-                console.queued(left);
-                console.started(&inst.name, est);
-                let ctx = ctx.clone();
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let mut res = run_one(ctx.clone(), inst.clone()).await;
-                    // Its resources go as it ends (the slot is held until they are gone, so
-                    // cleanup counts against the tests in flight). A verdict is reported at
-                    // once, its cleanup time when it is over; an interrupted test says what its
-                    // cleanup did.
-                    let cleaning = std::time::Instant::now();
-                    if let Status::Interrupted(why) = &mut res.status {
-                        let done = super::cleanup::after_test(&ctx, &inst.name).await;
-                        why.push_str(&format!("; {}", done.describe()));
-                        res.cleanup_ms = Some(cleaning.elapsed().as_millis() as u64);
-                        let _ = tx.send(Msg::Ended(Box::new(res), true));
-                    } else {
-                        let name = res.name.clone();
-                        let _ = tx.send(Msg::Ended(Box::new(res), false));
-                        super::cleanup::after_test(&ctx, &inst.name).await;
-                        let _ = tx.send(Msg::Cleaned(name, cleaning.elapsed().as_millis() as u64));
-                    }
-                    drop(permit);
-                });
-            }
-            for (_, inst) in queue {
-                let _ = tx.send(Msg::over(interrupted_result(
-                    &inst,
-                    "not started: the run was interrupted",
-                )));
-            }
-        })
-    };
-    drop(tx);
-    // Results whose test ended and whose cleanup has not: written once it is over.
-    let mut cleaning: HashMap<String, ScenarioResult> = HashMap::new();
-    let mut failures: Vec<(String, String)> = Vec::new();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    // Forced to stop: a test stuck in a request gets a moment, then is reported interrupted.
-    let gave_up = async {
-        ctx.cancel.forced().await;
-        tokio::time::sleep(Duration::from_secs(2)).await;
-    };
-    tokio::pin!(gave_up);
-    loop {
-        tokio::select! {
-            got = rx.recv() => {
-                let Some(msg) = got else { break };
-                let (res, cleaned) = match msg {
-                    Msg::Ended(res, cleaned) => (*res, cleaned),
-                    // A test's cleanup is over: its result, with the time it took, is written.
-                    Msg::Cleaned(name, ms) => {
-                        if let Some(mut r) = cleaning.remove(&name) {
-                            r.cleanup_ms = Some(ms);
-                            push(&r, &mut outcome);
-                        }
-                        continue;
-                    }
-                };
-                let ran = pending.remove(&res.name).is_some() && !is_not_started(&res);
-                if ran {
-                    outcome.durations.push((res.name.clone(), res.duration_ms));
-                }
-                if matches!(res.status, Status::Failed | Status::Error(_)) {
-                    failures.push((res.name.clone(), render::failure_text(&res, false)));
-                    if limits.fail_fast && ran && stop.set(res.name.clone()).is_ok() {
-                        outcome.stopped_after = Some(res.name.clone());
-                        console.note(&format!(
-                            "--fail-fast: {} failed; no more tests start, those running end",
-                            res.name
-                        ));
-                    }
-                }
-                if !ran && matches!(&res.status, Status::Skipped(why) if why.starts_with("not run: --fail-fast")) {
-                    outcome.not_run += 1;
-                }
-                console.finished(&res);
-                outcome.counts.add(&res);
-                if cleaned {
-                    push(&res, &mut outcome);
-                } else {
-                    cleaning.insert(res.name.clone(), res);
-                }
-            }
-            _ = tick.tick() => {
-                // Interrupted, every test over: what is left is their cleanup; say so.
-                let deleting = ctx.cleanup.len();
-                if ctx.cancel.is_cancelled() && pending.is_empty() && deleting > 0 {
-                    console.status(&super::cleanup::deleting_line(deleting));
-                } else {
-                    console.deleting(deleting);
-                    console.tick();
-                }
-            }
-            _ = &mut gave_up => {
-                let mut rest: Vec<Instance> = pending.drain().map(|(_, i)| i).collect();
-                rest.sort_by(|a, b| a.name.cmp(&b.name));
-                for inst in rest {
-                    let r = interrupted_result(&inst, "still running when the run was forced to stop");
-                    console.finished(&r);
-                    outcome.counts.add(&r);
-                    push(&r, &mut outcome);
-                }
-                feeder.abort();
-                break;
-            }
-        }
-    }
-    // Forced to stop while some were still cleaning up: their results, without a cleanup time.
-    let mut left: Vec<ScenarioResult> = cleaning.into_values().collect();
-    left.sort_by(|a, b| a.name.cmp(&b.name));
-    for r in &left {
-        push(r, &mut outcome);
-    }
+    let feeder = tokio::spawn(feed(
+        Feed {
+            ctx: ctx.clone(),
+            console: console.clone(),
+            tx,
+            stop: stop.clone(),
+            sem: Arc::new(tokio::sync::Semaphore::new(slots)),
+            lag,
+            slots,
+        },
+        order,
+    ));
+    out.receive(&ctx, rx, limits, &stop, &feeder).await;
     let _ = feeder.await;
     lag_watch.abort();
     console.done();
-    failures.sort();
-    outcome.failures = failures;
-    outcome
+    out.finish()
+}
+
+/// What the feeder needs to start tests: the run, where results go, the `--fail-fast` stop,
+/// the slots and how busy the runtime is.
+struct Feed {
+    ctx: Arc<RunCtx>,
+    console: Arc<Console>,
+    tx: tokio::sync::mpsc::UnboundedSender<Msg>,
+    stop: Arc<std::sync::OnceLock<String>>,
+    sem: Arc<tokio::sync::Semaphore>,
+    lag: Arc<std::sync::atomic::AtomicU64>,
+    slots: usize,
+}
+
+/// Start the tests in `order` as slots free up, ramping up and holding off while the runtime
+/// is busy; once stopped (`--fail-fast`) or interrupted, report the rest as not started.
+async fn feed(f: Feed, order: Vec<(Duration, Instance)>) {
+    let mut left: Duration = order.iter().map(|(d, _)| *d).sum();
+    let mut queue = order.into_iter();
+    let mut ramp = Ramp {
+        tick: std::time::Instant::now(),
+        this_tick: 0,
+    };
+    let not_started = |inst: &Instance| {
+        Msg::over(interrupted_result(
+            inst,
+            "not started: the run was interrupted",
+        ))
+    };
+    for (est, inst) in queue.by_ref() {
+        ramp.wait(&f).await;
+        let permit = tokio::select! {
+            p = f.sem.clone().acquire_owned() => p,
+            _ = f.ctx.cancel.cancelled() => {
+                let _ = f.tx.send(not_started(&inst));
+                break;
+            }
+        };
+        let Ok(permit) = permit else { break };
+        if let Some(failed) = f.stop.get() {
+            let why = not_run_reason(failed);
+            let _ =
+                f.tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
+            for (_, inst) in queue.by_ref() {
+                let _ =
+                    f.tx.send(Msg::over(render::skipped_result(&inst, why.clone())));
+            }
+            break;
+        }
+        if f.ctx.cancel.is_cancelled() {
+            let _ = f.tx.send(not_started(&inst));
+            break;
+        }
+        left = left.saturating_sub(est);
+        f.console.queued(left);
+        f.console.started(&inst.name, est);
+        tokio::spawn(run_and_clean(f.ctx.clone(), inst, f.tx.clone(), permit));
+    }
+    for (_, inst) in queue {
+        let _ = f.tx.send(not_started(&inst));
+    }
+}
+
+/// The admission pace: at most [`RAMP`] starts per 10 ms tick, none while the runtime is busy.
+struct Ramp {
+    tick: std::time::Instant,
+    this_tick: usize,
+}
+
+impl Ramp {
+    async fn wait(&mut self, f: &Feed) {
+        loop {
+            if self.tick.elapsed() >= Duration::from_millis(10) {
+                self.tick = std::time::Instant::now();
+                self.this_tick = 0;
+            }
+            let running = f.slots - f.sem.available_permits();
+            let busy = Duration::from_micros(f.lag.load(std::sync::atomic::Ordering::Relaxed))
+                > LAG_LIMIT
+                && running >= MIN_RUNNING;
+            if self.this_tick < RAMP && !busy {
+                break;
+            }
+            if !f.ctx.cancel.sleep(Duration::from_millis(5)).await {
+                break;
+            }
+        }
+        self.this_tick += 1;
+    }
+}
+
+/// One test, then its resources: they go as it ends (the slot is held until they are gone, so
+/// cleanup counts against the tests in flight). A verdict is reported at once, its cleanup
+/// time when it is over; an interrupted test says what its cleanup did.
+async fn run_and_clean(
+    ctx: Arc<RunCtx>,
+    inst: Instance,
+    tx: tokio::sync::mpsc::UnboundedSender<Msg>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let mut res = run_one(ctx.clone(), inst.clone()).await;
+    let cleaning = std::time::Instant::now();
+    if let Status::Interrupted(why) = &mut res.status {
+        let done = super::cleanup::after_test(&ctx, &inst.name).await;
+        why.push_str(&format!("; {}", done.describe()));
+        res.cleanup_ms = Some(cleaning.elapsed().as_millis() as u64);
+        let _ = tx.send(Msg::Ended(Box::new(res), true));
+    } else {
+        let name = res.name.clone();
+        let _ = tx.send(Msg::Ended(Box::new(res), false));
+        super::cleanup::after_test(&ctx, &inst.name).await;
+        let _ = tx.send(Msg::Cleaned(name, cleaning.elapsed().as_millis() as u64));
+    }
+    drop(permit);
+}
+
+/// The results as they come in: to the console at once, to the sink once their cleanup is
+/// over, counted in the outcome.
+struct Collect<'a> {
+    sink: &'a mut ResultsWriter,
+    console: &'a Console,
+    outcome: Outcome,
+    /// The tests not over yet, to report them interrupted should the run be forced to stop.
+    pending: HashMap<String, Instance>,
+    /// Results whose test ended and whose cleanup has not: written once it is over.
+    cleaning: HashMap<String, ScenarioResult>,
+    failures: Vec<(String, String)>,
+}
+
+impl<'a> Collect<'a> {
+    fn new(sink: &'a mut ResultsWriter, console: &'a Console) -> Self {
+        Collect {
+            sink,
+            console,
+            outcome: Outcome::default(),
+            pending: HashMap::new(),
+            cleaning: HashMap::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, r: &ScenarioResult) {
+        if let Err(e) = self.sink.push(r)
+            && self.outcome.write_error.is_none()
+        {
+            self.outcome.write_error = Some(e.to_string());
+        }
+    }
+
+    /// A test that never ran, or that the run gave up on: shown, counted and written.
+    fn over(&mut self, r: &ScenarioResult) {
+        self.console.finished(r);
+        self.outcome.counts.add(r);
+        self.write(r);
+    }
+
+    /// Receive until every test is over (or the run, forced to stop, gives up on them).
+    async fn receive(
+        &mut self,
+        ctx: &RunCtx,
+        mut rx: tokio::sync::mpsc::UnboundedReceiver<Msg>,
+        limits: &Limits,
+        stop: &std::sync::OnceLock<String>,
+        feeder: &tokio::task::JoinHandle<()>,
+    ) {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // Forced to stop: a test stuck in a request gets a moment, then is reported interrupted.
+        let gave_up = async {
+            ctx.cancel.forced().await;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        };
+        tokio::pin!(gave_up);
+        loop {
+            tokio::select! {
+                got = rx.recv() => match got {
+                    None => break,
+                    Some(Msg::Ended(res, cleaned)) => self.ended(*res, cleaned, limits, stop),
+                    // A test's cleanup is over: its result, with the time it took, is written.
+                    Some(Msg::Cleaned(name, ms)) => {
+                        if let Some(mut r) = self.cleaning.remove(&name) {
+                            r.cleanup_ms = Some(ms);
+                            self.write(&r);
+                        }
+                    }
+                },
+                _ = tick.tick() => {
+                    // Interrupted, every test over: what is left is their cleanup; say so.
+                    let deleting = ctx.cleanup.len();
+                    if ctx.cancel.is_cancelled() && self.pending.is_empty() && deleting > 0 {
+                        self.console.status(&super::cleanup::deleting_line(deleting));
+                    } else {
+                        self.console.deleting(deleting);
+                        self.console.tick();
+                    }
+                }
+                _ = &mut gave_up => {
+                    let mut rest: Vec<Instance> = self.pending.drain().map(|(_, i)| i).collect();
+                    rest.sort_by(|a, b| a.name.cmp(&b.name));
+                    for inst in rest {
+                        self.over(&interrupted_result(&inst, "still running when the run was forced to stop"));
+                    }
+                    feeder.abort();
+                    break;
+                }
+            }
+        }
+    }
+
+    /// A test's verdict: to the console, the failures and (`--fail-fast`) the stop; written
+    /// now when its cleanup is over, else once it is.
+    fn ended(
+        &mut self,
+        res: ScenarioResult,
+        cleaned: bool,
+        limits: &Limits,
+        stop: &std::sync::OnceLock<String>,
+    ) {
+        let ran = self.pending.remove(&res.name).is_some() && !is_not_started(&res);
+        if ran {
+            self.outcome
+                .durations
+                .push((res.name.clone(), res.duration_ms));
+        }
+        if matches!(res.status, Status::Failed | Status::Error(_)) {
+            self.failures
+                .push((res.name.clone(), render::failure_text(&res, false)));
+            if limits.fail_fast && ran && stop.set(res.name.clone()).is_ok() {
+                self.outcome.stopped_after = Some(res.name.clone());
+                self.console.note(&format!(
+                    "--fail-fast: {} failed; no more tests start, those running end",
+                    res.name
+                ));
+            }
+        }
+        if !ran
+            && matches!(&res.status, Status::Skipped(why) if why.starts_with("not run: --fail-fast"))
+        {
+            self.outcome.not_run += 1;
+        }
+        self.console.finished(&res);
+        self.outcome.counts.add(&res);
+        if cleaned {
+            self.write(&res);
+        } else {
+            self.cleaning.insert(res.name.clone(), res);
+        }
+    }
+
+    /// Forced to stop while some were still cleaning up: their results, without a cleanup
+    /// time; then the outcome.
+    fn finish(mut self) -> Outcome {
+        let mut left: Vec<ScenarioResult> =
+            std::mem::take(&mut self.cleaning).into_values().collect();
+        left.sort_by(|a, b| a.name.cmp(&b.name));
+        for r in &left {
+            self.write(r);
+        }
+        self.failures.sort();
+        self.outcome.failures = std::mem::take(&mut self.failures);
+        self.outcome
+    }
 }
 
 #[cfg(test)]

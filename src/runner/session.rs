@@ -16,69 +16,21 @@
 //! count; a second one stops cleanup from waiting (what is not confirmed gone is listed in the
 //! reports and the journal); a third exits at once (see `cli::signals`).
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::chosen::{Chosen, planned, selected};
+use super::ready::{get_ready, open_journal};
+pub use super::settings::{Settings, TargetSpec};
 use std::time::{Duration, Instant};
 
 use crate::http::{HttpOptions, Redactor};
-use crate::report::{self, ResultsWriter, RunInfo, RunStatus, Throttling, Transcripts};
+use crate::report::{self, ResultsWriter, RunInfo, RunStatus, Throttling};
 use crate::runner::console::Console;
 use crate::runner::harness::{self, Durations};
-use crate::runner::journal::{self, Journal};
-use crate::runner::{self, RunCtx, partition::Partition};
-use crate::scenario::{Instance, Selection, Suite};
+use crate::runner::{self, RunCtx};
+use crate::scenario::{Instance, Suite};
 use crate::target::{Connection, Target, embedded_target_yaml_for, load_target, parse_target};
-
-/// Where the target comes from.
-pub enum TargetSpec {
-    /// The reference RP, in process, with these knobs.
-    Embedded {
-        settings: rpconform_refrp::Settings,
-        variants: BTreeSet<rpconform_refrp::Variant>,
-        label: String,
-    },
-    /// A target file.
-    File(PathBuf),
-}
-
-/// Everything a run needs, already validated by the CLI.
-pub struct Settings {
-    pub target: TargetSpec,
-    pub report_dir: PathBuf,
-    pub time_scale: f64,
-    pub strict: bool,
-    /// Judge the run as a certification (`--certify`).
-    pub certify: bool,
-    pub deadline: Option<u64>,
-    pub request_timeout: u64,
-    /// `--retries N`: requests that got no answer of the RP's are sent again.
-    pub retries: u32,
-    pub body_cap: usize,
-    pub insecure: bool,
-    pub no_foreign: bool,
-    pub max_rps: Option<f64>,
-    pub test_threads: Option<usize>,
-    /// `--fail-fast`: start no test after the first that fails.
-    pub fail_fast: bool,
-    pub selection: Selection,
-    pub partition: Option<Partition>,
-    pub transcripts: Transcripts,
-    /// libtest's arguments (`--skip`, `--exact`, `--ignored`, `--include-ignored`, `-q`).
-    pub libtest: libtest_mimic::Arguments,
-    pub har: Option<PathBuf>,
-    /// Show each exchange as it happens (`-v`).
-    pub verbose: bool,
-    /// Fault knobs of the embedded RP, by name, for the reports.
-    pub faults: Vec<String>,
-    /// `--subject`: the RP build under test (else the target file's `subject:`).
-    pub subject: Option<String>,
-    /// The identity of the suites and schemas that run (the built-in set's is
-    /// [`crate::suiteset::ID`]).
-    pub suite_set: String,
-}
 
 /// How a run ended.
 pub enum Ended {
@@ -216,6 +168,40 @@ struct Provenance {
 }
 
 impl Provenance {
+    fn of(
+        target: &Target,
+        s: &Settings,
+        redactor: &Redactor,
+        run_id: String,
+        started_at: &str,
+        file: Option<(String, String)>,
+        variants: Vec<String>,
+    ) -> Provenance {
+        Provenance {
+            subject: target.subject.clone(),
+            options: verdict_options(s, target),
+            front_door: target.front_door.clone(),
+            run_id,
+            started_at: started_at.to_string(),
+            label: target.label.clone(),
+            base_url: redactor.text(&crate::http::strip_userinfo(&target.base())),
+            profiles: target
+                .profiles
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect(),
+            not_applicable: crate::rules::undeclared_subjects(target),
+            sites: match &file {
+                Some((f, _)) => crate::report::stable::sites_of(target, f, true),
+                None => {
+                    crate::report::stable::sites_of(target, crate::report::EMBEDDED_TARGET, false)
+                }
+            },
+            file,
+            variants,
+        }
+    }
+
     fn info(&self, s: &Settings, selected_out: usize) -> RunInfo {
         RunInfo {
             rpconform_version: env!("CARGO_PKG_VERSION").into(),
@@ -282,7 +268,20 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// Run the suites against the target and write the reports.
+/// The embedded reference RP, when the run started one: stopped on every way out.
+struct Server(Option<rpconform_refrp::RunningServer>);
+
+impl Server {
+    fn stop(self, rt: &tokio::runtime::Runtime) {
+        if let Some(srv) = self.0 {
+            rt.block_on(srv.shutdown());
+        }
+    }
+}
+
+/// Run the suites against the target and write the reports: set up (target, connection,
+/// selection, report sinks), open the journal, get the target ready (preflight, resource
+/// group), run the tests, then clean up and write the reports.
 pub fn run(
     rt: &tokio::runtime::Runtime,
     s: &Settings,
@@ -292,273 +291,66 @@ pub fn run(
 ) -> Ended {
     let started = Instant::now();
     let started_at = now();
-    let Started {
-        mut target,
-        server,
-        file,
-        variants,
-    } = match start_target(rt, &s.target) {
+    let st = match start_target(rt, &s.target) {
         Ok(t) => t,
         Err(e) => return Ended::Usage(e),
     };
-    let shutdown = |server: Option<rpconform_refrp::RunningServer>| {
-        if let Some(srv) = server {
-            rt.block_on(srv.shutdown());
-        }
-    };
-    if let Some(d) = s.deadline {
-        target.deadline = Duration::from_secs(d.max(1));
-    }
-    if let Some(note) = target.implied_note("the target") {
-        console.note(&note);
-    }
-    // Every path the rules compare is read after the base URL's prefix (a gateway's).
-    crate::lro::set_base_path(target.base_path());
-    let run_id = runner::ids::run_id();
-    if target.resource_group.create {
-        target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);
-    }
-    let local = target.is_local();
-    let opts = HttpOptions {
-        request_timeout: Duration::from_secs(s.request_timeout.max(1)),
-        body_cap: s.body_cap,
-        insecure: s.insecure,
-        follow_foreign: !s.no_foreign,
-        limits: target.limits(s.max_rps),
-        throttle_budget: target.deadline,
-        time_scale: s.time_scale,
-        retries: s.retries,
-        ..Default::default()
-    };
-    let Connection {
-        http,
+    let server = Server(st.server);
+    let Set {
+        ctx,
+        prov,
+        tests,
+        selected_out,
+        coverage,
+        har,
+        mut sink,
         redactor,
         tokens,
-    } = match target.connect(opts) {
-        Ok(c) => c,
+    } = match set_up(
+        s,
+        &suites,
+        &console,
+        st.target,
+        st.file,
+        st.variants,
+        &started_at,
+    ) {
+        Ok(set) => set,
         Err(e) => {
-            shutdown(server);
+            server.stop(rt);
             return Ended::Usage(e);
         }
     };
-    let Chosen {
-        tests: instances,
-        out: selected_out,
-        coverage,
-    } = match selected(&suites, &target, s) {
-        Ok(x) => x,
-        Err(e) => {
-            shutdown(server);
-            return Ended::Usage(e);
-        }
-    };
-    let prov = Provenance {
-        subject: target.subject.clone(),
-        options: verdict_options(s, &target),
-        front_door: target.front_door.clone(),
-        run_id: run_id.clone(),
-        started_at: started_at.clone(),
-        label: target.label.clone(),
-        base_url: redactor.text(&crate::http::strip_userinfo(&target.base())),
-        profiles: target
-            .profiles
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect(),
-        not_applicable: crate::rules::undeclared_subjects(&target),
-        sites: match &file {
-            Some((f, _)) => crate::report::stable::sites_of(&target, f, true),
-            None => crate::report::stable::sites_of(&target, crate::report::EMBEDDED_TARGET, false),
-        },
-        file,
-        variants,
-    };
-    // `--har`: every exchange appended as it happens.
-    let har = match &s.har {
-        Some(h) => match crate::replay::HarWriter::create(h) {
-            Ok(w) => Some(Arc::new(w)),
-            Err(e) => {
-                shutdown(server);
-                return Ended::Usage(format!("cannot write the HAR file {}: {e}", h.display()));
-            }
-        },
-        None => None,
-    };
-    let mut sink = match ResultsWriter::create(&s.report_dir, s.transcripts) {
-        Ok(w) => w,
-        Err(e) => {
-            shutdown(server);
-            return Ended::Usage(format!(
-                "cannot write reports to {}: {e}",
-                s.report_dir.display()
-            ));
-        }
-    };
-    let mut ctx = RunCtx::new(target, http, s.time_scale, s.strict, run_id.clone());
-    if local {
-        ctx.delete_slots
-            .add_permits(LOCAL_DELETE_SLOTS.saturating_sub(super::context::DELETE_SLOTS));
-    }
-    let shown = s.verbose.then(|| console.clone());
-    if shown.is_some() || har.is_some() {
-        let har = har.clone();
-        let console = console.clone();
-        ctx.observer = Some(Arc::new(move |test, ex| {
-            if let Some(c) = &shown {
-                c.exchange(test, ex);
-            }
-            if let Some(h) = &har
-                && let Err(e) = h.push(ex)
-            {
-                console.note(&format!("error: cannot write the HAR file: {e}"));
-            }
-        }));
-    }
-    let ctx = Arc::new(ctx);
-    let mut problems = Vec::new();
-    // The journal, before anything is created.
-    let header = journal::Header {
-        version: 1,
-        run_id: run_id.clone(),
-        target: prov.label.clone(),
-        target_file: match &s.target {
-            TargetSpec::File(p) => Some(
-                std::fs::canonicalize(p)
-                    .unwrap_or_else(|_| p.clone())
-                    .display()
-                    .to_string(),
-            ),
-            TargetSpec::Embedded { .. } => None,
-        },
-        base_url: prov.base_url.clone(),
-        subscription: ctx.target.subscription.clone(),
-        resource_group: ctx.target.resource_group.name.clone(),
-        rg_created: ctx.target.resource_group.create,
-        started_at: started_at.clone(),
-        pid: std::process::id(),
-    };
-    let mut journal_blocked = None;
-    let journal_path = match Journal::create(&s.report_dir, &header) {
-        Ok((j, earlier)) => {
-            for k in earlier {
-                console.note(&format!(
-                    "warning: an earlier run's journal {} lists resources not confirmed gone (`rpconform cleanup --journal {}`)",
-                    k.display(),
-                    s.report_dir.display()
-                ));
-            }
-            // A journal that stops being written (a full disk) is said at once; the run
-            // creates nothing more from then on (see `Cleanup::track`).
-            let c = console.clone();
-            j.on_failure(move |why| {
-                c.note(&format!(
-                    "error: {why}; the run creates nothing more (a killed run would leave no record of it), tests that would are runner errors"
-                ));
-            });
-            // A URL a server handed out may carry the caller's token: kept masked.
-            let (t, r) = (tokens.clone(), redactor.clone());
-            j.set_masker(move |u| journal::token_mask(u, &t.seen(), &r));
-            let p = j.path().display().to_string();
-            ctx.cleanup.set_journal(j);
-            Some(p)
-        }
-        Err(e) => {
-            let why = format!(
-                "the journal could not be written in {}: {e}; a killed run would leave no record of what it created",
-                s.report_dir.display()
-            );
-            // The embedded RP dies with the run: nothing it holds can be left behind.
-            if header.target_file.is_some() {
-                journal_blocked = Some(why);
-            } else {
-                console.note(&format!("warning: {why}"));
-                problems.push(why);
-            }
-            None
-        }
-    };
+    let journal = open_journal(s, &ctx, &console, &tokens, &redactor, &started_at);
     // Signals, registered before anything is created.
     on_signal(ctx.clone());
     let mut info = prov.info(s, selected_out);
-    info.journal = journal_path;
+    info.journal = journal.path;
     info.coverage = coverage;
-    info.planned = Some(crate::report::Planned::of(&planned(
-        &ctx.target,
-        s,
-        &instances,
-    )));
+    info.planned = Some(crate::report::Planned::of(&planned(&ctx.target, s, &tests)));
+    let mut problems: Vec<String> = journal.problem.into_iter().collect();
     // A run that cannot journal must not create what it could lose.
-    if let Some(why) = journal_blocked {
+    if let Some(why) = journal.blocked {
         let why = format!("{why}; no test was run");
         console.note(&format!("error: {why}"));
-        shutdown(server);
+        server.stop(rt);
         return blocked(s, sink, info, started, &why, "");
     }
-    // Token, endpoint, registration, resource group: one clear error instead of one per test.
-    let pre = rt.block_on(crate::preflight::preflight(&ctx.target, &ctx.http, &tokens));
-    if pre.has_blocker() {
-        console.note(&format!("preflight:\n{}", pre.render().trim_end()));
-        let why = format!(
-            "the target is not ready ({} preflight blocker(s)); no test was run. `rpconform doctor --target {}` repeats these checks",
-            pre.blockers().len(),
-            prov.label
-        );
-        console.note(&format!("error: {why}"));
-        shutdown(server);
-        let detail = pre.render();
-        return blocked(s, sink, info, started, &why, &detail);
-    }
-    for w in pre.warnings() {
-        console.note(&format!(
-            "warning: preflight: {}: {}{}",
-            w.name,
-            w.detail.replace('\n', "; "),
-            w.hint
-                .as_ref()
-                .map(|h| format!(" ({h})"))
-                .unwrap_or_default()
-        ));
-    }
-    console.note(&format!("preflight: {}", pre.summary()));
-    if let Err(e) = rt.block_on(runner::create_resource_group(&ctx)) {
-        let why = redactor.text(&e);
-        console.note(&format!("error: {why}"));
-        // It may exist even so: the final cleanup reads it and deletes it.
-        let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
-        info.left_behind = left.iter().map(|l| redactor.text(l)).collect();
-        if let Some(j) = ctx.cleanup.journal() {
-            j.end(left.len(), ctx.cancel.is_cancelled());
+    if let Err(b) = rt.block_on(get_ready(
+        s,
+        &ctx,
+        &console,
+        &tokens,
+        &redactor,
+        &prov.label,
+    )) {
+        if let Some(left) = b.left {
+            info.left_behind = left;
         }
-        shutdown(server);
-        return blocked(s, sink, info, started, &why, &why);
+        server.stop(rt);
+        return blocked(s, sink, info, started, &b.why, &b.detail);
     }
-    // A group the run made is there to list in now: does the endpoint serve the types?
-    if ctx.target.resource_group.create {
-        let served = rt.block_on(crate::preflight::served::check(
-            &ctx.target,
-            &ctx.http,
-            true,
-            Duration::from_secs(s.request_timeout.max(1)),
-        ));
-        if served.level == crate::preflight::Level::Blocker {
-            let detail = redactor.text(&served.detail);
-            let why = format!(
-                "the target is not ready: {}; no test was run",
-                detail.lines().next().unwrap_or("")
-            );
-            console.note(&format!(
-                "error: {why}
-{detail}"
-            ));
-            let left = rt.block_on(runner::final_cleanup(ctx.clone(), ctx.target.deadline));
-            info.left_behind = left.iter().map(|l| redactor.text(l)).collect();
-            if let Some(j) = ctx.cleanup.journal() {
-                j.end(left.len(), ctx.cancel.is_cancelled());
-            }
-            shutdown(server);
-            return blocked(s, sink, info, started, &why, &detail);
-        }
-    }
+    let local = ctx.target.is_local();
     let in_flight = s.test_threads.unwrap_or(if local {
         harness::DEFAULT_IN_FLIGHT
     } else {
@@ -567,7 +359,7 @@ pub fn run(
     let last = Durations::read(&s.report_dir);
     let outcome = rt.block_on(harness::run(
         ctx.clone(),
-        instances,
+        tests,
         &s.libtest,
         &harness::Limits {
             in_flight,
@@ -601,7 +393,7 @@ pub fn run(
             ));
         }
     }
-    shutdown(server);
+    server.stop(rt);
     if let Some(h) = &har
         && let Err(e) = h.finish()
     {
@@ -619,12 +411,146 @@ pub fn run(
             s.report_dir.display()
         ));
     }
+    info.left_behind = left;
+    info.interrupted = interrupted;
+    info.problems = problems;
+    write_reports(s, &ctx, &console, info, started, last, &outcome)
+}
+
+/// What [`set_up`] hands the run: the context every test shares, what the reports say of
+/// the run, the selected tests, and where results go.
+struct Set {
+    ctx: Arc<RunCtx>,
+    prov: Provenance,
+    tests: Vec<Instance>,
+    selected_out: usize,
+    coverage: Option<crate::plan::Coverage>,
+    har: Option<Arc<crate::replay::HarWriter>>,
+    sink: ResultsWriter,
+    redactor: Arc<Redactor>,
+    tokens: crate::http::TokenSource,
+}
+
+/// Everything before the journal: the run's settings applied to the target, its connection,
+/// the selection, the run's provenance, the HAR file and the results sink. Bad input is an
+/// `Err` with the message; nothing has been sent or written then.
+fn set_up(
+    s: &Settings,
+    suites: &[Arc<Suite>],
+    console: &Arc<Console>,
+    mut target: Target,
+    file: Option<(String, String)>,
+    variants: Vec<String>,
+    started_at: &str,
+) -> Result<Set, String> {
+    if let Some(d) = s.deadline {
+        target.deadline = Duration::from_secs(d.max(1));
+    }
+    if let Some(note) = target.implied_note("the target") {
+        console.note(&note);
+    }
+    // Every path the rules compare is read after the base URL's prefix (a gateway's).
+    crate::lro::set_base_path(target.base_path());
+    let run_id = runner::ids::run_id();
+    if target.resource_group.create {
+        target.resource_group.name = format!("{}-{run_id}", target.resource_group.name);
+    }
+    let opts = HttpOptions {
+        request_timeout: Duration::from_secs(s.request_timeout.max(1)),
+        body_cap: s.body_cap,
+        insecure: s.insecure,
+        follow_foreign: !s.no_foreign,
+        limits: target.limits(s.max_rps),
+        throttle_budget: target.deadline,
+        time_scale: s.time_scale,
+        retries: s.retries,
+        ..Default::default()
+    };
+    let Connection {
+        http,
+        redactor,
+        tokens,
+    } = target.connect(opts)?;
+    let Chosen {
+        tests,
+        out: selected_out,
+        coverage,
+    } = selected(suites, &target, s)?;
+    let prov = Provenance::of(
+        &target,
+        s,
+        &redactor,
+        run_id.clone(),
+        started_at,
+        file,
+        variants,
+    );
+    // `--har`: every exchange appended as it happens.
+    let har = match &s.har {
+        Some(h) => Some(Arc::new(crate::replay::HarWriter::create(h).map_err(
+            |e| format!("cannot write the HAR file {}: {e}", h.display()),
+        )?)),
+        None => None,
+    };
+    let sink = ResultsWriter::create(&s.report_dir, s.transcripts)
+        .map_err(|e| format!("cannot write reports to {}: {e}", s.report_dir.display()))?;
+    let local = target.is_local();
+    let mut ctx = RunCtx::new(target, http, s.time_scale, s.strict, run_id);
+    if local {
+        ctx.delete_slots
+            .add_permits(LOCAL_DELETE_SLOTS.saturating_sub(super::context::DELETE_SLOTS));
+    }
+    ctx.observer = observer(s.verbose.then(|| console.clone()), har.clone(), console);
+    Ok(Set {
+        ctx: Arc::new(ctx),
+        prov,
+        tests,
+        selected_out,
+        coverage,
+        har,
+        sink,
+        redactor,
+        tokens,
+    })
+}
+
+/// What sees every exchange as it happens: the console under `-v`, the HAR file under `--har`.
+fn observer(
+    shown: Option<Arc<Console>>,
+    har: Option<Arc<crate::replay::HarWriter>>,
+    console: &Arc<Console>,
+) -> Option<runner::ExchangeObserver> {
+    if shown.is_none() && har.is_none() {
+        return None;
+    }
+    let console = console.clone();
+    Some(Arc::new(move |test, ex| {
+        if let Some(c) = &shown {
+            c.exchange(test, ex);
+        }
+        if let Some(h) = &har
+            && let Err(e) = h.push(ex)
+        {
+            console.note(&format!("error: cannot write the HAR file: {e}"));
+        }
+    }))
+}
+
+/// The run's figures into `info`, every report written from it, then what the console says
+/// after the summary (leftovers, throttling, retries).
+fn write_reports(
+    s: &Settings,
+    ctx: &RunCtx,
+    console: &Console,
+    mut info: RunInfo,
+    started: Instant,
+    last: Durations,
+    outcome: &harness::Outcome,
+) -> Ended {
     let stats = ctx.http.stats();
     let duration_ms = started.elapsed().as_millis() as u64;
     info.duration_ms = duration_ms;
     info.ended_at = now();
-    info.left_behind = left.clone();
-    info.interrupted = interrupted;
     info.requests = stats.requests;
     info.puts = stats.puts;
     info.request_rate = rate(stats.requests, duration_ms);
@@ -632,7 +558,6 @@ pub fn run(
         count: stats.throttled,
         wait_ms: stats.throttle_wait_ms,
     };
-    info.problems = problems;
     let written = match report::write_all(&s.report_dir, &info) {
         Ok(w) => w,
         Err(e) => {
@@ -642,16 +567,16 @@ pub fn run(
             ));
         }
     };
-    if !interrupted {
+    if !info.interrupted {
         last.write(&s.report_dir, s.time_scale, &outcome.durations);
     }
-    if !left.is_empty() {
+    if !info.left_behind.is_empty() {
         console.line(&format!(
             "error: could not confirm {} resource(s) the run created gone (also in the journal, for `rpconform cleanup --journal {}`):",
-            left.len(),
+            info.left_behind.len(),
             s.report_dir.display()
         ));
-        for l in &left {
+        for l in &info.left_behind {
             console.line(&format!("    {l}"));
         }
     }

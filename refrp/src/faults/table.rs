@@ -83,7 +83,7 @@ pub(super) const TABLE: &[(Fault, &str, &[&str], &str)] = &[
     (
         Fault::PercentOutOfRange,
         "percent-out-of-range",
-        &["OPRES-06", "SPEC-04"],
+        &["OPRES-06"],
         "percentComplete is 150",
     ),
     (
