@@ -201,7 +201,8 @@ pub(super) fn out(text: &str) {
     let _ = writeln!(std::io::stdout(), "{text}");
 }
 
-/// Print a line to stderr without ever panicking.
+/// Print a line to stderr without ever panicking: a closed stderr is not the command's problem
+/// (`run` goes on to clean up and write its reports).
 pub(super) fn err(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{text}");

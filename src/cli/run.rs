@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::args::RunArgs;
-use super::common::{load, paths_and_filters, runtime, suite_set_of, usage};
+use super::common::{err, load, paths_and_filters, runtime, suite_set_of, usage};
 use super::embedded::{label, parse_faults, parse_variants, settings};
 use super::outputs::{self, Input};
 use super::signals::spawn_signal_handler;
@@ -148,14 +148,14 @@ pub(super) fn run(a: RunArgs) -> u8 {
             Err(e) => return usage(format!("--rerun-failed: {e}")),
         };
         if failed.is_empty() {
-            eprint_safe(&format!(
+            err(&format!(
                 "--rerun-failed: every test in {} finished and none failed; nothing to run",
                 path.display()
             ));
             return EXIT_OK;
         }
         // On stderr: stdout is the test log (or `--list --format json`).
-        eprint_safe(&format!(
+        err(&format!(
             "--rerun-failed: {} test{} failed or did not finish in {}; running {}",
             failed.len(),
             if failed.len() == 1 { "" } else { "s" },
@@ -181,6 +181,11 @@ pub(super) fn run(a: RunArgs) -> u8 {
             Ok((instances, target)) => {
                 super::list::print(&instances, &target, a.format == "json");
                 EXIT_OK
+            }
+            // A target file's diagnostics come rendered, each saying `error:` already.
+            Err(e) if e.starts_with("error: ") => {
+                err(e.trim_end());
+                EXIT_USAGE
             }
             Err(e) => usage(e),
         }
@@ -253,7 +258,7 @@ fn settings_of(a: &RunArgs, plan: RunPlan) -> Result<session::Settings, u8> {
         // operation, rules judged only while an operation runs (LOC-05, PUT-03...) get no verdict.
         let first_poll_ms = 10_000.0 * a.time_scale;
         if first_poll_ms >= a.op_duration as f64 {
-            eprint_safe(&format!(
+            err(&format!(
                 "warning: the first poll ({first_poll_ms:.0} ms) comes after the embedded RP's operations end ({} ms): \
                  rules judged while an operation runs will get no verdict; lower --time-scale or raise --op-duration",
                 a.op_duration
@@ -346,18 +351,12 @@ fn run_session(
             r.status.exit_code()
         }
         Ended::Usage(e) => {
-            eprint_safe(&format!("{}\nno report was written", e.trim_end()));
+            err(&format!("{}\nno report was written", e.trim_end()));
             EXIT_USAGE
         }
         Ended::Failed(e) => {
-            eprint_safe(&format!("error: {e}"));
+            err(&format!("error: {e}"));
             EXIT_FAILED
         }
     }
-}
-
-/// Print to stderr without ever panicking (a closed stderr is not the run's problem).
-pub(super) fn eprint_safe(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
 }
