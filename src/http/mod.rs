@@ -9,6 +9,7 @@
 mod answer;
 mod auth;
 mod client;
+mod date;
 mod exchange;
 pub mod front_door;
 mod json_body;
@@ -21,6 +22,7 @@ pub use auth::{
     DEFAULT_COMMAND_REFRESH, DEFAULT_COMMAND_TIMEOUT, DEFAULT_FILE_REFRESH, TokenSource, parse_auth,
 };
 pub use client::{Http, HttpOptions, HttpStats, OutRequest};
+pub use date::{is_imf_fixdate, parse_http_date};
 pub use exchange::{Exchange, Response, Retried, Role, Sent, Surface, Throttled, cut};
 pub use json_body::is_too_deep;
 pub(crate) use json_body::{

@@ -2,9 +2,9 @@
 //! or an HTTP-date), or the millisecond forms azure-core reads first (`retry-after-ms`,
 //! `x-ms-retry-after-ms`).
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use crate::http::Response;
+use crate::http::{Response, parse_http_date};
 
 /// Seconds of a `Retry-After` value in the integer form, the only form the ARM contract allows.
 pub fn retry_after_secs(v: &str) -> Option<u64> {
@@ -36,16 +36,14 @@ pub fn retry_after(resp: &Response) -> Option<Duration> {
     if let Some(s) = retry_after_secs(v) {
         return Some(Duration::from_secs(s).min(MAX_RETRY_AFTER));
     }
-    let when = chrono::DateTime::parse_from_rfc2822(v.trim()).ok()?;
+    let when = parse_http_date(v)?;
     let now = resp
         .header("date")
-        .and_then(|d| chrono::DateTime::parse_from_rfc2822(d.trim()).ok())
-        .map(|d| d.with_timezone(&chrono::Utc))
-        .unwrap_or_else(chrono::Utc::now);
-    let secs = (when.with_timezone(&chrono::Utc) - now)
-        .num_seconds()
-        .max(0);
-    Some(Duration::from_secs(secs as u64).min(MAX_RETRY_AFTER))
+        .and_then(parse_http_date)
+        .unwrap_or_else(SystemTime::now);
+    // Whole seconds, none when the date has passed.
+    let secs = when.duration_since(now).map_or(0, |d| d.as_secs());
+    Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER))
 }
 
 #[cfg(test)]
@@ -84,6 +82,35 @@ mod tests {
                 ("Retry-After", "Wed, 21 Oct 2015 07:28:30 GMT")
             ])),
             Some(Duration::from_secs(30))
+        );
+        // A recipient reads the obsolete forms of an HTTP-date too.
+        for (date, at) in [
+            (
+                "Wednesday, 21-Oct-15 07:28:00 GMT",
+                "Wed Oct 21 07:28:45 2015",
+            ),
+            (
+                "Wed Oct 21 07:28:00 2015",
+                "Wednesday, 21-Oct-15 07:28:45 GMT",
+            ),
+        ] {
+            assert_eq!(
+                retry_after(&resp(&[("Date", date), ("Retry-After", at)])),
+                Some(Duration::from_secs(45)),
+                "{date} / {at}"
+            );
+        }
+        // A date already past asks for no wait; an unreadable one for none at all.
+        assert_eq!(
+            retry_after(&resp(&[
+                ("Date", "Wed, 21 Oct 2015 07:28:00 GMT"),
+                ("Retry-After", "Wed, 21 Oct 2015 07:27:00 GMT")
+            ])),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after(&resp(&[("Retry-After", "2015-10-21T07:28:00Z")])),
+            None
         );
         assert_eq!(retry_after(&resp(&[("Retry-After", "-1")])), None);
         // Absurd values are read as the longest wait, never an overflow.

@@ -154,8 +154,11 @@ fn describe(e: &reqwest::Error, timeout: Duration) -> String {
 /// Seconds the server's clock is ahead of ours (negative: behind), and the uncertainty of
 /// that figure (a `Date` has whole seconds; the answer was made somewhere in the round trip).
 pub fn skew(answer: &Answer) -> Option<(f64, f64)> {
-    let date = chrono::DateTime::parse_from_rfc2822(answer.date.as_deref()?.trim()).ok()?;
-    let server = date.timestamp_millis() as f64 / 1000.0;
+    let date = crate::http::parse_http_date(answer.date.as_deref()?)?;
+    let server = date
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()?
+        .as_secs_f64();
     let sent = answer
         .sent
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -197,6 +200,14 @@ mod tests {
         };
         assert!(skew(&none).is_none());
         assert!(skew(&answer("yesterday", t(0), 0)).is_none());
+        // A server's clock is read in any form a recipient accepts, the obsolete ones too.
+        for date in [
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            let (s, _) = skew(&answer(date, t(1_445_412_480), 200)).unwrap();
+            assert!((s - 0.4).abs() < 1e-6, "{date}: {s}");
+        }
     }
 
     #[tokio::test]

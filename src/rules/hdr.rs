@@ -132,9 +132,9 @@ fn content_type_and_date(j: &mut Judge<'_>, ex: &Exchange) {
             .ledger
             .fail("HDR-05", "a Date header (RFC 1123)", "no Date", seq, None),
         Some(d) => {
-            // RFC 1123 (IMF-fixdate): `Thu, 26 Nov 2026 18:00:00 GMT`.
-            let ok =
-                d.trim().ends_with("GMT") && chrono::DateTime::parse_from_rfc2822(d.trim()).is_ok();
+            // RFC 1123 as HTTP has it, the IMF-fixdate (`Thu, 26 Nov 2026 18:00:00 GMT`): what
+            // a sender MUST generate (RFC 9110 §5.6.7), not the obsolete forms a recipient reads.
+            let ok = crate::http::is_imf_fixdate(d);
             j.ledger.check("HDR-05", ok, seq, || {
                 ("a Date in RFC 1123 format".into(), format!("Date: {d}"))
             });
@@ -165,6 +165,21 @@ pub(crate) mod tests {
         }),
         failing("HDR-05", "an ISO 8601 Date", || {
             let h = [("x-ms-request-id", "r-1"), ("Date", "2026-11-26T18:00:00Z")];
+            ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
+        }),
+        // The obsolete forms a recipient still reads are no form a sender may write.
+        failing("HDR-05", "an RFC 850 Date", || {
+            let h = [
+                ("x-ms-request-id", "r-1"),
+                ("Date", "Thursday, 26-Nov-26 18:00:00 GMT"),
+            ];
+            ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
+        }),
+        failing("HDR-05", "an asctime Date", || {
+            let h = [
+                ("x-ms-request-id", "r-1"),
+                ("Date", "Thu Nov 26 18:00:00 2026"),
+            ];
             ambient("HDR-05", &[exchange("GET", URL, 200, &h, json!({}))]).0
         }),
         passing("HDR-05", "an RFC 1123 Date", || {

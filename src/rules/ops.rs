@@ -243,9 +243,8 @@ pub(crate) fn ended_before(
         None => {
             let date = superseding.response.as_ref().and_then(|r| r.header("date"));
             let Some((t, date)) = date.and_then(|d| {
-                chrono::DateTime::parse_from_rfc2822(d.trim())
-                    .ok()
-                    .map(|t| (t, d))
+                crate::http::parse_http_date(d)
+                    .map(|t| (chrono::DateTime::<chrono::Utc>::from(t).fixed_offset(), d))
             }) else {
                 return Some(format!(
                     "the operation ended {status} at {end_text}, and nothing tells when the DELETE arrived (no operation startTime, no Date)"
