@@ -1,12 +1,15 @@
 //! Positioned diagnostics: what a suite or target file got wrong, where, and what was expected.
 //!
 //! A [`Diagnostic`] names file, line and column; [`Diagnostic::render`] prints it the way
-//! compilers do (`--> file:line:col`, the offending line, a caret) so a user can fix the file
-//! without guessing. Loaders collect every diagnostic of a file instead of stopping at the first.
+//! cargo and rustc do, with the renderer they use (`annotate-snippets`: `--> file:line:col`,
+//! the offending line, a caret, what was expected) so a user can fix the file without
+//! guessing. Loaders collect every diagnostic of a file instead of stopping at the first.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 
 /// A position in a source file (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -68,26 +71,52 @@ impl Diagnostic {
         self
     }
 
-    /// Render with the source line and a caret under the column.
+    /// Render as cargo and rustc do (`annotate-snippets`, plain: reports and pipes take the
+    /// text as it is): `error: …`, `--> file:line:col`, the source line with a caret under the
+    /// column, and what was expected as an `= expected: …` footer.
     pub fn render(&self, source: Option<&str>) -> String {
-        let mut out = format!("error: {}\n  --> {}\n", self.message, self.pos);
-        if let Some(line) = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1))) {
-            let num = self.pos.line.to_string();
-            let pad = " ".repeat(num.len());
-            // Columns count characters; tabs are kept so the caret lines up in a terminal.
-            let prefix: String = line
-                .chars()
-                .take(self.pos.col.saturating_sub(1))
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
-            // Credentials in a URL (`https://user:pass@host`) are never echoed back; the
-            // caret stays under the same column because the mask keeps the line's length.
-            let line = mask_userinfo(line);
-            out.push_str(&format!("{pad} |\n{num} | {line}\n{pad} | {prefix}^\n"));
-        }
+        let path = self.pos.file.display().to_string();
+        let mut group = Group::with_title(Level::ERROR.primary_title(self.message.as_str()));
+        let line = source.and_then(|s| s.lines().nth(self.pos.line.saturating_sub(1)));
+        group = match line {
+            Some(line) => {
+                // Credentials in a URL (`https://user:pass@host`) are never echoed back; the
+                // mask keeps the line's length, so the column still points at the same text.
+                let mut line = mask_userinfo(line);
+                // A column past the end (a missing value at the end of the line) points just
+                // after the line's last character, where the renderer can put a caret: padding
+                // keeps the column shown the one the diagnostic names.
+                let col = self.pos.col.max(1);
+                let chars = line.chars().count();
+                if col > chars + 1 {
+                    line.extend(std::iter::repeat_n(' ', col - chars - 1));
+                }
+                // Columns count characters; the renderer's spans are byte offsets.
+                let at = line
+                    .char_indices()
+                    .nth(col - 1)
+                    .map_or(line.len(), |(i, _)| i);
+                group.element(
+                    Snippet::source(line)
+                        .line_start(self.pos.line)
+                        .path(path)
+                        .annotation(AnnotationKind::Primary.span(at..at)),
+                )
+            }
+            None => group.element(
+                Origin::path(path)
+                    .line(self.pos.line)
+                    .char_column(self.pos.col),
+            ),
+        };
         if let Some(exp) = &self.expected {
-            out.push_str(&format!("  = expected: {exp}\n"));
+            // The renderer normalizes titles and source lines (tabs, control characters) but
+            // takes messages as styled text: a hint can quote the file, so it is normalized too.
+            let exp = annotate_snippets::normalize_untrusted_str(exp);
+            group = group.element(Level::NOTE.with_name("expected").message(exp));
         }
+        let mut out = Renderer::plain().render(&[group]);
+        out.push('\n');
         out
     }
 }
@@ -217,14 +246,88 @@ fn levenshtein(a: &str, b: &str) -> usize {
 mod tests {
     use super::*;
 
+    fn diag(line: usize, col: usize, message: &str) -> Diagnostic {
+        let file: Arc<Path> = Arc::from(Path::new("suites/x.yaml"));
+        Diagnostic::new(Pos::new(&file, line, col), message)
+    }
+
     #[test]
     fn renders_caret_under_column() {
+        let d = diag(2, 5, "unknown key `stauts`").expected("status");
+        assert_eq!(
+            d.render(Some("a: 1\nb:  stauts\n")),
+            "error: unknown key `stauts`\n --> suites/x.yaml:2:5\n  |\n2 | b:  stauts\n  |     ^\n  |\n  = expected: status\n"
+        );
+        // Wider line numbers widen the gutter; no hint, no footer.
+        let text = diag(12, 1, "bad").render(Some(&"x\n".repeat(12)));
+        assert!(
+            text.ends_with("  --> suites/x.yaml:12:1\n   |\n12 | x\n   | ^\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn columns_count_characters_and_tabs_line_up() {
+        // A tab is shown as spaces and the caret moves with it; columns are characters.
+        let text = diag(1, 5, "m").render(Some("\tb:\tx"));
+        assert!(
+            text.contains("1 |     b:    x\n  |           ^\n"),
+            "{text}"
+        );
+        let text = diag(1, 6, "m").render(Some("日本語: x"));
+        assert!(text.contains("--> suites/x.yaml:1:6\n"), "{text}");
+        assert!(text.contains("1 | 日本語: x\n  |         ^\n"), "{text}");
+    }
+
+    #[test]
+    fn credentials_and_control_characters_are_never_echoed() {
+        let text = diag(1, 11, "m").render(Some("base_url: https://me:hunter2@h/\u{1b}[31m"));
+        assert!(
+            !text.contains("hunter2") && !text.contains('\u{1b}'),
+            "{text}"
+        );
+        assert!(text.contains("https://**********@h/"), "{text}");
+        assert!(text.contains("--> suites/x.yaml:1:11\n"), "{text}");
+    }
+
+    #[test]
+    fn positions_past_the_line_or_the_file_keep_their_column() {
+        // Past the end of the line: the caret after it, at the column named.
+        let text = diag(1, 9, "m").render(Some("key:"));
+        assert!(text.contains("--> suites/x.yaml:1:9\n"), "{text}");
+        assert!(text.contains("  |         ^\n"), "{text}");
+        // No such line (or no source): the position alone, and the hint.
+        let text = diag(3, 1, "end of file")
+            .expected("a value")
+            .render(Some("a: 1\n"));
+        assert_eq!(
+            text,
+            "error: end of file\n--> suites/x.yaml:3:1\n = expected: a value\n"
+        );
+    }
+
+    #[test]
+    fn a_report_renders_every_diagnostic_of_each_file() {
         let file: Arc<Path> = Arc::from(Path::new("suites/x.yaml"));
-        let d = Diagnostic::new(Pos::new(&file, 2, 5), "unknown key `stauts`").expected("status");
-        let text = d.render(Some("a: 1\nb:  stauts\n"));
-        assert!(text.contains("--> suites/x.yaml:2:5"), "{text}");
-        assert!(text.contains("2 | b:  stauts\n  |     ^"), "{text}");
-        assert!(text.contains("expected: status"));
+        let mut r = Report::default();
+        r.add_source(&file, Arc::from("a: secret\nb: 2\n"));
+        r.push(Diagnostic::new(Pos::new(&file, 1, 4), "first `secret`"));
+        r.push(Diagnostic::new(Pos::new(&file, 2, 4), "second").expected("secret"));
+        r.scrub(&|l| l.replace("secret", "******"), &|t| {
+            t.replace("secret", "[REDACTED]")
+        });
+        let text = r.render();
+        assert!(!text.contains("secret"), "{text}");
+        assert!(
+            text.contains("error: first `[REDACTED]`\n --> suites/x.yaml:1:4\n"),
+            "{text}"
+        );
+        assert!(text.contains("1 | a: ******\n  |    ^\n"), "{text}");
+        assert!(
+            text.contains("error: second\n --> suites/x.yaml:2:4\n"),
+            "{text}"
+        );
+        assert!(text.contains("= expected: [REDACTED]\n"), "{text}");
     }
 
     #[test]
