@@ -5,6 +5,10 @@
 //! every 30 s; and in both, a notice when a test runs long. `-v` shows each exchange as it
 //! happens (already redacted).
 //!
+//! The live line is an `indicatif` bar on stderr: it draws and clears itself, and stays hidden
+//! when stderr is no terminal (or a dumb one). Every other line is written with the bar lifted
+//! ([`ProgressBar::suspend`]), so a libtest line and the live line never share a row.
+//!
 //! Writing never panics: a closed stdout (`rpconform run ... | head`) only stops the printing;
 //! the run goes on, cleans up and writes its reports.
 
@@ -12,6 +16,8 @@ use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressFinish, ProgressStyle};
 
 use crate::http::Exchange;
 use crate::report::{ScenarioResult, Status};
@@ -72,16 +78,20 @@ fn no_color_env() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
+/// Makes the target the live line is drawn on (stderr in a run), anew each time the line
+/// reappears after it was cleared.
+pub type LiveTarget = Box<dyn Fn() -> ProgressDrawTarget + Send + Sync>;
+
 struct Out {
     sink: Box<dyn Write + Send>,
-    /// stderr: notices, the live line (in a terminal), heartbeats.
+    /// stderr: notices, heartbeats (the live line is the bar's).
     err: Box<dyn Write + Send>,
     /// stdout (or the log) failed: a closed pipe. Nothing more is written there.
     closed: bool,
     /// Characters on the current terse line.
     terse_col: usize,
-    /// The live line is on screen (stderr) and must be cleared before other output.
-    status_shown: bool,
+    /// The live line, while it is on screen.
+    bar: Option<ProgressBar>,
     last_heartbeat: Instant,
     /// When a status line (`deleting N resources`) was last printed, without a terminal.
     last_status: Option<Instant>,
@@ -114,8 +124,8 @@ struct Progress {
 pub struct Console {
     opts: ConsoleOptions,
     color: bool,
-    /// A live progress line on stderr (a terminal, not quiet, no logfile).
-    live: bool,
+    /// Where a live progress line is drawn: a terminal's stderr, not quiet, no logfile.
+    live: Option<LiveTarget>,
     /// Heartbeat and slow-test lines on stderr.
     notices: bool,
     out: Mutex<Out>,
@@ -145,32 +155,32 @@ impl Console {
             Some(p) => (Box::new(std::fs::File::create(p)?), false),
             None => (Box::new(std::io::stdout()), std::io::stdout().is_terminal()),
         };
-        let err_tty = std::io::stderr().is_terminal();
         Ok(Self::with_sinks(
             opts,
             sink,
             tty,
             Box::new(std::io::stderr()),
-            err_tty,
+            Box::new(ProgressDrawTarget::stderr),
         ))
     }
 
-    /// A console writing to these sinks; `err_tty`: stderr is a terminal (the live line and its
-    /// carriage returns go there only then; plain lines otherwise).
+    /// A console writing to these sinks, its live line drawn on what `live` makes (only when
+    /// that is a terminal: plain lines on `err` otherwise).
     pub fn with_sinks(
         opts: ConsoleOptions,
         sink: Box<dyn Write + Send>,
         tty: bool,
         err: Box<dyn Write + Send>,
-        err_tty: bool,
+        live: LiveTarget,
     ) -> Console {
         let color = match opts.color {
             Color::Always => true,
             Color::Never => false,
             Color::Auto => tty && !no_color_env(),
         };
+        let live = (opts.logfile.is_none() && !opts.quiet && !live().is_hidden()).then_some(live);
         Console {
-            live: opts.logfile.is_none() && err_tty && !opts.quiet,
+            live,
             notices: opts.logfile.is_none(),
             color,
             out: Mutex::new(Out {
@@ -178,7 +188,7 @@ impl Console {
                 err,
                 closed: false,
                 terse_col: 0,
-                status_shown: false,
+                bar: None,
                 last_heartbeat: Instant::now(),
                 last_status: None,
             }),
@@ -216,12 +226,35 @@ impl Console {
         }
     }
 
+    /// Remove the live line from the screen (it is drawn anew by the next [`Console::tick`]).
     fn clear_status(out: &mut Out) {
-        if out.status_shown {
-            let _ = out.err.write_all(b"\r\x1b[2K");
-            let _ = out.err.flush();
-            out.status_shown = false;
+        if let Some(bar) = out.bar.take() {
+            bar.finish_and_clear();
         }
+    }
+
+    /// Write with the live line lifted: it is cleared, `write` runs, and it is drawn again
+    /// below what was written. Every write happens with `out` locked, and the bar's own lock
+    /// is only ever taken inside that one, so the two cannot deadlock.
+    fn above_live(out: &mut Out, write: impl FnOnce(&mut Out)) {
+        match out.bar.clone() {
+            Some(bar) => bar.suspend(|| write(out)),
+            None => write(out),
+        }
+    }
+
+    /// Show `text` as the live line, drawing the bar if it is not on screen.
+    fn show_live(&self, out: &mut Out, text: String) {
+        let Some(target) = &self.live else { return };
+        let bar = out.bar.get_or_insert_with(|| {
+            // The text is the whole line, cut to the terminal's width.
+            let style = ProgressStyle::with_template("  {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            ProgressBar::with_draw_target(None, target())
+                .with_style(style)
+                .with_finish(ProgressFinish::AndClear)
+        });
+        bar.set_message(text);
     }
 
     /// Before a line on stderr: a row of `-q` characters on stdout is ended first, so the
@@ -235,21 +268,23 @@ impl Console {
 
     /// A whole line on stderr.
     fn err_line(out: &mut Out, text: &str) {
-        Self::clear_status(out);
-        Self::end_terse_row(out);
-        let _ = writeln!(out.err, "{text}");
-        let _ = out.err.flush();
+        Self::above_live(out, |out| {
+            Self::end_terse_row(out);
+            let _ = writeln!(out.err, "{text}");
+            let _ = out.err.flush();
+        });
     }
 
-    /// A whole line on stdout (clears the live line first).
+    /// A whole line on stdout (above the live line).
     pub fn line(&self, text: &str) {
         let mut out = self.lock();
-        Self::clear_status(&mut out);
-        if out.terse_col > 0 {
-            Self::write_out(&mut out, "\n", false);
-            out.terse_col = 0;
-        }
-        Self::write_out(&mut out, &format!("{text}\n"), true);
+        Self::above_live(&mut out, |out| {
+            if out.terse_col > 0 {
+                Self::write_out(out, "\n", false);
+                out.terse_col = 0;
+            }
+            Self::write_out(out, &format!("{text}\n"), true);
+        });
     }
 
     /// A line on stderr (notices, warnings); never fails.
@@ -268,10 +303,8 @@ impl Console {
             return;
         }
         let mut out = self.lock();
-        if self.live {
-            let _ = write!(out.err, "\r\x1b[2K  {text}");
-            let _ = out.err.flush();
-            out.status_shown = true;
+        if self.live.is_some() {
+            self.show_live(&mut out, text.to_string());
         } else if out
             .last_status
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(2))
@@ -366,7 +399,6 @@ impl Console {
                 (p.done, p.total)
             };
             let mut out = self.lock();
-            Self::clear_status(&mut out);
             Self::write_out(&mut out, &c, true);
             out.terse_col += 1;
             if out.terse_col >= TERSE_WIDTH {
@@ -575,15 +607,8 @@ impl Console {
             self.note(&s);
         }
         let mut out = self.lock();
-        if self.live {
-            let cols = 120;
-            let mut text = format!("  {line}");
-            if text.chars().count() > cols {
-                text = text.chars().take(cols).collect();
-            }
-            let _ = write!(out.err, "\r\x1b[2K{text}");
-            let _ = out.err.flush();
-            out.status_shown = true;
+        if self.live.is_some() {
+            self.show_live(&mut out, line);
         } else if now - out.last_heartbeat >= self.opts.heartbeat && running > 0 {
             out.last_heartbeat = now;
             Self::err_line(&mut out, &format!("rpconform: {line}"));
