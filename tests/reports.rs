@@ -7,52 +7,82 @@
 
 mod common;
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use common::shared::shared_run;
 use common::{FAST, QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, read_junit, read_report, rpconform};
 use serde_json::Value;
 
-/// A run's report directory, kept for every test of this file.
+/// A run's report directory.
 struct Run {
-    dir: Scratch,
+    dir: PathBuf,
     code: i32,
     stdout: String,
 }
 
-fn run(label: &str, extra: &[&str]) -> Run {
+impl Run {
+    fn reports(&self) -> PathBuf {
+        self.dir.join("reports")
+    }
+}
+
+/// `rpconform run suites` (fast, gated) with `extra`, in a scratch directory of its own.
+fn run(label: &str, extra: &[&str]) -> (Scratch, Run) {
     let dir = Scratch::new(label);
     let report_dir = dir.str("reports");
-    let mut args = vec!["run", "suites", "--report-dir", &report_dir, "-q"];
-    args.extend_from_slice(FAST);
-    // Operations end only once seen running: every rule judged while one runs gets its
-    // verdict whatever the machine's load, so the clean run is complete.
-    args.extend(["--hold-reads", "3"]);
-    args.extend_from_slice(extra);
+    let mut args = vec!["run", "suites", "--report-dir", &report_dir];
+    args.extend(run_args(extra));
     let out = rpconform(&args, RUN_TIMEOUT);
     assert!(
         dir.join("reports/report.json").exists(),
         "no report.json\n{}",
         out.tail(3000)
     );
-    Run {
+    let run = Run {
         code: out.code(),
         stdout: out.stdout,
-        dir,
+        dir: dir.path.clone(),
+    };
+    (dir, run)
+}
+
+/// The flags of every run here, then `extra`.
+fn run_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["-q"];
+    args.extend_from_slice(FAST);
+    // Operations end only once seen running: every rule judged while one runs gets its
+    // verdict whatever the machine's load, so the clean run is complete.
+    args.extend(["--hold-reads", "3"]);
+    args.extend_from_slice(extra);
+    args
+}
+
+/// The clean and the faulty run are read by several tests, each a process of its own: run
+/// once for all of them ([`shared_run`]).
+fn shared(extra: &[&str]) -> Run {
+    let mut args = vec!["run", "suites"];
+    args.extend(run_args(extra));
+    let r = shared_run(&args, RUN_TIMEOUT);
+    Run {
+        dir: r.dir,
+        code: r.code,
+        stdout: r.stdout,
     }
 }
 
 fn clean() -> &'static Run {
     static R: OnceLock<Run> = OnceLock::new();
-    R.get_or_init(|| run("clean", &[]))
+    R.get_or_init(|| shared(&[]))
 }
 
 fn faulty() -> &'static Run {
     static R: OnceLock<Run> = OnceLock::new();
-    R.get_or_init(|| run("faulty", &["--fault", "relative-location"]))
+    R.get_or_init(|| shared(&["--fault", "relative-location"]))
 }
 
 fn text(run: &Run, file: &str) -> String {
-    std::fs::read_to_string(run.dir.join("reports").join(file))
+    std::fs::read_to_string(run.reports().join(file))
         .unwrap_or_else(|e| panic!("cannot read {file}: {e}"))
 }
 
@@ -75,7 +105,7 @@ fn one_ambient_fault_is_one_failed_rule_named_first() {
         assert_eq!(id, "LOC-02", "{file} must name LOC-02 first:\n{md}");
         assert!(line < 10, "{file} names LOC-02 on line {line}:\n{md}");
     }
-    let report = read_report(&f.dir.join("reports"));
+    let report = read_report(&f.reports());
     let loc = report["conformance"]["rules"]
         .as_array()
         .unwrap()
@@ -111,7 +141,7 @@ fn one_ambient_fault_is_one_failed_rule_named_first() {
 #[test]
 fn junit_shows_the_rule_once_with_file_and_line_and_run_properties_once() {
     let f = faulty();
-    let junit = read_junit(&f.dir.join("reports"));
+    let junit = read_junit(&f.reports());
     let run = &junit.test_suites[0];
     assert_eq!(run.name.as_str(), "run");
     let conf = &junit.test_suites[1];
@@ -162,10 +192,10 @@ fn junit_shows_the_rule_once_with_file_and_line_and_run_properties_once() {
 #[test]
 fn a_clean_run_passes_and_its_report_json_is_small() {
     let c = clean();
-    let size = std::fs::metadata(c.dir.join("reports/report.json"))
+    let size = std::fs::metadata(c.reports().join("report.json"))
         .unwrap()
         .len();
-    let report = read_report(&c.dir.join("reports"));
+    let report = read_report(&c.reports());
     // Passing tests keep a sample of their exchanges, not their transcripts.
     let tests = report["results"].as_array().map_or(1, |r| r.len().max(1)) as u64;
     assert!(
@@ -219,7 +249,10 @@ fn a_clean_run_passes_and_its_report_json_is_small() {
 #[test]
 fn report_diff_names_what_got_worse() {
     let (c, f) = (clean(), faulty());
-    let (old, new) = (c.dir.str("reports"), f.dir.str("reports"));
+    let (old, new) = (
+        c.reports().display().to_string(),
+        f.reports().display().to_string(),
+    );
     let out = rpconform(&["report", "diff", &old, &new], QUICK_TIMEOUT);
     assert_eq!(out.code(), 1, "{}", out.tail(3000));
     assert!(
@@ -352,7 +385,7 @@ fn the_listing_marks_not_applicable_tests_and_judges_what_runs_judge() {
     let list = listing(&[]);
     // Soundness of the selection: every rule a test judged in the clean run is one the
     // listing says it can judge.
-    let report = read_report(&clean().dir.join("reports"));
+    let report = read_report(&clean().reports());
     for r in report["results"].as_array().unwrap() {
         let name = r["name"].as_str().unwrap();
         let t = list.iter().find(|t| t["name"] == name).unwrap();
@@ -373,11 +406,11 @@ fn the_listing_marks_not_applicable_tests_and_judges_what_runs_judge() {
 
 #[test]
 fn rule_selection_runs_only_and_every_test_that_judges_the_rule() {
-    let sel = run(
+    let (_scratch, sel) = run(
         "rule-loc02",
         &["--fault", "relative-location", "--rule", "LOC-02"],
     );
-    let report = read_report(&sel.dir.join("reports"));
+    let report = read_report(&sel.reports());
     let listed = listing(&["--rule", "LOC-02"]);
     let names: Vec<&str> = listed.iter().filter_map(|t| t["name"].as_str()).collect();
     let ran: Vec<&Value> = report["results"].as_array().unwrap().iter().collect();
@@ -401,7 +434,7 @@ fn rule_selection_runs_only_and_every_test_that_judges_the_rule() {
         );
     }
     // Every test that judged LOC-02 in the full faulty run is selected.
-    let full = read_report(&faulty().dir.join("reports"));
+    let full = read_report(&faulty().reports());
     for r in full["results"].as_array().unwrap() {
         if judged(r).iter().any(|x| x == "LOC-02") {
             assert!(

@@ -9,6 +9,7 @@
 
 pub mod gateway;
 pub mod http;
+pub mod shared;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;

@@ -32,6 +32,9 @@ pub enum Mode {
 
 #[derive(Default)]
 struct Store {
+    /// Resource groups that exist (lowercase paths): a deleted one reads 404, as ARM's does,
+    /// so a run's cleanup sees its group gone instead of waiting out the deadline.
+    groups: std::collections::HashSet<String>,
     gizmos: HashMap<String, Value>,
     /// Operation id → (status, reads left until it ends, tenant, caller, what it deletes).
     ops: HashMap<String, Op>,
@@ -179,7 +182,7 @@ fn route(rp: &Rp, method: &Method, uri: &Uri, h: &HeaderMap, body: &Bytes) -> Re
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["subscriptions", _, "resourcegroups", _] => group(method, &path),
+        ["subscriptions", _, "resourcegroups", _] => group(rp, method, &path),
         [
             "subscriptions",
             _,
@@ -237,20 +240,43 @@ fn route(rp: &Rp, method: &Method, uri: &Uri, h: &HeaderMap, body: &Bytes) -> Re
     }
 }
 
-fn group(method: &Method, path: &str) -> Response {
+fn group(rp: &Rp, method: &Method, path: &str) -> Response {
     let name = path.rsplit('/').next().unwrap_or("");
+    let key = path.to_ascii_lowercase();
+    let mut s = rp.store.lock().unwrap();
     match *method {
-        Method::PUT => json_reply(
-            StatusCode::CREATED,
-            json!({"id": path, "name": name, "location": "eastus", "properties": {"provisioningState": "Succeeded"}}),
-            &[],
-        ),
-        Method::GET => json_reply(
+        Method::PUT => {
+            let created = s.groups.insert(key);
+            json_reply(
+                if created {
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                },
+                json!({"id": path, "name": name, "location": "eastus", "properties": {"provisioningState": "Succeeded"}}),
+                &[],
+            )
+        }
+        Method::GET if s.groups.contains(&key) => json_reply(
             StatusCode::OK,
             json!({"id": path, "name": name, "location": "eastus"}),
             &[],
         ),
-        Method::DELETE => StatusCode::OK.into_response(),
+        Method::GET => error(
+            StatusCode::NOT_FOUND,
+            "ResourceGroupNotFound",
+            "no such resource group",
+        ),
+        Method::DELETE => {
+            if !s.groups.remove(&key) {
+                return StatusCode::NO_CONTENT.into_response();
+            }
+            // A group's delete takes what is in it.
+            let inside = format!("{key}/");
+            s.gizmos
+                .retain(|k, _| !k.to_ascii_lowercase().starts_with(&inside));
+            StatusCode::OK.into_response()
+        }
         _ => error(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "no"),
     }
 }
