@@ -440,27 +440,31 @@ fn list(rp: &Rp, h: &HeaderMap, uri: &Uri) -> Response {
         .filter(|(k, _)| k.starts_with(&prefix))
         .map(|(_, v)| v)
         .collect();
-    items.sort_by_key(|v| v["name"].as_str().unwrap_or("").to_string());
-    let skip: usize = uri
+    items.sort_by_key(|v| v["name"].as_str().unwrap_or("").to_ascii_lowercase());
+    // The continuation token is the last name returned, not a position: other tests create and
+    // delete in the same group while a list pages, and a position would skip a resource that
+    // stayed put the whole time.
+    let after = uri
         .query()
         .unwrap_or("")
         .split('&')
         .find_map(|p| p.strip_prefix("$skipToken="))
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(0);
-    let page: Vec<Value> = items
-        .iter()
-        .skip(skip)
-        .take(1)
-        .map(|v| (*v).clone())
+        .map(str::to_string);
+    let rest: Vec<&Value> = items
+        .into_iter()
+        .filter(|v| match &after {
+            Some(a) => v["name"].as_str().unwrap_or("").to_ascii_lowercase() > *a,
+            None => true,
+        })
         .collect();
+    let page: Vec<Value> = rest.iter().take(1).map(|v| (*v).clone()).collect();
     let mut body = json!({"value": page});
-    if skip + 1 < items.len() {
+    if rest.len() > 1 {
+        let last = page[0]["name"].as_str().unwrap_or("").to_ascii_lowercase();
         body["nextLink"] = json!(format!(
-            "{}{}?api-version={API_VERSION}&$skipToken={}",
+            "{}{}?api-version={API_VERSION}&$skipToken={last}",
             base(rp, h),
             uri.path(),
-            skip + 1
         ));
     }
     json_reply(StatusCode::OK, body, &[])
