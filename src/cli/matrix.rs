@@ -44,6 +44,8 @@ struct Job {
     variants: Vec<Variant>,
     /// Run only the tests `--coverage min` keeps (else every test).
     minimal: bool,
+    /// Run exactly these tests (names from the minimal set), instead of `minimal`'s choice.
+    only: Vec<String>,
     dir: PathBuf,
 }
 
@@ -94,10 +96,15 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
     for s in &a.schemas {
         v.extend(["--schemas".into(), s.clone()]);
     }
-    for f in filters {
+    // Exact names replace the filters: they were chosen among the tests the filters select.
+    for f in if job.only.is_empty() {
+        filters
+    } else {
+        &job.only
+    } {
         v.extend(["--filter".into(), f.clone()]);
     }
-    if a.exact {
+    if a.exact || !job.only.is_empty() {
         v.push("--exact".into());
     }
     for s in &a.skip {
@@ -109,10 +116,61 @@ fn child_args(a: &RunArgs, paths: &[PathBuf], filters: &[String], job: &Job) -> 
     for x in &job.variants {
         v.extend(["--variant".into(), x.name().into()]);
     }
-    if job.minimal || a.coverage == "min" {
+    if job.only.is_empty() && (job.minimal || a.coverage == "min") {
         v.extend(["--coverage".into(), "min".into()]);
     }
     v
+}
+
+/// The tests `--coverage min` keeps with `variants` on, each with the rules it is written to
+/// judge (`--list --format json`'s `judges`): runnable ones only.
+fn minimal_set(
+    a: &RunArgs,
+    paths: &[PathBuf],
+    filters: &[String],
+    variants: &[Variant],
+) -> Result<Vec<(String, BTreeSet<String>)>, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find rpconform: {e}"))?;
+    let job = Job {
+        key: "list".into(),
+        faults: Vec::new(),
+        variants: variants.to_vec(),
+        minimal: true,
+        only: Vec::new(),
+        dir: a.report_dir.clone(),
+    };
+    let mut args = child_args(a, paths, filters, &job);
+    args.extend(["--list".into(), "--format".into(), "json".into()]);
+    let out = Command::new(exe)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot list the minimal set: {e}"))?;
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("cannot read the minimal set's listing: {e}"))?;
+    Ok(listed
+        .iter()
+        .filter(|t| t["status"] == "runnable")
+        .filter_map(|t| {
+            let judges = t["judges"].as_array()?.iter();
+            Some((
+                t["name"].as_str()?.to_string(),
+                judges
+                    .filter_map(|r| r.as_str().map(str::to_string))
+                    .collect(),
+            ))
+        })
+        .collect())
+}
+
+/// The tests of the minimal set written to judge any of `fault`'s rules: every test of that
+/// set that can catch it (a test judges no rule outside what it is written to judge).
+fn judging(set: &[(String, BTreeSet<String>)], fault: Fault) -> Vec<String> {
+    set.iter()
+        .filter(|(_, judges)| fault.rules().iter().any(|r| judges.contains(*r)))
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// Run one child to its end (or kill it at the bound) and read its report.
@@ -440,9 +498,10 @@ fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
 }
 
 /// The fault rows of one matrix: every fault that can be observed, first run on the tests
-/// `--coverage min` keeps (one set for every row: it must catch them all), and again on every
-/// test when that run did not catch it (not under `--coverage min`). Returns the rows and
-/// whether all were caught.
+/// `--coverage min` keeps (one set for every row: it must catch them all; under the variants,
+/// only those of the set written to judge the fault's rules), and again on every test when that
+/// run did not catch it (not under `--coverage min`). Returns the rows and whether all were
+/// caught.
 fn fault_rows(
     a: &RunArgs,
     p: &Prepared,
@@ -458,15 +517,20 @@ fn fault_rows(
         .collect();
     // Under --coverage min every row runs the one minimal set, and that is all.
     let only_min = a.coverage == "min";
-    let job = |f: Fault, first: bool| Job {
+    let job = |f: Fault, first: bool, only: Vec<String>| Job {
         key: format!(
             "{prefix}{}{}",
             f.name(),
-            if first { " (minimal)" } else { "" }
+            match (first, only.is_empty()) {
+                (false, _) => "",
+                (true, true) => " (minimal)",
+                (true, false) => " (minimal, judging its rules)",
+            }
         ),
         faults: vec![f],
         variants: with.to_vec(),
         minimal: first,
+        only,
         dir: dir.join(if first {
             format!("{}-minimal", f.name())
         } else {
@@ -478,7 +542,29 @@ fn fault_rows(
         .copied()
         .filter(|f| unobservable(*f, &p.target).is_none())
         .collect();
-    let first: Vec<Job> = observable.iter().map(|f| job(*f, true)).collect();
+    // Where other failed rules are only shown (under the variants), a row needs only the tests
+    // of the minimal set that can catch its fault: those written to judge one of its rules.
+    // Where they fail the row (the fault matrix), every test of the set must run.
+    let set = match extras {
+        Extras::Shown { .. } => match minimal_set(a, &p.paths, &p.filters, with) {
+            Ok(set) => Some(set),
+            Err(e) => {
+                eprintln!("note: {e}; each row runs the whole minimal set");
+                None
+            }
+        },
+        Extras::Fail => None,
+    };
+    let first: Vec<Job> = observable
+        .iter()
+        .map(|f| {
+            job(
+                *f,
+                true,
+                set.as_deref().map(|s| judging(s, *f)).unwrap_or_default(),
+            )
+        })
+        .collect();
     let found = run_all(a, &p.paths, &p.filters, &first);
     let caught = |f: Fault, x: &Found| {
         x.broken.is_none() && f.rules().iter().all(|r| x.failed().contains(*r))
@@ -489,7 +575,7 @@ fn fault_rows(
         .iter()
         .zip(&found)
         .filter(|(f, x)| !only_min && !caught(**f, x))
-        .map(|(f, _)| job(*f, false))
+        .map(|(f, _)| job(*f, false, Vec::new()))
         .collect();
     let found_again = run_all(a, &p.paths, &p.filters, &again);
     let mut rows = Vec::new();
@@ -507,7 +593,8 @@ fn fault_rows(
         let i = observable.iter().position(|x| x == f).unwrap_or(0);
         let (x, note) = match again.iter().position(|j| j.faults.first() == Some(f)) {
             Some(k) => (&found_again[k], " (all scenarios)"),
-            None => (&found[i], " (--coverage min)"),
+            None if first[i].only.is_empty() => (&found[i], " (--coverage min)"),
+            None => (&found[i], " (--coverage min, the tests judging its rules)"),
         };
         let (row, good) = fault_row_with(Some(*f), x, note, extras);
         ok &= good;
@@ -545,6 +632,7 @@ pub fn fault_matrix(mut a: RunArgs) -> u8 {
         faults: Vec::new(),
         variants: Vec::new(),
         minimal: false,
+        only: Vec::new(),
         dir: dir.join("none"),
     };
     let found = run_all(&a, &p.paths, &p.filters, std::slice::from_ref(&clean));
@@ -589,6 +677,7 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         faults: Vec::new(),
         variants: Vec::new(),
         minimal: false,
+        only: Vec::new(),
         dir: dir.join("none"),
     }];
     // A variant of the set runs every test in the set's own full run: alone, the tests
@@ -599,6 +688,7 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         faults: Vec::new(),
         variants: vec![v],
         minimal: combined.contains(&v),
+        only: Vec::new(),
         dir: dir.join(v.name()),
     }));
     jobs.push(Job {
@@ -606,6 +696,7 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
         faults: Vec::new(),
         variants: combined.clone(),
         minimal: false,
+        only: Vec::new(),
         dir: dir.join("compatible-set"),
     });
     let found = run_all(&a, &p.paths, &p.filters, &jobs);

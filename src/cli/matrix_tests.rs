@@ -63,6 +63,7 @@ fn a_variant_row_allows_only_documented_should_failures() {
         faults: Vec::new(),
         variants: Vec::new(),
         minimal,
+        only: Vec::new(),
         dir: "x".into(),
     };
     let (row, ok) = variant_row(
@@ -153,6 +154,7 @@ fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
         faults: vec![Fault::FlatError],
         variants: vec![Variant::SyncPatch, Variant::WeakEtags],
         minimal: true,
+        only: Vec::new(),
         dir: "r/x".into(),
     };
     let v = child_args(&a, &[PathBuf::from("suites")], &[], &job).join(" ");
@@ -171,4 +173,39 @@ fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
     );
     assert!(v.contains("--coverage min"), "{v}");
     assert!(!v.contains("matrix"), "{v}");
+    // Exact names replace the filters and the coverage choice.
+    let named = Job {
+        only: vec!["a::b::widgets".into(), "c::d::gizmos".into()],
+        ..job
+    };
+    let v = child_args(&a, &[PathBuf::from("suites")], &["x".into()], &named).join(" ");
+    assert!(
+        v.contains("--filter a::b::widgets --filter c::d::gizmos --exact"),
+        "{v}"
+    );
+    assert!(
+        !v.contains("--filter x") && !v.contains("--coverage"),
+        "{v}"
+    );
+}
+
+#[test]
+fn a_narrowed_row_keeps_the_tests_written_to_judge_its_rules() {
+    let set = vec![
+        (
+            "a".to_string(),
+            ["LOC-02".to_string(), "HDR-01".to_string()]
+                .into_iter()
+                .collect(),
+        ),
+        (
+            "b".to_string(),
+            ["HDR-01".to_string()].into_iter().collect(),
+        ),
+        (
+            "c".to_string(),
+            ["LOC-02".to_string()].into_iter().collect(),
+        ),
+    ];
+    assert_eq!(judging(&set, Fault::RelativeLocation), ["a", "c"]);
 }
