@@ -10,7 +10,8 @@
 //!   runs under every variant: the set's run runs them all, and a variant of the set runs
 //!   alone on the tests `--coverage min` keeps (a variant left out of the set, on all); then the fault
 //!   matrix again with the combined set on, skipping the pairs a variant hides
-//!   (`hides_faults`), which the table says.
+//!   (`hides_faults`), which the table says. There other failed rules are only shown, so each
+//!   row first runs only the tests of the minimal set written to judge the fault's rules.
 //!
 //! Both use the hold-open gate (`--hold-reads`, default 3 here) so no verdict depends on
 //! machine load. Exit 1 when a row fails.
@@ -725,8 +726,8 @@ pub fn variant_matrix(mut a: RunArgs) -> u8 {
     let _ = writeln!(
         md,
         "\n`compatible-set` = {}.\n\n## The fault matrix with the compatible set on\n\n\
-         Each fault must still fail every rule it names (first on the tests `--coverage min` keeps, then, if \
-         needed, on all): no legal variant may hide it. The SHOULD rules the variants depart from are no \
+         Each fault must still fail every rule it names (first on the tests `--coverage min` keeps that are \
+         written to judge one of its rules, then, if needed, on all): no legal variant may hide it. The SHOULD rules the variants depart from are no \
          extra here; other rules that fail only with the variants on are listed, and are the fault matrix's \
          business without variants, where any extra fails the row.\n\n{FAULT_HEAD}",
         join(combined.iter().map(|v| v.name()))
