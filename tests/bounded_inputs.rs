@@ -3,7 +3,7 @@
 //! files only, and `cleanup --journal` honest about what it could not read and careful with a
 //! run that still runs.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

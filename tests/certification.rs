@@ -7,8 +7,8 @@
 //! - under `--retries`, a test whose every attempt went unanswered is an error, never flaky;
 //! - a certified run at time scale 1.
 
-mod common;
-mod hostile;
+use crate::common;
+use crate::hostile;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -8,7 +8,7 @@
 //! applicable, with the reason, never "not judged": only a subject the RP offered and the run
 //! failed to see makes a run incomplete.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! line holding a marker, the column of a token in it), so the cases read as plain YAML.
 //! One file with several mistakes must report all of them; a valid file checks clean.
 
-mod common;
+use crate::common;
 
 use common::{QUICK_TIMEOUT, Scratch, rpconform, schemas_dir};
 

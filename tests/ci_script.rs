@@ -5,7 +5,7 @@
 //! exits as the run's status says — 0 for an incomplete run, 1 for a broken rule or a
 //! certification refused, 2 for bad usage.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! broken file's mistakes positioned); `rpconform rules` prints the whole catalogue, also as
 //! JSON; `serve --list-faults` lists the fault knobs, each naming rules that exist.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

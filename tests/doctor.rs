@@ -3,8 +3,8 @@
 //! as such; warnings exit 0; and `run` stops at the same checks with one error, before any
 //! test (no per-test errors, no reports).
 
-mod common;
-mod local;
+use crate::common;
+use crate::local;
 
 use std::time::Duration;
 

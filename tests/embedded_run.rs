@@ -3,7 +3,7 @@
 //! report.json counts no failure or error, summary.md exists, and each records the time scale
 //! and that the run was accelerated. Also `--list` and a name filter that matches nothing.
 
-mod common;
+use crate::common;
 
 use common::{
     FAST, FAST_SCALE, QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, count, excerpt, read_junit, read_report,

@@ -3,7 +3,7 @@
 //! the others skipped "not run", never passed, and exits 1; `--rerun-failed` runs exactly the
 //! tests that failed before, and with none failed runs nothing and exits 0.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -2,10 +2,10 @@
 //! fixtures: per rule, the recordings that judged it, those that failed it and their RPs (the
 //! SDK package each fixture comes from, the part of its file name before the version). The
 //! table is recomputed here from a replay of every fixture and must match; after a change that
-//! moves a verdict, `RPCONFORM_BLESS=1 cargo test --test field_rates` rewrites it (and the diff
+//! moves a verdict, `RPCONFORM_BLESS=1 cargo test --test e2e field_rates::` rewrites it (and the diff
 //! shows which rule moved, on which RP).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -59,7 +59,7 @@ fn the_field_rates_are_what_replay_says_of_the_real_recordings() {
         }
     }
     let mut table = String::from(
-        "# rule\tjudged\tfailed\trps (written by tests/field_rates.rs: RPCONFORM_BLESS=1 cargo test --test field_rates)\n",
+        "# rule\tjudged\tfailed\trps (written by tests/field_rates.rs: RPCONFORM_BLESS=1 cargo test --test e2e field_rates::)\n",
     );
     for (id, n) in &judged {
         let f = failed.get(id).copied().unwrap_or(0);

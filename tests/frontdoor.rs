@@ -5,7 +5,7 @@
 //! the rule that judges it — rules that, without the front door (`front_door: none`, the run as
 //! it was), never fail them. Everything listens on 127.0.0.1.
 
-mod common;
+use crate::common;
 mod frontdoor_rp;
 
 use std::collections::BTreeSet;

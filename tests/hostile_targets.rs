@@ -13,11 +13,11 @@
 //! under 300 MB. The foreign-origin cases also check, on a second listener on 127.0.0.2, that
 //! no Authorization or secret header reached it.
 //!
-//! `HOSTILE_VERBOSE=1 cargo test --test hostile_targets -- --nocapture` prints each run's
+//! `HOSTILE_VERBOSE=1 cargo test --test e2e hostile_targets:: -- --nocapture` prints each run's
 //! time, peak memory and the reasons its report gives.
 
-mod common;
-mod hostile;
+use crate::common;
+use crate::hostile;
 
 use std::time::Duration;
 

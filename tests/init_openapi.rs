@@ -3,7 +3,7 @@
 //! from): the YAML parses, and its types, scopes, nesting, per-operation LRO patterns,
 //! actions and bodies are what the spec says. Plus the errors.
 
-mod common;
+use crate::common;
 #[path = "init_openapi/errors.rs"]
 mod errors;
 #[path = "init_openapi/support.rs"]

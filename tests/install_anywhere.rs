@@ -6,7 +6,7 @@
 //! adds to it, the same for `--schemas`; `--version` names the set. Nothing new is built: these
 //! run the test build's own binary (CARGO_BIN_EXE_rpconform).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! down and deletes everything the run created; destructive scenarios are skipped, with the
 //! reason, unless the resource group is one the run created or one marked disposable.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

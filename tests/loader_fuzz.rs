@@ -14,7 +14,7 @@
 //!
 //! No new dependency: the generator is a small xorshift64*.
 
-mod common;
+use crate::common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};

@@ -19,7 +19,7 @@
 //!   and a rule none of those judged is still a reason); every fault
 //!   still fails the rules it names with the set on (but those the set hides, listed).
 
-mod common;
+use crate::common;
 
 use common::{Scratch, rpconform};
 use std::collections::{BTreeMap, BTreeSet};

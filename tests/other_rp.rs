@@ -20,7 +20,7 @@
 //! Everything listens on 127.0.0.1; every run of the binary is killed after a generous bound.
 //! The three runs of the suites take about 30 s side by side.
 
-mod common;
+use crate::common;
 #[path = "other_rp/proxy.rs"]
 mod proxy;
 

@@ -4,7 +4,7 @@
 //! `hash:M/N`; a shard merged with itself, or with a whole run, is refused. Only `suites/etag.yaml` runs, to keep
 //! the test short; the five runs go at once.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! the two side by side); `--coverage min` judges exactly the rules the full run judges with at
 //! most a quarter of its PUTs, and says which tests stood in for which.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! the fault names (and reports it in report.json), the same route on a clean RP passes, a PUT
 //! is followed to its end and what it created is deleted, and bad usage exits 2.
 
-mod common;
+use crate::common;
 
 use common::{
     QUICK_TIMEOUT, RUN_TIMEOUT, Scratch, failed_rules, passed_rules, read_report, rpconform,

@@ -4,7 +4,7 @@
 //! The target here is a tiny raw-TCP server that records the bytes it receives and answers
 //! with fixed bytes.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

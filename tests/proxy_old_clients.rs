@@ -11,7 +11,7 @@
 //! anyway is read and never answered), and after every second answer on an HTTP/1.1
 //! connection (saying `Connection: close`).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

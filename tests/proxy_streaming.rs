@@ -4,7 +4,7 @@
 //! other end waits for those first bytes before it goes on), which each test bounds with a
 //! timeout. Both exchanges are still recorded and judged once they have passed.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -13,9 +13,9 @@
 //! and XML escapes, repeatedly) and searched, case-insensitively, for each secret, and
 //! exactly for each base64 form the server sent. A benchmark measures redacting 64 KiB.
 
-mod common;
-mod hostile;
-mod local;
+use crate::common;
+use crate::hostile;
+use crate::local;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -17,7 +17,7 @@
 //! - SPEC-06 looks into discriminated subtypes; an exchange without api-version is held to no
 //!   versioned spec file.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -156,7 +156,7 @@ fn a_large_har_is_read_in_bounded_memory() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "large_har_child",
+            "replay_large_har::large_har_child",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -8,10 +8,10 @@
 //! - no header rule fails where the recorder stripped the header (HDR-01 on vcrpy and Python
 //!   test-proxy files, Retry-After rules on vcrpy files).
 //!
-//! It prints the per-fixture table of failed rules (`cargo test --test replay_real --
-//! --nocapture`). The inferred target it writes is a valid target file.
+//! It prints the per-fixture table of failed rules (`cargo test --test e2e replay_real::
+//! -- --nocapture`). The inferred target it writes is a valid target file.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! selection runs only (and every) test that can judge the rule, report.json stays small, and
 //! report.html renders in headless Chromium (see `tests/html_report.rs`).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

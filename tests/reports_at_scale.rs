@@ -5,7 +5,7 @@
 //! run nor a run whose operations outlive the deadline shows a Rust debug form (`Some(`,
 //! `None`, `Running(`) in conformance.md, summary.md or junit.xml.
 
-mod common;
+use crate::common;
 
 use common::{RUN_TIMEOUT, Scratch, rpconform};
 

@@ -4,7 +4,7 @@
 //! --journal`), a closed stdout, throttling, the scheduler (tests at once, longest first),
 //! cleanup as each test ends, confirmed deletes, and `cleanup --sweep-tagged`.
 
-mod common;
+use crate::common;
 mod proxy;
 
 use std::io::Read;

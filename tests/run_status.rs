@@ -5,7 +5,7 @@
 //! junit.xml with an error), when the target file is bad (exit 2, nothing written), and when
 //! `--certify` is asked of an accelerated run (not certified, exit 1).
 
-mod common;
+use crate::common;
 
 use std::net::{Ipv4Addr, SocketAddr};
 

@@ -7,7 +7,7 @@
 //! - an endpoint that does not serve the target's namespace is said by `doctor` and blocks the
 //!   run before any rule is judged.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! location in the target file (never a suite of rpconform's), the suite lines only as related
 //! locations; and report.html stays small enough to open.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

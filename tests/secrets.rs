@@ -17,8 +17,8 @@
 //! Then every byte under the report directory and the captured output is searched for the
 //! token, its JWT middle (claims) and last (signature) segments, and the secret header value.
 
-mod common;
-mod hostile;
+use crate::common;
+use crate::hostile;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! the spec that drifted (a property's type changed, a status code left out) fails the SPEC
 //! rule that drift breaks, naming the JSON pointer and the spec file and line.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! YAML aliases (billion laughs, merge keys) are refused, never expanded. Every run is bounded
 //! in time and memory (`hostile::run_bounded`).
 
-mod common;
-mod hostile;
+use crate::common;
+use crate::hostile;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@
 //! It reads every Rust file under `tests/` and `refrp/tests/`, and the unit-test files beside
 //! the code (`src/**/*_tests.rs`, `src/**/tests.rs`). A finding names file and line.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

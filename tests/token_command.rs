@@ -9,9 +9,9 @@
 //! output) is refused with a clear message and never sent, and that a token file is read
 //! again when it changes. No token ever appears in a report or on the console.
 
-mod common;
-mod hostile;
-mod local;
+use crate::common;
+use crate::hostile;
+use crate::local;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

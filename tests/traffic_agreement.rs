@@ -12,7 +12,7 @@
 //!   monitor an operation belongs to, which request is a task write, which deletes form a
 //!   resource-group sweep), which traffic alone does not carry.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! HTTP surface of the conforming RP: routing, api-version, headers, error envelope,
 //! resource groups, validation, ETag tables, casing, systemData/tags, paging and SKUs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

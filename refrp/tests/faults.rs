@@ -2,7 +2,7 @@
 //! replaces is tested in `api.rs` and `lifecycle.rs`; the `mon-*` and task knobs are tested in
 //! `dataplane.rs` and `tasks.rs`.)
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

@@ -3,7 +3,7 @@
 //! expects. ARM's part is played by the headers it adds: a `Referer` holding the full public URL
 //! of the request, the caller's identity headers and `x-ms-arm-resource-system-data`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! action, parent/child propagation, dependencies, provisioningState-only PUTs, data-plane
 //! monitors and task API tasks.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

@@ -2,7 +2,7 @@
 //! one active operation per resource, cancel on DELETE, propagation on three levels,
 //! dependencies, the restart action and identity-scoped status reads.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

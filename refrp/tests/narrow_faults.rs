@@ -1,7 +1,7 @@
 //! The narrow fault knobs: each breaks its rule only in one place a lazy tester would not
 //! look, and the test shows both the break and that the same rule still holds elsewhere.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

@@ -2,7 +2,7 @@
 //! tracked type, a location-based proxy type, a tenant-level proxy type, an extension type,
 //! and a second namespace with its own api-version.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;

@@ -3,7 +3,7 @@
 //! and each task fault knob (on: the deviation shows; the conforming behaviour it replaces is
 //! checked by the tests above it).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! shows its legal behaviour and the rest of the flow stays conforming. Operations are held
 //! open by the gate (`gated(2)`), so "during the operation" is deterministic.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rpconform_refrp::Variant;

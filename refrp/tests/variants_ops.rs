@@ -1,7 +1,7 @@
 //! Variant knobs of operation URLs, operation resources, headers, ETags, errors, lists and the
 //! data plane; then every variant of the compatible set at once, and faults on top of it.
 
-mod common;
+use crate::common;
 
 use common::*;
 use reqwest::Method;
