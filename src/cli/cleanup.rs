@@ -117,10 +117,11 @@ async fn sweep_tagged(a: &CleanupArgs) -> u8 {
         "sweep".into(),
     ));
     // Every group of the subscription (ARM filters by tag name; the tags are checked here too).
-    let mut url = match url::Url::parse(&format!("{base}/subscriptions/{sub}/resourcegroups")) {
-        Ok(u) => u,
-        Err(e) => return usage(format!("invalid base URL: {e}")),
-    };
+    let mut url =
+        match crate::http::parse_url(&format!("{base}/subscriptions/{sub}/resourcegroups")) {
+            Ok(u) => u,
+            Err(e) => return usage(format!("invalid base URL: {e}")),
+        };
     url.query_pairs_mut()
         .append_pair("api-version", &api)
         .append_pair("$filter", &format!("tagName eq '{TAG_RUN}'"));

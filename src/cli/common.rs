@@ -228,7 +228,7 @@ pub(super) fn http_for(
 
 /// A URL's origin (`scheme://host[:port]`), lowercase.
 pub(super) fn origin_of(url: &str) -> Option<String> {
-    url::Url::parse(url)
+    crate::http::parse_url(url)
         .ok()
         .map(|u| u.origin().ascii_serialization().to_ascii_lowercase())
 }

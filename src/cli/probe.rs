@@ -129,7 +129,7 @@ fn parse_headers(given: &[String]) -> Result<Vec<(String, String)>, String> {
 /// A minimal target for an absolute URL: its origin, no credentials, the ARM and data-plane
 /// operation profiles, every path on it an ARM route (until an answer says otherwise); subscription and resource group from the path when it has them.
 fn inferred_target(url: &str) -> Result<Target, String> {
-    let u = url::Url::parse(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
+    let u = crate::http::parse_url(url).map_err(|e| format!("invalid URL `{url}`: {e}"))?;
     if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
         return Err(format!("`{url}` is not an absolute http(s) URL"));
     }
@@ -197,7 +197,7 @@ fn inferred_target(url: &str) -> Result<Target, String> {
 /// api-versions appended to handed-out links, as the Azure SDK team asks clients to). Used only if the answer
 /// turns out to be one.
 fn inferred_monitor(url: &str, method: &str) -> Option<crate::target::Monitor> {
-    let u = url::Url::parse(url).ok()?;
+    let u = crate::http::parse_url(url).ok()?;
     let mut origin = u.clone();
     origin.set_path("/");
     origin.set_query(None);

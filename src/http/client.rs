@@ -214,7 +214,7 @@ impl Http {
     /// to the RP's own origin, while the run plays ARM's part)?
     fn fronted(&self, req: &OutRequest) -> Option<&super::front_door::FrontDoor> {
         let fd = self.front_door()?;
-        let own = url::Url::parse(&req.url).is_ok_and(|u| self.same_origin(&u));
+        let own = crate::http::parse_url(&req.url).is_ok_and(|u| self.same_origin(&u));
         (own && req.surface == super::Surface::Arm).then_some(fd)
     }
 
@@ -222,7 +222,7 @@ impl Http {
     /// its own by that name (a scenario's `x-ms-home-tenant-id` plays another caller).
     fn with_front_door_headers(&self, mut req: OutRequest) -> OutRequest {
         if let Some(fd) = self.fronted(&req)
-            && let Ok(u) = url::Url::parse(&req.url)
+            && let Ok(u) = crate::http::parse_url(&req.url)
         {
             for (k, v) in fd.headers(&req.method, &u) {
                 if !req.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(&k)) {
@@ -236,7 +236,7 @@ impl Http {
     /// ARM's own answer to a request it never passes on, recorded as such.
     fn own_answer(&self, req: &OutRequest, role: Role) -> Option<Exchange> {
         let fd = self.fronted(req)?;
-        let u = url::Url::parse(&req.url).ok()?;
+        let u = crate::http::parse_url(&req.url).ok()?;
         let a = fd.own_answer(&u, req.body.as_ref().map_or(0, String::len))?;
         let mut ex = self.record(req, role);
         ex.front_door = Some(format!("ARM answered {} itself: {}", a.status, a.why));
@@ -253,7 +253,7 @@ impl Http {
     /// not parse, which [`Http::refusal`] says).
     pub fn guard_refusal(&self, method: &str, url: &str) -> Option<String> {
         let g = self.guard.get()?;
-        let u = url::Url::parse(url).ok()?;
+        let u = crate::http::parse_url(url).ok()?;
         g(method, &u).map(|why| self.redactor.text(&why))
     }
 
@@ -347,7 +347,7 @@ impl Http {
         if let Some(ex) = self.own_answer(&req, role) {
             return ex;
         }
-        let own = url::Url::parse(&req.url).is_ok_and(|u| self.same_origin(&u));
+        let own = crate::http::parse_url(&req.url).is_ok_and(|u| self.same_origin(&u));
         let mut throttled: Vec<Throttled> = Vec::new();
         let mut times = 0u32;
         let mut waited = Duration::ZERO;
@@ -531,7 +531,7 @@ impl Http {
     /// this first: waiting and retrying cannot change the answer.
     pub fn refusal(&self, url: &str) -> Option<String> {
         let routed = self.route(url);
-        let url = match url::Url::parse(&routed) {
+        let url = match crate::http::parse_url(&routed) {
             Ok(u) => u,
             Err(e) => return Some(format!("invalid URL `{}`: {e}", self.redactor.text(url))),
         };
@@ -557,7 +557,7 @@ impl Http {
         let refused = self
             .refusal(&req.url)
             .or_else(|| self.guard_refusal(&req.method, &req.url));
-        let url = url::Url::parse(&req.url).ok();
+        let url = crate::http::parse_url(&req.url).ok();
         let own = url.as_ref().is_some_and(|u| self.same_origin(u));
         ex.foreign = url.is_some() && !own;
         if let Some(why) = refused {
@@ -647,7 +647,7 @@ impl Http {
         // A Referer never carries userinfo (RFC 9110, 10.1.3), even when the base URL does.
         for (k, v) in headers.iter_mut() {
             if k.eq_ignore_ascii_case("referer")
-                && let Ok(mut u) = url::Url::parse(v)
+                && let Ok(mut u) = crate::http::parse_url(v)
                 && (!u.username().is_empty() || u.password().is_some())
             {
                 let _ = u.set_username("");

@@ -99,7 +99,7 @@ impl FrontDoor {
         endpoint: &url::Url,
         caller: Caller,
     ) -> Result<FrontDoor, String> {
-        let public = url::Url::parse(&format!("https://{public_host}/"))
+        let public = crate::http::parse_url(&format!("https://{public_host}/"))
             .ok()
             .filter(|u| u.host_str().is_some() && u.path() == "/")
             .ok_or_else(|| format!("front_door: `{public_host}` is not a host name"))?;
@@ -134,7 +134,7 @@ impl FrontDoor {
     /// A URL on the public host, routed to the RP's endpoint (its path under the endpoint's
     /// prefix, the query kept); `None` for any other URL.
     pub fn route(&self, url: &str) -> Option<String> {
-        let u = url::Url::parse(url).ok()?;
+        let u = crate::http::parse_url(url).ok()?;
         if !self.is_public(&u) {
             return None;
         }

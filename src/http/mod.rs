@@ -14,6 +14,7 @@ mod exchange;
 pub mod front_door;
 mod json_body;
 mod pace;
+mod parsed_url;
 mod redact;
 mod redact_view;
 
@@ -29,13 +30,14 @@ pub(crate) use json_body::{
     MAX_JSON_DEPTH, MAX_JSON_VALUES, json_cost, json_depth_over, json_values_over, too_deep,
 };
 pub use pace::Limits;
+pub use parsed_url::parse_url;
 pub use redact::{MASK, Redactor, SHORT_SECRET};
 
 /// A URL without its `user:password@` part (unchanged when it has none, or is not a URL).
 /// What is stored to be sent again (the journal) is stored so; the credential stays in the
 /// target file, and goes only where the target's own base URL says.
 pub fn without_userinfo(url: &str) -> String {
-    match url::Url::parse(url) {
+    match crate::http::parse_url(url) {
         Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
             let _ = u.set_username("");
             let _ = u.set_password(None);
@@ -48,7 +50,7 @@ pub fn without_userinfo(url: &str) -> String {
 /// A URL with any `user:password@` part replaced by the mask: userinfo is a credential,
 /// wherever a URL is shown.
 pub fn strip_userinfo(url: &str) -> String {
-    match url::Url::parse(url) {
+    match crate::http::parse_url(url) {
         Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
             let _ = u.set_username("");
             let _ = u.set_password(None);

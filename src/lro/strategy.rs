@@ -76,7 +76,7 @@ pub enum Strategy {
 /// A polling header's value an ARM client can follow: an absolute URI (characters a URL cannot
 /// hold raw are percent-encoded by the resolver). A bare path is not joined to the request.
 fn followable(v: &str) -> bool {
-    url::Url::parse(v.trim()).is_ok_and(|u| u.has_host())
+    crate::http::parse_url(v.trim()).is_ok_and(|u| u.has_host())
 }
 
 impl Strategy {

@@ -297,7 +297,7 @@ pub fn arm_audience(aud: &str) -> bool {
     if aud.eq_ignore_ascii_case(ARM_APP_ID) {
         return true;
     }
-    url::Url::parse(aud)
+    crate::http::parse_url(aud)
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
         .is_some_and(|h| h.starts_with("management."))

@@ -19,7 +19,7 @@ use super::raw::{RawEntry, RawResponse, header_pairs};
 /// Is this a portal batch call (`POST /batch` on a management host)?
 pub(crate) fn is_batch_call(method: &str, url: &str) -> bool {
     method.eq_ignore_ascii_case("POST")
-        && url::Url::parse(url).is_ok_and(|u| {
+        && crate::http::parse_url(url).is_ok_and(|u| {
             u.path().eq_ignore_ascii_case("/batch")
                 && u.host_str()
                     .is_some_and(|h| h.to_ascii_lowercase().starts_with("management."))
@@ -42,7 +42,7 @@ pub(crate) struct Pending {
 }
 
 fn norm(url: &str) -> String {
-    url::Url::parse(url).map_or_else(|_| url.to_string(), |u| u.to_string())
+    crate::http::parse_url(url).map_or_else(|_| url.to_string(), |u| u.to_string())
 }
 
 impl Pending {
@@ -75,7 +75,7 @@ impl Pending {
             let location = headers
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("location"))
-                .and_then(|(_, v)| url::Url::parse(url).ok()?.join(v).ok());
+                .and_then(|(_, v)| crate::http::parse_url(url).ok()?.join(v).ok());
             if let (Some(202), Some(loc)) = (status, location) {
                 self.by_location.insert(loc.to_string(), requests);
             }
@@ -110,7 +110,7 @@ fn parse_requests(batch_url: &str, text: &str) -> Vec<InnerRequest> {
     let Some(list) = body.get("requests").and_then(Value::as_array) else {
         return Vec::new();
     };
-    let base = url::Url::parse(batch_url).ok();
+    let base = crate::http::parse_url(batch_url).ok();
     list.iter()
         .filter_map(|r| {
             let s = |k: &str| r.get(k).and_then(Value::as_str).filter(|v| !v.is_empty());

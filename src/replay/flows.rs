@@ -109,12 +109,12 @@ fn is_terminal(state: &str) -> bool {
 
 /// The URL as compared: parsed and serialised (host case, percent-encoding), else as given.
 fn norm(url: &str) -> String {
-    url::Url::parse(url.trim()).map_or_else(|_| url.trim().to_string(), |u| u.to_string())
+    crate::http::parse_url(url.trim()).map_or_else(|_| url.trim().to_string(), |u| u.to_string())
 }
 
 /// Path only, lower case: how ARM compares resource URLs.
 fn path_key(url: &str) -> String {
-    url::Url::parse(url.trim())
+    crate::http::parse_url(url.trim())
         .map_or_else(|_| url.to_string(), |u| u.path().to_string())
         .trim_end_matches('/')
         .to_ascii_lowercase()
@@ -356,7 +356,7 @@ pub fn pair_flows(entries: &mut [Exchange]) -> Vec<FlowSketch> {
 /// The operation URLs an answer hands out, resolved against the request URL: its
 /// Azure-AsyncOperation and Operation-Location, and its Location when it is a 202.
 fn operation_headers(ex: &Exchange) -> impl Iterator<Item = (PollChannel, String)> + '_ {
-    let base = url::Url::parse(&ex.url).ok();
+    let base = crate::http::parse_url(&ex.url).ok();
     ex.response.iter().flat_map(move |r| {
         let base = base.clone();
         r.headers.iter().filter_map(move |(k, v)| {

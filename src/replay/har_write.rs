@@ -34,7 +34,7 @@ fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 fn entry(ex: &Exchange) -> Value {
-    let query: Vec<Value> = url::Url::parse(&ex.url)
+    let query: Vec<Value> = crate::http::parse_url(&ex.url)
         .map(|u| {
             u.query_pairs()
                 .map(|(k, v)| json!({"name": k, "value": v}))

@@ -94,7 +94,7 @@ fn parse(path: &str) -> Option<Parsed<'_>> {
 }
 
 fn url_path(url: &str) -> String {
-    url::Url::parse(url).map_or_else(
+    crate::http::parse_url(url).map_or_else(
         |_| url.split('?').next().unwrap_or(url).to_string(),
         |u| u.path().to_string(),
     )
@@ -184,7 +184,7 @@ impl Inference {
     }
 
     fn exchange(&mut self, ex: &Exchange) {
-        let Ok(u) = url::Url::parse(&ex.url) else {
+        let Ok(u) = crate::http::parse_url(&ex.url) else {
             return;
         };
         if let Some(h) = u.host_str() {
@@ -365,8 +365,9 @@ impl Inference {
     /// The inferred target.
     pub fn target(&self) -> Target {
         let base = most(&self.hosts).unwrap_or("https://management.azure.com");
-        let base_url = url::Url::parse(base)
-            .unwrap_or_else(|_| url::Url::parse("https://management.azure.com").expect("valid"));
+        let base_url = crate::http::parse_url(base).unwrap_or_else(|_| {
+            crate::http::parse_url("https://management.azure.com").expect("valid")
+        });
         let mut namespaces: Vec<(usize, Namespace)> = self
             .namespaces
             .values()

@@ -280,7 +280,7 @@ pub fn apply_target_surfaces(rec: &mut Recording, target: &Target) {
     }
     for (ex, meta) in rec.entries.iter_mut().zip(&rec.meta) {
         ex.surface = if meta.arm {
-            let rel = url::Url::parse(&ex.url).map_or_else(
+            let rel = crate::http::parse_url(&ex.url).map_or_else(
                 |_| ex.url.clone(),
                 |u| {
                     format!(

@@ -307,7 +307,7 @@ pub fn is_arm_exchange(ex: &Exchange) -> bool {
 /// regional `*.management.azure.com`, a sovereign `management.*` host, loopback (recordings of
 /// local RPs) or one of `extra_hosts`.
 pub fn is_arm_url(url: &str, extra_hosts: &[String]) -> bool {
-    let Ok(u) = url::Url::parse(url) else {
+    let Ok(u) = crate::http::parse_url(url) else {
         return false;
     };
     let Some(host) = u.host_str() else {
@@ -324,7 +324,7 @@ pub fn is_arm_url(url: &str, extra_hosts: &[String]) -> bool {
 
 /// Does the URL's path start with `/subscriptions/` or `/providers/` (any case)?
 pub(crate) fn arm_shaped_path(url: &str) -> bool {
-    url::Url::parse(url).is_ok_and(|u| {
+    crate::http::parse_url(url).is_ok_and(|u| {
         let path = u.path().to_ascii_lowercase();
         path.starts_with("/subscriptions/") || path.starts_with("/providers/")
     })
@@ -333,7 +333,7 @@ pub(crate) fn arm_shaped_path(url: &str) -> bool {
 /// The provider namespace an ARM URL addresses: the last `/providers/{namespace}` segment of its
 /// path, as spelled there. `None` when the path has none (resource groups, subscriptions).
 pub fn provider_namespace(url: &str) -> Option<String> {
-    let path = match url::Url::parse(url) {
+    let path = match crate::http::parse_url(url) {
         Ok(u) => u.path().to_string(),
         Err(_) => url.split(['?', '#']).next().unwrap_or("").to_string(),
     };

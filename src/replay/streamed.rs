@@ -283,7 +283,7 @@ pub(crate) fn surface_by(target: &Target, ex: &Exchange, meta: &EntryMeta) -> Su
     if !meta.arm {
         return Surface::Other;
     }
-    let rel = url::Url::parse(&ex.url).map_or_else(
+    let rel = crate::http::parse_url(&ex.url).map_or_else(
         |_| ex.url.clone(),
         |u| {
             format!(

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::conformance::Conformance;
 pub use super::kinds::{Kind, RuleVerdict};
-use super::{RunInfo, ScenarioResult, Status, Verdict};
+use super::{ScenarioResult, Status, Verdict};
 
 /// Rules of the conformance view by verdict.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,78 +150,10 @@ pub fn unstated_failures(r: &ScenarioResult) -> Vec<String> {
     v.into_iter().map(|x| x.rule.clone()).collect()
 }
 
-/// At most `max` IDs, comma-separated, then "and N more".
-pub(super) fn list(ids: &[String], max: usize) -> String {
-    let mut s = ids.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
-    if ids.len() > max {
-        s.push_str(&format!(" and {} more", ids.len() - max));
-    }
-    s
-}
-
-/// The one-line summary the console prints at the end of a run (and `report merge`): the run's
-/// status first, as every report heads with it.
-pub fn console_summary(
-    c: &Counts,
-    info: &RunInfo,
-    dir: &std::path::Path,
-    status: &super::RunStatus,
-) -> String {
-    let mut tests = format!(
-        "{} passed, {} warned, {} failed, {} errors",
-        c.passed, c.warned, c.failed, c.errors
-    );
-    if c.not_applicable > 0 {
-        tests.push_str(&format!(", {} not applicable", c.not_applicable));
-    }
-    if c.ignored > 0 {
-        tests.push_str(&format!(", {} ignored", c.ignored));
-    }
-    let other = c.skipped - c.not_applicable - c.ignored;
-    if other > 0 {
-        tests.push_str(&format!(", {other} skipped"));
-    }
-    if c.interrupted > 0 {
-        tests.push_str(&format!(", {} interrupted", c.interrupted));
-    }
-    if info.selected_out > 0 {
-        tests.push_str(&format!(", {} selected out", info.selected_out));
-    }
-    tests.push_str(&format!(", {} flaky", c.flaky));
-    let r = &c.rules;
-    let mut rules = String::new();
-    if r.failed > 0 {
-        rules.push_str(&format!("{} failed ({}), ", r.failed, list(&r.failing, 5)));
-    }
-    if r.warned > 0 {
-        rules.push_str(&format!("{} warned ({}), ", r.warned, list(&r.warning, 5)));
-    }
-    rules.push_str(&format!(
-        "{} passed, {} not judged, {} not applicable",
-        r.passed, r.not_judged, r.not_applicable
-    ));
-    let mut out = format!(
-        "rpconform: {}. tests: {tests} (of {}); rules: {rules}; reports in {}",
-        status.headline(),
-        // The tests of the suites: those the selection left out count too.
-        c.tests() + info.selected_out,
-        dir.display()
-    );
-    if info.accelerated {
-        out.push_str(&format!(" (accelerated ×{})", info.time_scale));
-    }
-    if info.requests > 0 {
-        out.push_str(&format!(
-            "; {} requests ({:.1}/s)",
-            info.requests, info.request_rate
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RunInfo;
 
     fn v(rule: &str, level: &str, outcome: &str) -> Verdict {
         Verdict {
@@ -306,7 +238,7 @@ mod tests {
             c.rules = rules;
             super::super::RunStatus::compute(&i, &c, &conf)
         };
-        let line = console_summary(
+        let line = crate::report::console_summary(
             &c,
             &RunInfo::default(),
             std::path::Path::new("reports"),
@@ -319,7 +251,7 @@ mod tests {
         assert!(!c.failed_run());
         c.rules.failed = 1;
         c.rules.failing = vec!["LOC-02".into()];
-        let line = console_summary(
+        let line = crate::report::console_summary(
             &c,
             &RunInfo::default(),
             std::path::Path::new("reports"),

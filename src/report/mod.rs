@@ -35,6 +35,7 @@ mod sarif;
 pub mod stable;
 mod status;
 mod stream;
+mod summary_line;
 mod timeline;
 mod write;
 
@@ -42,7 +43,7 @@ mod write;
 mod fixtures;
 
 pub use conformance::{Conformance, RuleVerdict, conformance};
-pub use counts::{Counts, Kind, RuleCounts, console_summary, test_status, unstated_failures};
+pub use counts::{Counts, Kind, RuleCounts, test_status, unstated_failures};
 pub use json::{ReportHead, read_report, report_path};
 pub use merge::{MergeError, MergeOptions, merge};
 pub use model::*;
@@ -51,4 +52,5 @@ pub use status::{
     Certification, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, RunState, RunStatus,
 };
 pub use stream::{RESULTS_FILE, ResultsWriter, Transcripts, apply_policy};
+pub use summary_line::console_summary;
 pub use write::{Written, write_all};

@@ -53,7 +53,7 @@ fn segments(path: &str) -> Vec<&str> {
 
 /// The path of a URL (or of a path with a query), without its query.
 fn path_of(url: &str) -> String {
-    match url::Url::parse(url) {
+    match crate::http::parse_url(url) {
         Ok(u) => u.path().to_string(),
         Err(_) => url.split(['?', '#']).next().unwrap_or("").to_string(),
     }

@@ -21,8 +21,16 @@
 use serde::{Deserialize, Serialize};
 
 use super::conformance::{Conformance, RuleVerdict};
-use super::counts::list;
 use super::{Counts, RunInfo};
+
+/// At most `max` IDs, comma-separated, then "and N more".
+pub(super) fn list(ids: &[String], max: usize) -> String {
+    let mut s = ids.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
+    if ids.len() > max {
+        s.push_str(&format!(" and {} more", ids.len() - max));
+    }
+    s
+}
 
 /// Exit codes: the run passed (or is incomplete without `--certify`).
 pub const EXIT_OK: u8 = 0;

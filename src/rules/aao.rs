@@ -29,12 +29,14 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
                 format!("Azure-AsyncOperation: {a}{why}"),
             )
         });
-        if let Some(au) = crate::lro::resolve(&ex.url, a).and_then(|u| url::Url::parse(&u).ok()) {
+        if let Some(au) =
+            crate::lro::resolve(&ex.url, a).and_then(|u| crate::http::parse_url(&u).ok())
+        {
             let host = |u: &url::Url| u.host_str().map(str::to_ascii_lowercase);
             let want = ex
                 .request_header("referer")
-                .and_then(|r| url::Url::parse(r).ok())
-                .or_else(|| url::Url::parse(&ex.url).ok())
+                .and_then(|r| crate::http::parse_url(r).ok())
+                .or_else(|| crate::http::parse_url(&ex.url).ok())
                 .and_then(|u| host(&u));
             let last = |u: &url::Url| {
                 u.path()
@@ -49,7 +51,7 @@ pub(super) fn ambient(j: &mut Judge<'_>, ex: &Exchange) {
             let ids_ok = match loc
                 .filter(|_| resp.status == 202)
                 .and_then(|l| crate::lro::resolve(&ex.url, l))
-                .and_then(|l| url::Url::parse(&l).ok())
+                .and_then(|l| crate::http::parse_url(&l).ok())
             {
                 // A Location that is the resource itself (a 201 naming what it created) names
                 // no operation to compare.

@@ -32,8 +32,8 @@ pub(super) const SHOWS: (super::Shows, &[(&str, super::Shows)]) = (
 /// The Referer of a request the front door passed on: a URL on another host than the one the
 /// RP was called on (ARM's public host).
 pub(crate) fn fronted(ex: &Exchange) -> Option<url::Url> {
-    let r = url::Url::parse(ex.request_header("referer")?).ok()?;
-    let own = url::Url::parse(&ex.url).ok()?;
+    let r = crate::http::parse_url(ex.request_header("referer")?).ok()?;
+    let own = crate::http::parse_url(&ex.url).ok()?;
     let other = !r
         .host_str()?
         .eq_ignore_ascii_case(own.host_str().unwrap_or(""));
@@ -42,7 +42,7 @@ pub(crate) fn fronted(ex: &Exchange) -> Option<url::Url> {
 
 /// The endpoint's authority as the RP was called on it (`127.0.0.1:8080`, `rp.example`).
 fn endpoint_authority(ex: &Exchange) -> Option<String> {
-    let u = url::Url::parse(&ex.url).ok()?;
+    let u = crate::http::parse_url(&ex.url).ok()?;
     let host = u.host_str()?.to_ascii_lowercase();
     Some(match u.port() {
         Some(p) => format!("{host}:{p}"),
@@ -144,7 +144,7 @@ fn links(j: &mut Judge<'_>, ex: &Exchange, referer: &url::Url) {
     for (name, value) in links {
         let Some(v) = value else { continue };
         // A relative or broken link is LOC-02's or AAO-01's to fail.
-        let Ok(u) = url::Url::parse(v.trim()) else {
+        let Ok(u) = crate::http::parse_url(v.trim()) else {
             continue;
         };
         let same = u.scheme().eq_ignore_ascii_case(referer.scheme())
@@ -176,7 +176,7 @@ fn next_link(j: &mut Judge<'_>, ex: &Exchange, referer: &url::Url) {
         return;
     };
     // A nextLink that is no absolute URL is RES-05's to fail.
-    let Ok(u) = url::Url::parse(next.trim()) else {
+    let Ok(u) = crate::http::parse_url(next.trim()) else {
         return;
     };
     let same_origin = u.scheme().eq_ignore_ascii_case(referer.scheme())

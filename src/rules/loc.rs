@@ -136,14 +136,15 @@ fn no_retry_after(j: &mut Judge<'_>, status: u16) {
 
 /// LOC-09: the Location's host, path and api-version.
 fn location_shape(j: &mut Judge<'_>, ex: &Exchange, l: &str) {
-    let Some(lu) = crate::lro::resolve(&ex.url, l).and_then(|u| url::Url::parse(&u).ok()) else {
+    let Some(lu) = crate::lro::resolve(&ex.url, l).and_then(|u| crate::http::parse_url(&u).ok())
+    else {
         return;
     };
-    let req = url::Url::parse(&ex.url).ok();
+    let req = crate::http::parse_url(&ex.url).ok();
     let host = |u: &url::Url| u.host_str().map(str::to_ascii_lowercase);
     let want_host = ex
         .request_header("referer")
-        .and_then(|r| url::Url::parse(r).ok())
+        .and_then(|r| crate::http::parse_url(r).ok())
         .and_then(|u| host(&u))
         .or_else(|| req.as_ref().and_then(host));
     // Where the run plays ARM's part, the host is FD-01's (strict: the Referer's alone).

@@ -25,7 +25,7 @@ mod aao;
 mod act;
 #[cfg(test)]
 mod cases;
-mod catalogue;
+pub mod catalogue;
 mod del;
 mod engine;
 mod err;

@@ -43,7 +43,7 @@ pub(super) fn started(j: &mut Judge<'_>, mon: &Monitor, ex: &Exchange, sent_id: 
         && let Some(link) = resp.header(mon.link.header())
     {
         let has = crate::lro::resolve(&ex.url, link)
-            .and_then(|u| url::Url::parse(&u).ok())
+            .and_then(|u| crate::http::parse_url(&u).ok())
             .is_some_and(|u| u.query_pairs().any(|(k, _)| k == "api-version"));
         j.ledger.check("MON-10", has, seq, || {
             (

@@ -441,8 +441,8 @@ impl Exec<'_> {
                         unanswered += 1;
                     }
                     if unreadable >= UNREADABLE_LIMIT {
-                        let foreign =
-                            url::Url::parse(&url).is_ok_and(|u| !self.ctx.target.same_origin(&u));
+                        let foreign = crate::http::parse_url(&url)
+                            .is_ok_and(|u| !self.ctx.target.same_origin(&u));
                         flow.end = End::Unfollowable(format!(
                             "{unreadable} reads in a row said nothing usable about the operation (last: {why}){}",
                             if foreign {

@@ -176,7 +176,8 @@ impl<'a> Exec<'a> {
         // api-version, and `${start.cancel_method}`).
         if let Some(c) = &mon.cancel {
             let (curl, _) = self.render_decl(c, None)?;
-            let mut u = url::Url::parse(&curl).map_err(|e| format!("cancel URL `{curl}`: {e}"))?;
+            let mut u =
+                crate::http::parse_url(&curl).map_err(|e| format!("cancel URL `{curl}`: {e}"))?;
             if let Some(v) = &mon.api_version
                 && !u.query_pairs().any(|(k, _)| k == "api-version")
             {

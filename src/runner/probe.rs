@@ -80,7 +80,7 @@ fn instance(req: &ProbeRequest) -> Instance {
 }
 
 fn path_only(url: &str) -> String {
-    url::Url::parse(url)
+    crate::http::parse_url(url)
         .map(|u| u.path().to_string())
         .unwrap_or_else(|_| url.split('?').next().unwrap_or(url).to_string())
 }
@@ -177,7 +177,7 @@ impl Exec<'_> {
     /// The declared surface of the URL; a URL the target does not declare, on its origin, is
     /// probed as an ARM route (what the command is for).
     fn probe_surface(&self, url: &str) -> Surface {
-        let own = url::Url::parse(url).is_ok_and(|u| self.ctx.target.same_origin(&u));
+        let own = crate::http::parse_url(url).is_ok_and(|u| self.ctx.target.same_origin(&u));
         match self.ctx.target.surface_of(url) {
             Surface::Other if own => Surface::Arm,
             s => s,

@@ -75,7 +75,7 @@ impl Exec<'_> {
     /// The URL with the api-version the scenario asks for (added only on the target's own
     /// origin; URLs the server handed out are sent as given).
     fn versioned(&self, url: &str, api: &ApiVersion) -> StepResult<url::Url> {
-        let mut u = url::Url::parse(&self.absolute(url))
+        let mut u = crate::http::parse_url(&self.absolute(url))
             .map_err(|e| format!("invalid URL `{}`: {e}", crate::http::strip_userinfo(url)))?;
         if !self.ctx.target.same_origin(&u) {
             return Ok(u);

@@ -330,7 +330,7 @@ impl Specs {
 
     /// The operation `method url` maps to.
     pub fn find(&self, method: &str, url: &str) -> Found<'_> {
-        let Ok(u) = url::Url::parse(url) else {
+        let Ok(u) = crate::http::parse_url(url) else {
             return Found::None;
         };
         let key = crate::lro::path_key(url);

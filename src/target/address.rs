@@ -313,7 +313,7 @@ impl Target {
     /// Which declared surface a request to this URL belongs to: a task API or monitor URL it
     /// matches, the ARM types and groups, or none. Never decided by a path prefix alone.
     pub fn surface_of(&self, url: &str) -> Surface {
-        if let Ok(u) = url::Url::parse(url)
+        if let Ok(u) = crate::http::parse_url(url)
             && !self.same_origin(&u)
         {
             return Surface::Other;

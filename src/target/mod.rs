@@ -29,7 +29,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 use crate::lro::FinalStateVia;
-use crate::rules::Profile;
+use crate::rules::catalogue::Profile;
 
 /// How the runner gets a bearer token.
 #[derive(Debug, Clone, PartialEq)]

@@ -81,7 +81,7 @@ impl Monitor {
         else {
             return link.to_string();
         };
-        match url::Url::parse(link) {
+        match crate::http::parse_url(link) {
             Ok(mut u) if !u.query_pairs().any(|(k, _)| k == "api-version") => {
                 u.query_pairs_mut().append_pair("api-version", v);
                 u.to_string()

@@ -75,6 +75,10 @@ fi
 
 mkdir -p "$dir"
 pkg="$dir/node_modules/@microsoft.azure/autorest.testserver"
+# Tests start servers side by side: one install at a time (the others wait, then find it done),
+# never two npm installs racing in one folder.
+exec 9>"$dir/.install.lock"
+flock 9
 installed="$(node -e 'try{console.log(require(process.argv[1]).version)}catch{}' "$pkg/package.json")"
 if [[ "$installed" != "$version" ]]; then
   echo "installing @microsoft.azure/autorest.testserver@$version into $dir ..."
@@ -85,6 +89,9 @@ if [[ "$installed" != "$version" ]]; then
     exit 1
   }
 fi
+
+# The install is done: let the next waiting start go (the server must not inherit the lock).
+exec 9>&-
 
 cd "$dir"
 RPCONFORM_BIND_HOST=127.0.0.1 nohup node --require "$here/bind-loopback.cjs" \

@@ -78,6 +78,10 @@ fi
 
 mkdir -p "$dir"
 nm="$dir/node_modules"
+# Tests start servers side by side: one install at a time (the others wait, then find it done),
+# never two npm installs racing in one folder.
+exec 9>"$dir/.install.lock"
+flock 9
 version_of() { node -e 'try{console.log(require(process.argv[1]).version)}catch{}' "$1/package.json"; }
 if [[ "$(version_of "$nm/@typespec/spector")" != "$spector_version" ||
       "$(version_of "$nm/@azure-tools/azure-http-specs")" != "$specs_version" ]]; then
@@ -98,6 +102,9 @@ if ! GIT_DIR="$gitstub/.git" git rev-parse -q --verify HEAD >/dev/null 2>&1; the
   git -C "$gitstub" -c user.name=rpconform -c user.email=rpconform@localhost \
     commit -q --allow-empty -m "spector reads a commit id"
 fi
+
+# The install is done: let the next waiting start go (the server must not inherit the lock).
+exec 9>&-
 
 cd "$dir"
 GIT_DIR="$gitstub/.git" RPCONFORM_BIND_HOST=127.0.0.1 nohup node --require "$here/bind-loopback.cjs" \

@@ -14,7 +14,7 @@ use regex::Regex;
 
 use super::{Auth, Namespace, ResourceGroup, Target, is_guid};
 use crate::diag::{Diagnostic, Report};
-use crate::rules::Profile;
+use crate::rules::catalogue::Profile;
 use crate::yaml::{Map, Reader, parse};
 
 const TOP_KEYS: &[&str] = &[
@@ -166,7 +166,7 @@ fn required_if<'n>(
 /// `base_url`: an absolute http(s) URL without query or fragment.
 fn read_base_url(r: &mut Reader, n: &Node) -> Option<url::Url> {
     let b = r.string(n, "base_url")?;
-    match url::Url::parse(&b) {
+    match crate::http::parse_url(&b) {
         // A query or fragment would be glued to every path the run builds: refused.
         Ok(u) if u.query().is_some() || u.fragment().is_some() => {
             r.error(
@@ -543,7 +543,7 @@ fn read_front_door(
             return None;
         };
         let host = r.string(h, "public_host")?;
-        let ok = url::Url::parse(&format!("https://{host}/"))
+        let ok = crate::http::parse_url(&format!("https://{host}/"))
             .ok()
             .is_some_and(|u| u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(&host)));
         if !ok {

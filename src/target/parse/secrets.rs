@@ -56,7 +56,7 @@ impl FileSecrets {
             }
         }
         for url in &found.urls {
-            if let Ok(u) = url::Url::parse(url) {
+            if let Ok(u) = crate::http::parse_url(url) {
                 redactor.register_userinfo(&u);
             }
         }
