@@ -60,11 +60,9 @@ fn a_variant_row_allows_only_documented_should_failures() {
     let departs: BTreeSet<String> = ["DEL-02".to_string()].into_iter().collect();
     let job = |key: &str, minimal: bool| Job {
         key: key.into(),
-        faults: Vec::new(),
-        variants: Vec::new(),
         minimal,
-        only: Vec::new(),
         dir: "x".into(),
+        ..Job::default()
     };
     let (row, ok) = variant_row(
         &job("no-retry-after", true),
@@ -154,8 +152,8 @@ fn child_runs_get_the_knobs_and_never_the_matrix_flags() {
         faults: vec![Fault::FlatError],
         variants: vec![Variant::SyncPatch, Variant::WeakEtags],
         minimal: true,
-        only: Vec::new(),
         dir: "r/x".into(),
+        ..Job::default()
     };
     let v = child_args(&a, &[PathBuf::from("suites")], &[], &job).join(" ");
     assert!(

@@ -29,6 +29,9 @@ pub(super) struct Job {
     /// Run exactly these tests (names from the minimal set), instead of `minimal`'s choice.
     pub(super) only: Vec<String>,
     pub(super) dir: PathBuf,
+    /// Mostly waiting (a timeout its knob makes the run wait out): started before the others,
+    /// so its wait overlaps their work instead of being the last thing the matrix does.
+    pub(super) waits: bool,
 }
 
 /// What one child run found.
@@ -235,6 +238,14 @@ pub(super) fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
     found
 }
 
+/// The order jobs start in: those that mostly wait first, then the rest, each group in its own
+/// order.
+fn start_order(jobs: &[Job]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| !jobs[i].waits);
+    order
+}
+
 /// Run every job, `jobs` at once; results in job order.
 pub(super) fn run_all(
     a: &RunArgs,
@@ -262,7 +273,10 @@ pub(super) fn run_all(
                 .unwrap_or(3)
         })
         .clamp(1, 16);
-    let queue = Mutex::new((0..jobs.len()).rev().collect::<Vec<_>>());
+    // Popped from the end.
+    let mut order = start_order(jobs);
+    order.reverse();
+    let queue = Mutex::new(order);
     let out: Mutex<Vec<Option<Found>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..parallel {
@@ -289,4 +303,26 @@ pub(super) fn run_all(
         .into_iter()
         .map(Option::unwrap_or_default)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Job, start_order};
+
+    #[test]
+    fn jobs_that_mostly_wait_start_first_and_the_rest_keep_their_order() {
+        let job = |key: &str, waits: bool| Job {
+            key: key.into(),
+            waits,
+            ..Job::default()
+        };
+        let jobs = [
+            job("a", false),
+            job("b", true),
+            job("c", false),
+            job("d", true),
+        ];
+        assert_eq!(start_order(&jobs), vec![1, 3, 0, 2]);
+        assert!(start_order(&[]).is_empty());
+    }
 }
