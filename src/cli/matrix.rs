@@ -199,20 +199,6 @@ fn unobservable(fault: Fault, t: &crate::target::Target) -> Option<String> {
     })
 }
 
-/// Faults whose runs mostly wait out a timeout: an SKU list slower than the played front door's
-/// 60 s, operations that never end or whose status cannot be read while they run (each poll
-/// runs to the deadline). A scheduling hint only: their rows start first, so the waits overlap
-/// the other rows' work; no verdict depends on it.
-fn waits_out_a_timeout(f: Fault) -> bool {
-    matches!(
-        f,
-        Fault::SlowSkus
-            | Fault::UnknownTerminalStatus
-            | Fault::OpStatus404WhileRunning
-            | Fault::OpStatus500WhileRunning
-    )
-}
-
 /// Shared preparation: matrix defaults, the plan, the suites (checked once here so a broken
 /// suite is one usage error, not a failed row per run).
 fn prepare(a: &mut RunArgs) -> Result<Prepared, u8> {
@@ -286,7 +272,6 @@ fn fault_rows(
         } else {
             f.name().to_string()
         }),
-        waits: waits_out_a_timeout(f),
     };
     let observable: Vec<Fault> = faults
         .iter()

@@ -285,6 +285,20 @@ impl Fault {
             .find(|e| e.1.eq_ignore_ascii_case(&wanted))
             .map(|e| e.0)
     }
+
+    /// Does a run with this knob mostly wait out a timeout? An SKU list slower than the played
+    /// front door's 60 s, operations that never end or whose status cannot be read while they
+    /// run (each poll runs to the deadline). Runners that start many runs start these first, so
+    /// the waits overlap other work; nothing is judged on it.
+    pub fn waits_out_a_timeout(self) -> bool {
+        matches!(
+            self,
+            Fault::SlowSkus
+                | Fault::UnknownTerminalStatus
+                | Fault::OpStatus404WhileRunning
+                | Fault::OpStatus500WhileRunning
+        )
+    }
 }
 
 impl std::fmt::Display for Fault {

@@ -29,9 +29,6 @@ pub(super) struct Job {
     /// Run exactly these tests (names from the minimal set), instead of `minimal`'s choice.
     pub(super) only: Vec<String>,
     pub(super) dir: PathBuf,
-    /// Mostly waiting (a timeout its knob makes the run wait out): started before the others,
-    /// so its wait overlaps their work instead of being the last thing the matrix does.
-    pub(super) waits: bool,
 }
 
 /// What one child run found.
@@ -238,11 +235,12 @@ pub(super) fn run_child(exe: &Path, args: &[String], dir: &Path) -> Found {
     found
 }
 
-/// The order jobs start in: those that mostly wait first, then the rest, each group in its own
-/// order.
+/// The order jobs start in: those with a knob that makes the run mostly wait out a timeout
+/// first (so the wait overlaps the others' work instead of being the last thing the matrix
+/// does), then the rest, each group in its own order.
 fn start_order(jobs: &[Job]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&i| !jobs[i].waits);
+    order.sort_by_key(|&i| !jobs[i].faults.iter().any(|f| f.waits_out_a_timeout()));
     order
 }
 
@@ -308,19 +306,20 @@ pub(super) fn run_all(
 #[cfg(test)]
 mod tests {
     use super::{Job, start_order};
+    use rpconform_refrp::Fault;
 
     #[test]
     fn jobs_that_mostly_wait_start_first_and_the_rest_keep_their_order() {
-        let job = |key: &str, waits: bool| Job {
+        let job = |key: &str, faults: Vec<Fault>| Job {
             key: key.into(),
-            waits,
+            faults,
             ..Job::default()
         };
         let jobs = [
-            job("a", false),
-            job("b", true),
-            job("c", false),
-            job("d", true),
+            job("a", Vec::new()),
+            job("b", vec![Fault::SlowSkus]),
+            job("c", vec![Fault::FlatError]),
+            job("d", vec![Fault::UnknownTerminalStatus]),
         ];
         assert_eq!(start_order(&jobs), vec![1, 3, 0, 2]);
         assert!(start_order(&[]).is_empty());
